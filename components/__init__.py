@@ -1,0 +1,1 @@
+"""ComponentResources of a tenant gateway and the pure helpers they use."""

@@ -1,0 +1,104 @@
+"""The tenant's PostgreSQL role and database (pulumi-postgresql + pulumi-random).
+
+Upstream drops both when a gateway is deleted; here they are retained unless the declaration
+says ``deletionPolicy: Delete`` (DESIGN §5.6).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_postgresql as postgresql
+import pulumi_random as random
+from pulumi_kubernetes.core.v1 import Secret
+
+from components import naming
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatabaseArgs:
+    identifier: str
+    """Role and database name, ``gw_<name>``."""
+    namespace: pulumi.Input[str]
+    """Tenant namespace that receives the credentials Secret."""
+    host: str
+    """Database host as the gateway pods reach it."""
+    port: int
+    """Database port as the gateway pods reach it."""
+    retain_on_delete: bool
+    """Keep the role and database in PostgreSQL when the gateway is deleted."""
+    labels: dict[str, str]
+    """Labels for the credentials Secret."""
+
+
+def _uri(user: str, password: str, host: str, port: int, dbname: str) -> str:
+    quoted = urllib.parse.quote(password, safe="")
+    return f"postgresql://{user}:{quoted}@{host}:{port}/{dbname}?sslmode=require"
+
+
+class Database(pulumi.ComponentResource):
+    """Creates: a random password; Role ``gw_<name>`` (login); Database ``gw_<name>`` owned by
+    it; a Grant revoking CONNECT from PUBLIC; Secret ``openshell-gateway-db-credentials``
+    (host, port, dbname, user, password, uri with ``sslmode=require``).
+
+    The PostgreSQL resources use the ``postgresql`` provider handed down by the parent (the
+    cluster's admin provider, ``sslmode=verify-full``)."""
+
+    database_name: pulumi.Output[str]
+    credentials_secret: pulumi.Output[str]
+
+    def __init__(self, name: str, args: DatabaseArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("hypershell:gateway:Database", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        # Retain: deleting a declaration must not drop a tenant's data (DESIGN §5.6).
+        keep = pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete)
+
+        password = random.RandomPassword(
+            f"{name}-db-password", length=40, special=False, opts=child
+        )
+        role = postgresql.Role(
+            f"{name}-db-role",
+            name=args.identifier,
+            login=True,
+            password=password.result,
+            opts=keep,
+        )
+        database = postgresql.Database(
+            f"{name}-db", name=args.identifier, owner=role.name, opts=keep
+        )
+        postgresql.Grant(
+            f"{name}-db-revoke-public",
+            database=database.name,
+            role="public",
+            object_type="database",
+            privileges=[],
+            opts=child,
+        )
+
+        uri: pulumi.Output[str] = pulumi.Output.all(
+            role.name, password.result, database.name
+        ).apply(lambda v: _uri(v[0], v[1], args.host, args.port, v[2]))
+        credentials = Secret(
+            f"{name}-db-credentials",
+            metadata={
+                "name": naming.DB_SECRET,
+                "namespace": args.namespace,
+                "labels": args.labels,
+            },
+            type="Opaque",
+            string_data={
+                "host": args.host,
+                "port": str(args.port),
+                "dbname": database.name,
+                "user": role.name,
+                "password": password.result,
+                "uri": uri,  # secret: derived from the password
+            },
+            opts=child,
+        )
+
+        self.database_name = database.name
+        self.credentials_secret = credentials.metadata.name
+        self.register_outputs({"database_name": self.database_name})

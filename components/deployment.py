@@ -1,0 +1,117 @@
+"""The ``openshell-gateway`` Deployment spec (upstream's ``deployment.yaml``), as wire data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from components import naming
+from components.gateway_config import CONFIG_DIR, CONFIG_FILE, JWT_DIR, KEK_ENV, TLS_DIR
+
+READ_ONLY_0440 = 0o440
+
+RESTRICTED_CONTAINER_SECURITY_CONTEXT: dict[str, Any] = {
+    "runAsNonRoot": True,
+    "readOnlyRootFilesystem": True,
+    "allowPrivilegeEscalation": False,
+    "seccompProfile": {"type": "RuntimeDefault"},
+    "capabilities": {"drop": ["ALL"]},
+}
+
+
+def _probe(path: str, *, period: int, failures: int, delay: int | None = None) -> dict[str, Any]:
+    probe: dict[str, Any] = {"httpGet": {"path": path, "port": "health"}}
+    if delay is not None:
+        probe["initialDelaySeconds"] = delay
+    probe.update(periodSeconds=period, timeoutSeconds=1, failureThreshold=failures)
+    return probe
+
+
+def _secret_env(name: str, secret: pulumi.Input[str], key: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+
+
+def deployment_spec(
+    *,
+    image: str,
+    replicas: int,
+    labels: dict[str, str],
+    config_hash: pulumi.Input[str],
+    service_account: pulumi.Input[str],
+    config_map: pulumi.Input[str],
+    kek_secret: pulumi.Input[str],
+    db_secret: pulumi.Input[str],
+    jwt_secret: pulumi.Input[str],
+    server_tls_secret: pulumi.Input[str],
+) -> dict[str, Any]:
+    """Upstream's Deployment: restricted security context, probes on ``health``, resources.
+
+    The pod-level ``fsGroup: 1001`` of upstream is left out: OpenShift strips it (its SCC
+    assigns the group), and nothing the gateway mounts needs it elsewhere. Names of the
+    objects the pod uses come in as outputs, so the Deployment waits for them to exist.
+    """
+    container = {
+        "name": naming.GATEWAY,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "securityContext": RESTRICTED_CONTAINER_SECURITY_CONTEXT,
+        "args": ["--config", f"{CONFIG_DIR}/{CONFIG_FILE}", "--db-url", "$(OPENSHELL_DB_URL)"],
+        "env": [
+            _secret_env("OPENSHELL_DB_URL", db_secret, "uri"),
+            _secret_env(KEK_ENV, kek_secret, "key-encryption-key"),
+        ],
+        "ports": [
+            {"name": "grpc", "containerPort": naming.GRPC_PORT, "protocol": "TCP"},
+            {"name": "health", "containerPort": naming.HEALTH_PORT, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": naming.METRICS_PORT, "protocol": "TCP"},
+        ],
+        "startupProbe": _probe("/healthz", period=2, failures=30),
+        "livenessProbe": _probe("/healthz", period=5, failures=3, delay=2),
+        "readinessProbe": _probe("/readyz", period=2, failures=3, delay=1),
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "256Mi"},
+            "limits": {"cpu": "500m", "memory": "512Mi"},
+        },
+        "volumeMounts": [
+            {"name": "gateway-config", "mountPath": CONFIG_DIR, "readOnly": True},
+            {"name": "sandbox-jwt", "mountPath": JWT_DIR, "readOnly": True},
+            {"name": "tls-cert", "mountPath": TLS_DIR, "readOnly": True},
+            {"name": "tmp", "mountPath": "/tmp"},
+        ],
+    }
+    return {
+        "replicas": replicas,
+        "strategy": {
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1},
+        },
+        "selector": {"matchLabels": naming.selector_labels()},
+        "template": {
+            "metadata": {
+                "labels": {**labels, **naming.selector_labels()},
+                "annotations": {naming.CONFIG_HASH_ANNOTATION: config_hash},
+            },
+            "spec": {
+                "terminationGracePeriodSeconds": 5,
+                "serviceAccountName": service_account,
+                "securityContext": {
+                    "runAsNonRoot": True,
+                    "seccompProfile": {"type": "RuntimeDefault"},
+                },
+                "containers": [container],
+                "volumes": [
+                    {"name": "gateway-config", "configMap": {"name": config_map}},
+                    {
+                        "name": "sandbox-jwt",
+                        "secret": {"secretName": jwt_secret, "defaultMode": READ_ONLY_0440},
+                    },
+                    {
+                        "name": "tls-cert",
+                        "secret": {"secretName": server_tls_secret, "defaultMode": READ_ONLY_0440},
+                    },
+                    {"name": "tmp", "emptyDir": {}},
+                ],
+            },
+        },
+    }

@@ -1,0 +1,155 @@
+"""How a gateway is reached from outside the cluster, chosen once per cluster (DESIGN §4, §5.8).
+
+- ``route``: OpenShift Route with TLS passthrough (the gateway terminates TLS with the tenant
+  CA) and a NetworkPolicy admitting the router.
+- ``gateway-api``: a GRPCRoute on the cluster's shared Gateway, a BackendTLSPolicy making the
+  Gateway verify the backend with the tenant CA, the CA as ConfigMap ``openshell-backend-ca``
+  and a NetworkPolicy admitting the Gateway's namespace.
+- ``none``: nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi_kubernetes.apiextensions import CustomResource
+from pulumi_kubernetes.core.v1 import ConfigMap
+from pulumi_kubernetes.networking.v1 import NetworkPolicy
+
+from components import naming, network
+from components.ingress import IngressMode
+from components.wire import wire
+
+WAIT_FOR = "pulumi.com/waitFor"
+# The router admits a Route per router shard; the first is the default router.
+ROUTE_ADMITTED = 'jsonpath={.status.ingress[0].conditions[?(@.type=="Admitted")].status}=True'
+# The GRPCRoute has exactly one parent, the shared Gateway.
+GRPCROUTE_ACCEPTED = 'jsonpath={.status.parents[0].conditions[?(@.type=="Accepted")].status}=True'
+ROUTER_TIMEOUT = {"haproxy.router.openshift.io/timeout": "3600s"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SharedGateway:
+    """A Gateway API Gateway shared by all tenants of a cluster (an admin prerequisite)."""
+
+    name: str
+    namespace: str
+    section_name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExposureArgs:
+    mode: IngressMode
+    """Resolved ingress mode of the cluster (never ``auto``)."""
+    namespace: str
+    """Tenant namespace (already validated)."""
+    namespace_ref: pulumi.Input[str]
+    """The namespace as an output of the Namespace resource, for dependency ordering."""
+    hostname: str | None
+    """External host, None when exposure is disabled or the mode is ``none``."""
+    router_namespace: str
+    """Namespace of the OpenShift router (route mode)."""
+    shared_gateway: SharedGateway | None
+    """The cluster's shared Gateway (gateway-api mode)."""
+    ca_cert_pem: pulumi.Input[str]
+    """Tenant CA certificate; the Gateway validates the backend with it."""
+    labels: dict[str, str]
+    """Standard labels of the gateway's objects."""
+
+
+class Exposure(pulumi.ComponentResource):
+    """Creates the ingress objects of one mode (see the module docstring)."""
+
+    def __init__(self, name: str, args: ExposureArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("hypershell:gateway:Exposure", name, None, opts)
+        self._name = name
+        self._args = args
+        self._child = pulumi.ResourceOptions(parent=self)
+        if args.hostname is not None and args.mode is IngressMode.ROUTE:
+            self._route(args.hostname)
+        elif args.hostname is not None and args.mode is IngressMode.GATEWAY_API:
+            self._grpc_route(args.hostname)
+        self.register_outputs({})
+
+    def _meta(self, object_name: str, annotations: dict[str, str] | None = None) -> Any:
+        meta: dict[str, Any] = {
+            "name": object_name,
+            "namespace": self._args.namespace_ref,
+            "labels": self._args.labels,
+        }
+        if annotations:
+            meta["annotations"] = annotations
+        return meta
+
+    def _allow_from(self, source_namespace: str, *, openshift_router: bool) -> None:
+        NetworkPolicy(
+            f"{self._name}-netpol-allow-ingress",
+            metadata=self._meta(network.ALLOW_ROUTER),
+            spec=wire(network.ingress_policy(source_namespace, openshift_router=openshift_router)),
+            opts=self._child,
+        )
+
+    def _route(self, host: str) -> None:
+        CustomResource(
+            f"{self._name}-route",
+            api_version="route.openshift.io/v1",
+            kind="Route",
+            metadata=self._meta(naming.GATEWAY, {**ROUTER_TIMEOUT, WAIT_FOR: ROUTE_ADMITTED}),
+            spec={
+                "host": host,
+                "to": {"kind": "Service", "name": naming.GATEWAY, "weight": 100},
+                "port": {"targetPort": "grpc"},
+                "tls": {"termination": "passthrough", "insecureEdgeTerminationPolicy": "None"},
+                "wildcardPolicy": "None",
+            },
+            opts=self._child,
+        )
+        self._allow_from(self._args.router_namespace, openshift_router=True)
+
+    def _grpc_route(self, host: str) -> None:
+        shared = self._args.shared_gateway
+        if shared is None:  # guarded by validation; a programming error if reached
+            raise ValueError("gateway-api mode needs the cluster's shared Gateway")
+        backend_ca = ConfigMap(
+            f"{self._name}-backend-ca",
+            metadata=self._meta(naming.BACKEND_CA_CONFIG_MAP),
+            data={"ca.crt": self._args.ca_cert_pem},
+            opts=self._child,
+        )
+        CustomResource(
+            f"{self._name}-grpcroute",
+            api_version="gateway.networking.k8s.io/v1",
+            kind="GRPCRoute",
+            metadata=self._meta(naming.GATEWAY, {WAIT_FOR: GRPCROUTE_ACCEPTED}),
+            spec={
+                "parentRefs": [
+                    {
+                        "name": shared.name,
+                        "namespace": shared.namespace,
+                        "sectionName": shared.section_name,
+                    }
+                ],
+                "hostnames": [host],
+                "rules": [{"backendRefs": [{"name": naming.GATEWAY, "port": naming.GRPC_PORT}]}],
+            },
+            opts=self._child,
+        )
+        CustomResource(
+            f"{self._name}-backend-tls",
+            api_version="gateway.networking.k8s.io/v1",
+            kind="BackendTLSPolicy",
+            metadata=self._meta(naming.GATEWAY),
+            spec={
+                "targetRefs": [{"group": "", "kind": "Service", "name": naming.GATEWAY}],
+                "validation": {
+                    "caCertificateRefs": [
+                        {"group": "", "kind": "ConfigMap", "name": backend_ca.metadata.name}
+                    ],
+                    "hostname": naming.service_fqdn(self._args.namespace),
+                },
+            },
+            opts=self._child,
+        )
+        self._allow_from(shared.namespace, openshift_router=False)

@@ -1,0 +1,165 @@
+"""The ``Gateway`` component: one tenant's OpenShell Gateway, composed of small parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_kubernetes.core.v1 import Namespace
+
+from components import naming
+from components.database import Database, DatabaseArgs
+from components.exposure import Exposure, ExposureArgs, SharedGateway
+from components.hostnames import grpcs_address
+from components.ingress import IngressMode
+from components.pki import Pki, PkiArgs
+from components.workload import Workload, WorkloadArgs
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayImages:
+    """Final image references (precedence and registry mirrors already applied)."""
+
+    gateway: str
+    """The gateway container."""
+    supervisor: str
+    """The supervisor sideloaded into sandboxes (``supervisor_image`` in gateway.toml)."""
+    sandbox: str
+    """The sandbox base image (``default_image`` in gateway.toml)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayArgs:
+    cluster: str
+    """Key of the cluster the gateway runs on (a label; providers come through ``opts``)."""
+    namespace: str
+    """Tenant namespace, validated by the stack model."""
+    ingress_mode: IngressMode
+    """The cluster's resolved ingress mode."""
+    hostname: str | None
+    """External host from the one hostname function; None when not exposed."""
+    images: GatewayImages
+    """Final images."""
+    replicas: int
+    """Gateway pod replicas."""
+    database_host: str
+    """PostgreSQL host as the gateway pods reach it."""
+    database_port: int
+    """PostgreSQL port as the gateway pods reach it."""
+    retain_database: bool
+    """Keep the role and database when the gateway is deleted (``deletionPolicy: Retain``)."""
+    openshift: bool
+    """The cluster is OpenShift: sandboxes get the privileged SCC binding."""
+    node_reader_cluster_role: pulumi.Input[str]
+    """Name of the cluster's shared node-reader ClusterRole."""
+    router_namespace: str
+    """Namespace of the OpenShift router (route mode)."""
+    shared_gateway: SharedGateway | None
+    """The cluster's shared Gateway API Gateway (gateway-api mode)."""
+    metrics_namespace: str | None
+    """Namespace allowed to scrape metrics, or None."""
+
+
+class Gateway(pulumi.ComponentResource):
+    """One tenant gateway. Creates: the Namespace; ``Pki``; ``Database``; ``Workload``;
+    ``Exposure``. The Kubernetes and PostgreSQL providers of the gateway's cluster are passed
+    in ``opts.providers`` and inherited by every child.
+
+    Outputs: ``namespace``, ``hostname``, ``address`` (``grpcs://<host>:443`` or None),
+    ``ca_certificate`` (public PEM) and ``database_name``.
+    """
+
+    namespace: pulumi.Output[str]
+    hostname: pulumi.Output[str | None]
+    address: pulumi.Output[str | None]
+    ca_certificate: pulumi.Output[str]
+    database_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GatewayArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("hypershell:gateway:Gateway", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        labels = naming.standard_labels(name)
+        exposed_host = args.hostname if args.ingress_mode is not IngressMode.NONE else None
+
+        namespace = Namespace(
+            f"{name}-ns",
+            metadata={
+                "name": args.namespace,
+                "labels": {
+                    "app.kubernetes.io/managed-by": labels["app.kubernetes.io/managed-by"],
+                    naming.MANAGED_LABEL: "true",
+                    naming.GATEWAY_LABEL: name,
+                },
+            },
+            opts=child,
+        )
+        ns = namespace.metadata.name
+
+        sans = naming.service_names(args.namespace) + ((exposed_host,) if exposed_host else ())
+        pki = Pki(
+            f"{name}-pki", PkiArgs(namespace=ns, server_dns_names=sans, labels=labels), opts=child
+        )
+        database = Database(
+            f"{name}-database",
+            DatabaseArgs(
+                identifier=naming.postgres_identifier(name),
+                namespace=ns,
+                host=args.database_host,
+                port=args.database_port,
+                retain_on_delete=args.retain_database,
+                labels=naming.standard_labels(name, component="database"),
+            ),
+            opts=child,
+        )
+        Workload(
+            f"{name}-workload",
+            WorkloadArgs(
+                namespace=args.namespace,
+                namespace_ref=ns,
+                gateway_image=args.images.gateway,
+                supervisor_image=args.images.supervisor,
+                sandbox_image=args.images.sandbox,
+                replicas=args.replicas,
+                server_sans=sans,
+                db_secret=database.credentials_secret,
+                jwt_secret=pki.jwt_secret,
+                server_tls_secret=pki.server_tls_secret,
+                cert_pems=pulumi.Output.all(pki.ca_cert_pem, pki.server_cert_pem),
+                node_reader_cluster_role=args.node_reader_cluster_role,
+                openshift=args.openshift,
+                metrics_namespace=args.metrics_namespace,
+                labels=labels,
+            ),
+            opts=child,
+        )
+        Exposure(
+            f"{name}-exposure",
+            ExposureArgs(
+                mode=args.ingress_mode,
+                namespace=args.namespace,
+                namespace_ref=ns,
+                hostname=exposed_host,
+                router_namespace=args.router_namespace,
+                shared_gateway=args.shared_gateway,
+                ca_cert_pem=pki.ca_cert_pem,
+                labels=labels,
+            ),
+            opts=child,
+        )
+
+        self.namespace = ns
+        self.hostname = pulumi.Output.from_input(exposed_host)
+        self.address = pulumi.Output.from_input(
+            grpcs_address(exposed_host) if exposed_host else None
+        )
+        self.ca_certificate = pki.ca_cert_pem
+        self.database_name = database.database_name
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "hostname": self.hostname,
+                "address": self.address,
+                "ca_certificate": self.ca_certificate,
+                "database_name": self.database_name,
+            }
+        )

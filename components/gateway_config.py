@@ -1,0 +1,75 @@
+"""``gateway.toml`` from typed data (DESIGN §5.3).
+
+Upstream fills a template by string replacement and appends tables at the end of the file
+(with the quirk that appended keys land in the wrong table). Here the document is a nested
+mapping written by a TOML library, so every value is escaped and every key is where it belongs.
+Keys and values are upstream's (``manifests/gateway/configmap.yaml``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import tomli_w
+
+from components import naming
+
+KEK_ENV = "OPENSHELL_GATEWAY_CREDENTIAL_KEY_ENCRYPTION_KEY"
+CONFIG_DIR = "/etc/openshell"
+CONFIG_FILE = "gateway.toml"
+JWT_DIR = "/etc/openshell-jwt"
+TLS_DIR = "/etc/openshell-tls/server"
+
+
+def gateway_config(
+    *, namespace: str, sandbox_image: str, supervisor_image: str, server_sans: Sequence[str]
+) -> dict[str, Any]:
+    """The gateway's configuration as data, in upstream's table and key order."""
+    return {
+        "openshell": {
+            "version": 1,
+            "gateway": {
+                "bind_address": f"0.0.0.0:{naming.GRPC_PORT}",
+                "health_bind_address": f"0.0.0.0:{naming.HEALTH_PORT}",
+                "metrics_bind_address": f"0.0.0.0:{naming.METRICS_PORT}",
+                "log_level": "info",
+                "sandbox_namespace": namespace,
+                "default_image": sandbox_image,
+                "supervisor_image": supervisor_image,
+                "client_tls_secret_name": naming.CLIENT_TLS_SECRET,
+                "enable_loopback_service_http": True,
+                "policy_validation_failure_mode": "fail_closed",
+                "server_sans": list(server_sans),
+                "tls": {
+                    "cert_path": f"{TLS_DIR}/tls.crt",
+                    "key_path": f"{TLS_DIR}/tls.key",
+                },
+                "credential_storage": {"key_encryption_key_env": KEK_ENV},
+                "auth": {"allow_unauthenticated_users": False},
+                "gateway_jwt": {
+                    "signing_key_path": f"{JWT_DIR}/signing.pem",
+                    "public_key_path": f"{JWT_DIR}/public.pem",
+                    "kid_path": f"{JWT_DIR}/kid",
+                    "gateway_id": naming.GATEWAY,
+                    "ttl_secs": 3600,
+                },
+            },
+            "drivers": {
+                "kubernetes": {
+                    "grpc_endpoint": f"https://{naming.service_fqdn(namespace)}:{naming.GRPC_PORT}",
+                    "service_account_name": naming.SANDBOX_SA,
+                    "supervisor_sideload_method": "image-volume",
+                    "sa_token_ttl_secs": 3600,
+                    "app_armor_profile": "Unconfined",
+                    "topology": "combined",
+                    "sidecar": {"proxy_uid": 1337, "process_binary_aware_network_policy": False},
+                },
+            },
+        },
+    }
+
+
+def render_gateway_toml(config: dict[str, Any]) -> str:
+    """Serialise the configuration; the TOML writer does all quoting and escaping."""
+    return tomli_w.dumps(config)

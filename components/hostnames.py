@@ -1,0 +1,81 @@
+"""The one hostname function (DESIGN §5.1).
+
+Upstream has two derivations that disagree (the GRPCRoute path skips the hijack guard). Here
+a single function decides a gateway's external host; SANs, Route, GRPCRoute and the
+published address all use its result.
+"""
+
+from __future__ import annotations
+
+import re
+
+from components.naming import DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, host_label
+
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+class HostnameError(ValueError):
+    """A host or base domain that cannot be used; the message is for people."""
+
+
+def check_dns_name(value: str, *, what: str = "host") -> str:
+    """Return ``value`` if it is a lowercase RFC 1123 DNS name, else raise HostnameError.
+
+    Every label 1-63 characters of ``[a-z0-9-]`` not starting or ending with ``-``; at most
+    253 characters in all. ``fullmatch`` per label, so a trailing newline never passes.
+    """
+    if not value:
+        raise HostnameError(f"{what} must not be empty")
+    if len(value) > DNS1123_SUBDOMAIN_MAX:
+        raise HostnameError(
+            f"{what} {value!r} is {len(value)} characters; at most {DNS1123_SUBDOMAIN_MAX}"
+        )
+    for label in value.split("."):
+        if len(label) > DNS1123_LABEL_MAX:
+            raise HostnameError(
+                f"{what} {value!r}: label {label!r} is {len(label)} characters;"
+                f" at most {DNS1123_LABEL_MAX}"
+            )
+        if _LABEL.fullmatch(label) is None:
+            raise HostnameError(
+                f"{what} {value!r} is not a lowercase RFC 1123 DNS name"
+                " (labels of a-z, 0-9 and inner '-', separated by single dots)"
+            )
+    return value
+
+
+def tenant_slot(namespace: str, base_domain: str) -> str:
+    """The host a tenant owns under the base domain: ``gw-<namespace>.<baseDomain>``."""
+    return f"{host_label(namespace)}.{base_domain}"
+
+
+def gateway_hostname(*, namespace: str, base_domain: str | None, explicit: str | None) -> str:
+    """The external host of a gateway whose exposure is enabled.
+
+    - explicit host outside the base domain: used as is (vanity host);
+    - explicit host under the base domain: must be the tenant's own slot (hijack guard);
+    - no explicit host: the tenant's slot, which needs a base domain.
+    """
+    if base_domain is not None:
+        check_dns_name(base_domain, what="base domain")
+    if explicit is not None:
+        host = check_dns_name(explicit)
+        if base_domain is not None and (host == base_domain or host.endswith("." + base_domain)):
+            slot = tenant_slot(namespace, base_domain)
+            if host != slot:
+                raise HostnameError(
+                    f"host {host!r} is under the base domain {base_domain!r} but is not this"
+                    f" gateway's own slot {slot!r}; a tenant may only use its own slot there"
+                )
+        return host
+    if base_domain is None:
+        raise HostnameError(
+            "exposure is enabled but there is no host: set spec.exposure.host or the"
+            " cluster's baseDomain"
+        )
+    return check_dns_name(tenant_slot(namespace, base_domain))
+
+
+def grpcs_address(host: str) -> str:
+    """The address clients dial: ``grpcs://<host>:443``."""
+    return f"grpcs://{host}:443"

@@ -1,0 +1,226 @@
+"""The gateway workload: identity, RBAC, configuration, Deployment, Service and the tenant cell.
+
+Object names, ports, probes, resources, env variables, mounts and RBAC rules are upstream's
+(``manifests/gateway/*.yaml``). Kubernetes objects are written with wire (camelCase) keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_random as random
+from pulumi_kubernetes.apps.v1 import Deployment
+from pulumi_kubernetes.core.v1 import ConfigMap, Secret, Service, ServiceAccount
+from pulumi_kubernetes.networking.v1 import NetworkPolicy
+from pulumi_kubernetes.rbac.v1 import ClusterRoleBinding, Role, RoleBinding
+
+from components import naming, network
+from components.deployment import deployment_spec
+from components.gateway_config import CONFIG_FILE, gateway_config, render_gateway_toml
+from components.wire import wire
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadArgs:
+    namespace: str
+    """Tenant namespace (already validated)."""
+    namespace_ref: pulumi.Input[str]
+    """The namespace as an output of the Namespace resource, for dependency ordering."""
+    gateway_image: str
+    """Final gateway image (precedence and mirrors applied)."""
+    supervisor_image: str
+    """Final supervisor image."""
+    sandbox_image: str
+    """Final sandbox base image."""
+    replicas: int
+    """Gateway pod replicas."""
+    server_sans: tuple[str, ...]
+    """SANs of the server certificate, written to ``server_sans`` in gateway.toml."""
+    db_secret: pulumi.Input[str]
+    """Name of the database credentials Secret (an output of the Database component)."""
+    jwt_secret: pulumi.Input[str]
+    """Name of the JWT keys Secret (an output of the Pki component)."""
+    server_tls_secret: pulumi.Input[str]
+    """Name of the server TLS Secret (an output of the Pki component)."""
+    cert_pems: pulumi.Input[list[str]]
+    """CA and server certificate PEMs; their hash rolls the pod when they change."""
+    node_reader_cluster_role: pulumi.Input[str]
+    """Name of the cluster's shared node-reader ClusterRole."""
+    openshift: bool
+    """Grant the sandbox ServiceAccount the privileged SCC (OpenShift only)."""
+    metrics_namespace: str | None
+    """Namespace allowed to scrape the metrics port, or None."""
+    labels: dict[str, str]
+    """Standard labels of the gateway's objects."""
+
+
+def config_hash(toml: str, cert_pems: list[str]) -> str:
+    """SHA-256 over the config and certificates, so a change to either rolls the pod."""
+    digest = hashlib.sha256(toml.encode())
+    for pem in cert_pems:
+        digest.update(b"\0" + pem.encode())
+    return digest.hexdigest()
+
+
+_SANDBOX_RULES = [
+    {
+        "apiGroups": ["agents.x-k8s.io"],
+        "resources": ["sandboxes", "sandboxes/status"],
+        "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+    },
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+]
+
+
+class Workload(pulumi.ComponentResource):
+    """Creates: ServiceAccounts ``openshell-gateway`` and ``openshell-gateway-sandbox``; Role
+    and RoleBinding ``openshell-gateway-sandbox``; ClusterRoleBinding to the shared
+    node-reader ClusterRole; on OpenShift the privileged-SCC RoleBinding for sandboxes; KEK
+    Secret; ConfigMap with ``gateway.toml``; Deployment and Service ``openshell-gateway``;
+    the tenant NetworkPolicies (default-deny plus explicit allows)."""
+
+    def __init__(self, name: str, args: WorkloadArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("hypershell:gateway:Workload", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        ns = args.namespace_ref
+
+        def meta(object_name: str) -> Any:
+            return {"name": object_name, "namespace": ns, "labels": args.labels}
+
+        sa = ServiceAccount(f"{name}-sa", metadata=meta(naming.GATEWAY), opts=child)
+        sandbox_sa = ServiceAccount(
+            f"{name}-sandbox-sa", metadata=meta(naming.SANDBOX_SA), opts=child
+        )
+        gateway_subject = [{"kind": "ServiceAccount", "name": sa.metadata.name, "namespace": ns}]
+        role = Role(
+            f"{name}-sandbox-role",
+            metadata=meta(naming.SANDBOX_SA),
+            rules=wire(_SANDBOX_RULES),
+            opts=child,
+        )
+        RoleBinding(
+            f"{name}-sandbox-rb",
+            metadata=meta(naming.SANDBOX_SA),
+            role_ref=wire(
+                {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": role.metadata.name,
+                }
+            ),
+            subjects=wire(gateway_subject),
+            opts=child,
+        )
+        ClusterRoleBinding(
+            f"{name}-node-reader-crb",
+            metadata=wire(
+                {"name": naming.cluster_role_binding(args.namespace), "labels": args.labels}
+            ),
+            role_ref=wire(
+                {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": args.node_reader_cluster_role,
+                }
+            ),
+            subjects=wire(gateway_subject),
+            opts=child,
+        )
+        if args.openshift:
+            RoleBinding(
+                f"{name}-sandbox-scc-rb",
+                metadata=meta(naming.PRIVILEGED_SCC_BINDING),
+                role_ref=wire(
+                    {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "ClusterRole",
+                        "name": naming.PRIVILEGED_SCC_CLUSTER_ROLE,
+                    }
+                ),
+                subjects=wire(
+                    [{"kind": "ServiceAccount", "name": sandbox_sa.metadata.name, "namespace": ns}]
+                ),
+                opts=child,
+            )
+
+        kek = random.RandomBytes(f"{name}-kek-bytes", length=32, opts=child)
+        kek_secret = Secret(
+            f"{name}-kek",
+            metadata=meta(naming.KEK_SECRET),
+            type="Opaque",
+            string_data={"key-encryption-key": kek.base64},
+            opts=child,
+        )
+
+        toml = render_gateway_toml(
+            gateway_config(
+                namespace=args.namespace,
+                sandbox_image=args.sandbox_image,
+                supervisor_image=args.supervisor_image,
+                server_sans=args.server_sans,
+            )
+        )
+        config_map = ConfigMap(
+            f"{name}-config", metadata=meta(naming.CONFIG_MAP), data={CONFIG_FILE: toml}, opts=child
+        )
+
+        pod_hash = pulumi.Output.from_input(args.cert_pems).apply(
+            lambda pems: config_hash(toml, pems)
+        )
+        Deployment(
+            f"{name}-deploy",
+            metadata=meta(naming.GATEWAY),
+            spec=wire(
+                deployment_spec(
+                    image=args.gateway_image,
+                    replicas=args.replicas,
+                    labels=args.labels,
+                    config_hash=pod_hash,
+                    service_account=sa.metadata.name,
+                    config_map=config_map.metadata.name,
+                    kek_secret=kek_secret.metadata.name,
+                    db_secret=args.db_secret,
+                    jwt_secret=args.jwt_secret,
+                    server_tls_secret=args.server_tls_secret,
+                )
+            ),
+            opts=child,
+        )
+        Service(
+            f"{name}-svc",
+            metadata=meta(naming.GATEWAY),
+            spec=wire(
+                {
+                    "type": "ClusterIP",
+                    "selector": naming.selector_labels(),
+                    "ports": [
+                        {
+                            "name": "grpc",
+                            "port": naming.GRPC_PORT,
+                            "targetPort": "grpc",
+                            "protocol": "TCP",
+                            "appProtocol": "grpc",
+                        },
+                        {
+                            "name": "metrics",
+                            "port": naming.METRICS_PORT,
+                            "targetPort": "metrics",
+                            "protocol": "TCP",
+                        },
+                    ],
+                }
+            ),
+            opts=child,
+        )
+        for policy, spec in network.tenant_policies(args.namespace, args.metrics_namespace).items():
+            NetworkPolicy(
+                f"{name}-netpol-{policy.removeprefix('openshell-')}",
+                metadata=meta(policy),
+                spec=wire(spec),
+                opts=child,
+            )
+        self.register_outputs({})

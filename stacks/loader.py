@@ -1,0 +1,311 @@
+"""Load a stack: its config and its declarations, validated together before any resource.
+
+Every problem of every file is collected and raised at once as ``InvalidInputError``; nothing is
+returned half-valid. Cross-file rules: the cluster exists (or is the only one), names,
+namespaces and hosts are unique, hosts obey the one hostname function, images resolve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from components import images, naming
+from components.gateway import GatewayImages
+from components.hostnames import HostnameError, gateway_hostname, grpcs_address
+from components.images import ImageReferenceError
+from components.ingress import IngressMode
+from stacks.errors import InvalidInputError, Problem, from_validation_error
+from stacks.models import ClusterConfig, GatewayDeclaration, StackConfig
+
+PROJECT = "hypershell-gateways"
+SECRETS_KEY = "clusterSecrets"
+CONFIG_KEYS = ("declarationsDir", "images", "clusters")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolvedGateway:
+    """A declaration with every stack-level decision made: the input of one ``Gateway``."""
+
+    name: str
+    source: str
+    cluster: str
+    namespace: str
+    ingress_mode: IngressMode
+    hostname: str | None
+    images: GatewayImages
+    replicas: int
+    retain_database: bool
+
+    @property
+    def address(self) -> str | None:
+        return grpcs_address(self.hostname) if self.hostname else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadedStack:
+    name: str
+    config_path: str
+    config: StackConfig
+    gateways: tuple[ResolvedGateway, ...]
+
+    def cluster(self, name: str) -> ClusterConfig:
+        return self.config.clusters[name]
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate mapping keys instead of keeping the last one."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
+    """Parse a YAML file that must hold one mapping; problems raise InvalidInputError."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError([Problem(display, "", "not UTF-8 text")]) from None
+    except OSError as error:
+        raise InvalidInputError([Problem(display, "", f"cannot read: {error.strerror}")]) from None
+    try:
+        documents = list(yaml.load_all(text, Loader=_StrictLoader))
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f"line {where.line + 1}: " if where is not None else ""
+        reason = getattr(error, "problem", None) or str(error)
+        raise InvalidInputError([Problem(display, "", f"{line}invalid YAML: {reason}")]) from None
+    if len(documents) != 1 or documents[0] is None:
+        found = "is empty" if not documents or documents[0] is None else "holds several documents"
+        raise InvalidInputError([Problem(display, "", f"{found}; expected one YAML mapping")])
+    if not isinstance(documents[0], dict):
+        kind = type(documents[0]).__name__
+        raise InvalidInputError([Problem(display, "", f"expected a YAML mapping, found {kind}")])
+    return documents[0]
+
+
+def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
+    """Read ``Pulumi.<stack>.yaml``; return its path for messages and the project's keys."""
+    display = f"Pulumi.{stack}.yaml"
+    document = read_yaml_mapping(root / display, display)
+    config = document.get("config", {})
+    if not isinstance(config, dict):
+        raise InvalidInputError([Problem(display, "config", "expected a mapping")])
+    prefix = f"{PROJECT}:"
+    return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+
+
+def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
+    values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
+    unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
+    problems = [Problem(display, f"{PROJECT}:{key}", "unknown config key") for key in unknown]
+    try:
+        config = StackConfig.model_validate(values, by_alias=True)
+    except ValidationError as error:
+        problems += [
+            Problem(p.path, f"{PROJECT}:{p.field}", p.message)
+            for p in from_validation_error(display, error)
+        ]
+        raise InvalidInputError(problems) from None
+    if problems:
+        raise InvalidInputError(problems)
+    return config
+
+
+def load_declarations(root: Path, directory: str) -> list[tuple[str, GatewayDeclaration]]:
+    """Parse every ``*.yaml`` under the declarations directory, in name order."""
+    base = root / directory
+    if not base.is_dir():
+        raise InvalidInputError([Problem(directory, "", "declarations directory does not exist")])
+    problems: list[Problem] = []
+    declarations: list[tuple[str, GatewayDeclaration]] = []
+    for path in sorted(base.iterdir()):
+        if path.suffix not in {".yaml", ".yml"} or not path.is_file():
+            continue
+        display = path.relative_to(root).as_posix()
+        try:
+            document = read_yaml_mapping(path, display)
+            declaration = GatewayDeclaration.model_validate(document, by_alias=True)
+        except InvalidInputError as error:
+            problems += error.problems
+            continue
+        except ValidationError as error:
+            problems += from_validation_error(display, error)
+            continue
+        if path.stem != declaration.metadata.name:
+            problems.append(
+                Problem(
+                    display,
+                    "metadata.name",
+                    f"{declaration.metadata.name!r} must match the file name {path.stem!r}",
+                )
+            )
+            continue
+        declarations.append((display, declaration))
+    if problems:
+        raise InvalidInputError(problems)
+    return declarations
+
+
+def _pick_cluster(
+    display: str, spec_cluster: str | None, config: StackConfig
+) -> tuple[str | None, list[Problem]]:
+    clusters = sorted(config.clusters)
+    if spec_cluster is None:
+        if len(clusters) == 1:
+            return clusters[0], []
+        return None, [
+            Problem(
+                display, "spec.cluster", f"required: the stack has clusters {', '.join(clusters)}"
+            )
+        ]
+    if spec_cluster not in config.clusters:
+        return None, [
+            Problem(
+                display,
+                "spec.cluster",
+                f"unknown cluster {spec_cluster!r}; the stack has {', '.join(clusters)}",
+            )
+        ]
+    return spec_cluster, []
+
+
+def _resolve(
+    display: str, declaration: GatewayDeclaration, config: StackConfig
+) -> tuple[ResolvedGateway | None, list[Problem]]:
+    name, spec = declaration.metadata.name, declaration.spec
+    cluster_name, problems = _pick_cluster(display, spec.cluster, config)
+    if cluster_name is None:
+        return None, problems
+    cluster = config.clusters[cluster_name]
+    mode = cluster.ingress_mode
+    namespace = spec.namespace or naming.default_namespace(name)
+
+    hostname: str | None = None
+    if spec.exposure.enabled and (mode is not IngressMode.NONE or spec.exposure.host is not None):
+        try:
+            hostname = gateway_hostname(
+                namespace=namespace, base_domain=cluster.base_domain, explicit=spec.exposure.host
+            )
+        except HostnameError as error:
+            problems.append(Problem(display, "spec.exposure.host", str(error)))
+    if mode is IngressMode.NONE:
+        hostname = None
+
+    resolved: dict[str, str] = {}
+    for field, override, default, builtin in (
+        ("gateway", spec.images.gateway, config.images.gateway, images.DEFAULT_GATEWAY_IMAGE),
+        (
+            "supervisor",
+            spec.images.supervisor,
+            config.images.supervisor,
+            images.DEFAULT_SUPERVISOR_IMAGE,
+        ),
+        ("sandbox", None, config.images.sandbox, images.DEFAULT_SANDBOX_IMAGE),
+    ):
+        try:
+            resolved[field] = images.resolve_image(
+                override=override,
+                stack_default=default,
+                builtin_default=builtin,
+                mirrors=cluster.registry_mirrors,
+            )
+        except ImageReferenceError as error:
+            problems.append(
+                Problem(display, f"spec.images.{field}", f"after registry mirrors: {error}")
+            )
+    if problems:
+        return None, problems
+    return (
+        ResolvedGateway(
+            name=name,
+            source=display,
+            cluster=cluster_name,
+            namespace=namespace,
+            ingress_mode=mode,
+            hostname=hostname,
+            images=GatewayImages(**resolved),
+            replicas=spec.replicas,
+            retain_database=spec.deletion_policy == "Retain",
+        ),
+        [],
+    )
+
+
+def _duplicates(gateways: Iterable[ResolvedGateway]) -> list[Problem]:
+    problems = []
+    seen_ns: dict[tuple[str, str], str] = {}
+    seen_host: dict[str, str] = {}
+    for gateway in gateways:
+        key = (gateway.cluster, gateway.namespace)
+        if key in seen_ns:
+            problems.append(
+                Problem(
+                    gateway.source,
+                    "spec.namespace",
+                    f"namespace {gateway.namespace!r} on cluster {gateway.cluster!r}"
+                    f" is already used by {seen_ns[key]}",
+                )
+            )
+        seen_ns.setdefault(key, gateway.source)
+        if gateway.hostname is not None:
+            if gateway.hostname in seen_host:
+                problems.append(
+                    Problem(
+                        gateway.source,
+                        "spec.exposure.host",
+                        f"host {gateway.hostname!r} is already used by"
+                        f" {seen_host[gateway.hostname]}",
+                    )
+                )
+            seen_host.setdefault(gateway.hostname, gateway.source)
+    return problems
+
+
+def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = None) -> LoadedStack:
+    """Validate a stack's config and all its declarations; raise InvalidInputError on problems.
+
+    ``raw_config`` is the project's config keys without prefix (from ``pulumi.Config`` in a
+    real run); when None it is read from ``Pulumi.<stack>.yaml``.
+    """
+    display = f"Pulumi.{stack}.yaml"
+    if raw_config is None:
+        display, raw_config = read_stack_config(root, stack)
+    config = parse_stack_config(display, raw_config)
+    declarations = load_declarations(root, config.declarations_dir)
+    problems: list[Problem] = []
+    gateways: list[ResolvedGateway] = []
+    for source, declaration in declarations:
+        gateway, found = _resolve(source, declaration, config)
+        problems += found
+        if gateway is not None:
+            gateways.append(gateway)
+    problems += _duplicates(gateways)
+    if problems:
+        raise InvalidInputError(problems)
+    return LoadedStack(
+        name=stack,
+        config_path=display,
+        config=config,
+        gateways=tuple(sorted(gateways, key=lambda g: g.name)),
+    )

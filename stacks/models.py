@@ -1,0 +1,200 @@
+"""Stack config and gateway declarations as pydantic v2 models (DESIGN §3, §5).
+
+Models are the edge: frozen, unknown fields forbidden, camelCase aliases matching the YAML.
+Rules that involve one field live here; rules across files live in ``stacks.loader``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from components import naming
+from components.hostnames import check_dns_name
+from components.images import parse_image
+from components.ingress import IngressMode, parse_ingress_mode, resolve_ingress_mode
+
+API_VERSION = "hypershell.redhat.io/v1alpha1"
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=False, strict=True, hide_input_in_errors=True
+    )
+
+
+def _image(value: str) -> str:
+    parse_image(value)
+    return value
+
+
+def _dns_label(value: str) -> str:
+    if not naming.is_dns1123_label(value):
+        raise ValueError(
+            f"{value!r} is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)"
+        )
+    return value
+
+
+def _mirror_name(value: str) -> str:
+    ref = parse_image(value)
+    if ref.tag or ref.digest:
+        raise ValueError(f"{value!r}: a mirror names a repository prefix, without tag or digest")
+    return ref.name
+
+
+def _ingress_mode(value: object) -> object:
+    return parse_ingress_mode(value) if isinstance(value, str) else value
+
+
+ImageReference = Annotated[str, BeforeValidator(_image)]
+DnsLabel = Annotated[str, BeforeValidator(_dns_label)]
+MirrorName = Annotated[str, BeforeValidator(_mirror_name)]
+
+
+# --- stack config ---------------------------------------------------------------------------
+
+
+class Capabilities(Model):
+    openshift: bool = False
+    """The cluster serves ``route.openshift.io/v1`` (OpenShift)."""
+    gateway_api: bool = Field(False, alias="gatewayApi")
+    """The cluster serves Gateway API v1 with GRPCRoute and a shared Gateway exists."""
+
+
+class SharedGatewayRef(Model):
+    name: DnsLabel
+    namespace: DnsLabel = "openshift-ingress"
+    section_name: DnsLabel = Field("grpc", alias="sectionName")
+
+
+class IngressConfig(Model):
+    mode: Annotated[IngressMode, BeforeValidator(_ingress_mode)] = IngressMode.AUTO
+    router_namespace: DnsLabel = Field("openshift-ingress", alias="routerNamespace")
+    gateway: SharedGatewayRef | None = None
+
+
+class DatabaseServer(Model):
+    admin_host: str = Field(alias="adminHost", min_length=1)
+    """Host Pulumi connects to as admin (verify-full: must match the server certificate)."""
+    admin_port: int = Field(5432, alias="adminPort", ge=1, le=65535)
+    admin_user: str = Field(alias="adminUser", min_length=1)
+    host: str = Field(min_length=1)
+    """Host the gateway pods connect to."""
+    port: int = Field(5432, ge=1, le=65535)
+    ssl_root_cert: str | None = Field(None, alias="sslRootCert")
+    """CA bundle path for the admin connection; None uses the system trust store."""
+
+    @field_validator("admin_host", "host")
+    @classmethod
+    def _host(cls, value: str) -> str:
+        return check_dns_name(value, what="database host")
+
+
+class ClusterConfig(Model):
+    kubeconfig_context: str | None = Field(None, alias="kubeconfigContext")
+    capabilities: Capabilities = Capabilities()
+    ingress: IngressConfig = IngressConfig()
+    base_domain: str | None = Field(None, alias="baseDomain")
+    registry_mirrors: dict[MirrorName, MirrorName] = Field(
+        default_factory=dict, alias="registryMirrors"
+    )
+    database: DatabaseServer
+    storage_class: DnsLabel | None = Field(None, alias="storageClass")
+    metrics_namespace: DnsLabel | None = Field(None, alias="metricsNamespace")
+    """Namespace allowed to scrape the gateways' metrics port."""
+
+    @field_validator("base_domain")
+    @classmethod
+    def _base_domain(cls, value: str | None) -> str | None:
+        return None if value is None else check_dns_name(value, what="base domain")
+
+    @model_validator(mode="after")
+    def _gateway_api_needs_gateway(self) -> ClusterConfig:
+        if self.ingress_mode is IngressMode.GATEWAY_API and self.ingress.gateway is None:
+            raise ValueError(
+                "ingress resolves to gateway-api but ingress.gateway (the shared Gateway's"
+                " name, namespace, sectionName) is not set"
+            )
+        if self.ingress.mode is IngressMode.ROUTE and not self.capabilities.openshift:
+            raise ValueError("ingress.mode is route but capabilities.openshift is false")
+        return self
+
+    @property
+    def ingress_mode(self) -> IngressMode:
+        """The resolved mode: never ``auto``."""
+        return resolve_ingress_mode(
+            self.ingress.mode,
+            openshift=self.capabilities.openshift,
+            gateway_api=self.capabilities.gateway_api,
+        )
+
+
+class ImageDefaults(Model):
+    gateway: ImageReference | None = None
+    supervisor: ImageReference | None = None
+    sandbox: ImageReference | None = None
+
+
+class StackConfig(Model):
+    declarations_dir: str = Field(alias="declarationsDir", min_length=1)
+    images: ImageDefaults = ImageDefaults()
+    clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
+
+
+# --- declarations ---------------------------------------------------------------------------
+
+
+def _gateway_name(value: str) -> str:
+    _dns_label(value)
+    limit = naming.max_gateway_name_length()
+    if len(value) > limit:
+        raise ValueError(
+            f"{value!r} is {len(value)} characters; at most {limit} so that the namespace"
+            f" {naming.default_namespace(value)!r}, the host label"
+            f" {naming.host_label(naming.default_namespace(value))!r} and the PostgreSQL name"
+            " fit their limits"
+        )
+    return value
+
+
+def _namespace(value: str) -> str:
+    _dns_label(value)
+    limit = naming.max_namespace_length()
+    if len(value) > limit:
+        raise ValueError(
+            f"{value!r} is {len(value)} characters; at most {limit} so that the host label"
+            f" {naming.host_label(value)!r} fits in 63"
+        )
+    return value
+
+
+class Metadata(Model):
+    name: Annotated[str, BeforeValidator(_gateway_name)]
+
+
+class ExposureSpec(Model):
+    enabled: bool = True
+    host: str | None = None
+
+
+class ImageOverrides(Model):
+    gateway: ImageReference | None = None
+    supervisor: ImageReference | None = None
+
+
+class GatewaySpec(Model):
+    cluster: DnsLabel | None = None
+    namespace: Annotated[str, BeforeValidator(_namespace)] | None = None
+    exposure: ExposureSpec = ExposureSpec()
+    images: ImageOverrides = ImageOverrides()
+    replicas: int = Field(1, ge=1, le=10)
+    deletion_policy: Literal["Retain", "Delete"] = Field("Retain", alias="deletionPolicy")
+
+
+class GatewayDeclaration(Model):
+    api_version: Literal["hypershell.redhat.io/v1alpha1"] = Field(alias="apiVersion")
+    kind: Literal["Gateway"]
+    metadata: Metadata
+    spec: GatewaySpec = GatewaySpec()

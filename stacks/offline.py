@@ -1,0 +1,198 @@
+"""The offline engine: run a Pulumi program under the mock runtime and record what it registers.
+
+One recording mock serves the offline render, the tests and the benchmark. Beyond Pulumi's
+stock ``MockMonitor`` it records each registration's parent, provider and resource options, and
+honours ``additionalSecretOutputs`` as the real engine does (the stock mock returns a private
+key or a generated password as a plain output; the engine marks it secret).
+
+Computed outputs get stable placeholders derived from the resource's name: a PEM-shaped
+block for certificates and keys, fixed-width strings for generated secrets, so inputs built
+from other resources' outputs are present in the plan, as in a real preview.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
+
+SECRET_SIG_KEY = rpc._special_sig_key
+SECRET_SIG = rpc._special_secret_sig
+
+
+def is_secret(value: Any) -> bool:
+    """True for the runtime's wire form of a secret value."""
+    return isinstance(value, dict) and value.get(SECRET_SIG_KEY) == SECRET_SIG
+
+
+def secret(value: Any) -> dict[str, Any]:
+    return {SECRET_SIG_KEY: SECRET_SIG, "value": value}
+
+
+@dataclass
+class RecordedResource:
+    """One registration as the engine would receive it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    provider: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    retain_on_delete: bool
+    protect: bool
+    secret_outputs: tuple[str, ...]
+
+
+@dataclass
+class Recording:
+    """Everything one program run registered, in registration order, keyed by URN."""
+
+    resources: dict[str, RecordedResource] = field(default_factory=dict)
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources.values() if r.type == type_]
+
+
+def _pem(kind: str, seed: str) -> str:
+    body = hashlib.sha256(f"{kind}:{seed}".encode()).hexdigest()
+    return f"-----BEGIN {kind}-----\nT0ZGTElORS1QTEFDRUhPTERFUg{body}\n-----END {kind}-----\n"
+
+
+def _fixed(seed: str, length: int) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:length]
+
+
+def placeholder_outputs(type_: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Stable stand-ins for outputs that only a provider can compute."""
+    if type_ == "tls:index/privateKey:PrivateKey":
+        return {
+            "privateKeyPem": _pem("EC PRIVATE KEY", name),
+            "privateKeyPemPkcs8": _pem("PRIVATE KEY", name),
+            "privateKeyOpenssh": _pem("OPENSSH PRIVATE KEY", name),
+            "publicKeyPem": _pem("PUBLIC KEY", name),
+            "publicKeyOpenssh": f"ecdsa-sha2-nistp256 {_fixed(name, 40)}\n",
+            "publicKeyFingerprintMd5": _fixed("md5" + name, 32),
+            "publicKeyFingerprintSha256": "SHA256:" + _fixed("sha256" + name, 43),
+        }
+    if type_ in {
+        "tls:index/selfSignedCert:SelfSignedCert",
+        "tls:index/locallySignedCert:LocallySignedCert",
+    }:
+        return {"certPem": _pem("CERTIFICATE", name), "readyForRenewal": False}
+    if type_ == "tls:index/certRequest:CertRequest":
+        return {"certRequestPem": _pem("CERTIFICATE REQUEST", name)}
+    if type_ == "random:index/randomPassword:RandomPassword":
+        return {"result": _fixed("password" + name, int(inputs.get("length", 32)))}
+    if type_ == "random:index/randomBytes:RandomBytes":
+        return {"base64": _fixed("bytes" + name, 44), "hex": _fixed("hex" + name, 64)}
+    return {}
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Outputs are the inputs plus placeholders; ids are ``<name>-id``."""
+
+    def new_resource(
+        self, args: pulumi.runtime.MockResourceArgs
+    ) -> tuple[str | None, dict[str, Any]]:
+        return f"{args.name}-id", {
+            **args.inputs,
+            **placeholder_outputs(args.typ, args.name, args.inputs),
+        }
+
+    def call(
+        self, args: pulumi.runtime.MockCallArgs
+    ) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        raise NotImplementedError(f"the offline engine has no answer for invoke {args.token}")
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """A MockMonitor that keeps every registration's request facts (see module docstring)."""
+
+    def __init__(self, mocks_: RecordingMocks) -> None:
+        super().__init__(mocks_)
+        self.recording = Recording()
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if request.type == "pulumi:pulumi:Stack":
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        _ensure_event_loop()  # type: ignore[no-untyped-call]
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        args = mocks.MockResourceArgs(
+            typ=request.type,
+            name=request.name,
+            inputs=inputs,
+            provider=request.provider,
+            resource_id=request.importId,
+            custom=request.custom or False,
+        )
+        id_, state = self.mocks.new_resource(args)
+        id_ = id_ or ""
+        secret_outputs = tuple(request.additionalSecretOutputs)
+        state = {
+            k: secret(v) if k in secret_outputs and not is_secret(v) else v
+            for k, v in state.items()
+        }
+        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+        self.recording.resources[urn] = RecordedResource(
+            urn=urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
+            custom=request.custom,
+            inputs=inputs,
+            outputs=state,
+            retain_on_delete=request.retainOnDelete
+            if request.HasField("retainOnDelete")
+            else False,
+            protect=request.protect if request.HasField("protect") else False,
+            secret_outputs=secret_outputs,
+        )
+        obj_proto = _sync_await(rpc.serialize_properties(state, {}))
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=obj_proto)
+
+
+def run_program(
+    program: Callable[[], Any],
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, str] | None = None,
+    secret_keys: list[str] | None = None,
+) -> tuple[Recording, Any]:
+    """Run ``program`` under the mock runtime; return what it registered and its resolved result.
+
+    ``config`` maps full keys (``project:key``) to their string (JSON for objects) values, as
+    the CLI hands them to a program. Each call starts from a fresh runtime state.
+    """
+    settings.ROOT.set(None)
+    pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
+    monitor = RecordingMonitor(RecordingMocks())
+    pulumi.runtime.set_mocks(
+        monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor
+    )
+    settings.SETTINGS.rpc_manager.clear()
+    settings.SETTINGS.outputs.clear()
+    result: list[Any] = []
+
+    async def run() -> None:
+        value = program()
+        result.append(await pulumi.Output.from_input(value).future(with_unknowns=True))
+
+    loop = _ensure_event_loop()  # type: ignore[no-untyped-call]
+    if loop.is_closed():  # a previous run's loop; start a new one
+        asyncio.set_event_loop(asyncio.new_event_loop())
+    _sync_await(run_pulumi_func(run))
+    return monitor.recording, result[0] if result else None

@@ -1,0 +1,146 @@
+"""The program body: validated stack → one ``Cluster`` per cluster, one ``Gateway`` per declaration.
+
+``main()`` is what ``__main__.py`` runs under the Pulumi CLI; the offline render runs the same
+``main()`` under the mock runtime. ``build()`` is the part tests call with a loaded stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pydantic import Field, ValidationError
+
+from components.cluster import Cluster, ClusterArgs
+from components.exposure import SharedGateway
+from components.gateway import Gateway, GatewayArgs
+from stacks.errors import InvalidInputError, Problem, from_validation_error
+from stacks.loader import PROJECT, SECRETS_KEY, LoadedStack, ResolvedGateway, load_stack
+from stacks.models import ClusterConfig, Model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class ClusterSecrets(Model):
+    """Per-cluster secrets, read only from the secret config object ``clusterSecrets``."""
+
+    db_admin_password: str = Field(alias="dbAdminPassword", min_length=1)
+    kubeconfig: str | None = None
+
+
+def cluster_secrets(raw: Any, cluster: str, config_path: str) -> ClusterSecrets:
+    """Pick and validate one cluster's secrets; problems name the config path and field."""
+    field = f"{PROJECT}:{SECRETS_KEY}.{cluster}"
+    if not isinstance(raw, Mapping) or cluster not in raw:
+        raise InvalidInputError(
+            [
+                Problem(
+                    config_path, field, "missing; set it with `pulumi config set --secret --path`"
+                )
+            ]
+        )
+    try:
+        return ClusterSecrets.model_validate(raw[cluster], by_alias=True)
+    except ValidationError as error:
+        raise InvalidInputError(from_validation_error(config_path, error, prefix=field)) from None
+
+
+def gateway_args(
+    gateway: ResolvedGateway, cluster: ClusterConfig, node_reader: pulumi.Input[str]
+) -> GatewayArgs:
+    """The one function turning the validated model into component args."""
+    shared = cluster.ingress.gateway
+    return GatewayArgs(
+        cluster=gateway.cluster,
+        namespace=gateway.namespace,
+        ingress_mode=gateway.ingress_mode,
+        hostname=gateway.hostname,
+        images=gateway.images,
+        replicas=gateway.replicas,
+        database_host=cluster.database.host,
+        database_port=cluster.database.port,
+        retain_database=gateway.retain_database,
+        openshift=cluster.capabilities.openshift,
+        node_reader_cluster_role=node_reader,
+        router_namespace=cluster.ingress.router_namespace,
+        shared_gateway=(
+            SharedGateway(
+                name=shared.name, namespace=shared.namespace, section_name=shared.section_name
+            )
+            if shared is not None
+            else None
+        ),
+        metrics_namespace=cluster.metrics_namespace,
+    )
+
+
+def _pick_secrets(
+    secrets: pulumi.Output[Any], cluster: str, config_path: str
+) -> pulumi.Output[ClusterSecrets]:
+    return secrets.apply(lambda raw: cluster_secrets(raw, cluster, config_path))
+
+
+def _kubeconfig(picked: ClusterSecrets) -> Any:
+    # None leaves the provider on the operator's kubeconfig (and kubeconfigContext).
+    return picked.kubeconfig
+
+
+def build(stack: LoadedStack, secrets: pulumi.Output[Any]) -> dict[str, Gateway]:
+    """Register every cluster and gateway of a validated stack; return the gateways by name."""
+    clusters: dict[str, Cluster] = {}
+    for name, cluster in sorted(stack.config.clusters.items()):
+        picked = _pick_secrets(secrets, name, stack.config_path)
+        clusters[name] = Cluster(
+            name,
+            ClusterArgs(
+                kubeconfig_context=cluster.kubeconfig_context,
+                kubeconfig=picked.apply(_kubeconfig),
+                database_admin_host=cluster.database.admin_host,
+                database_admin_port=cluster.database.admin_port,
+                database_admin_user=cluster.database.admin_user,
+                database_admin_password=picked.apply(lambda s: s.db_admin_password),
+                database_ssl_root_cert=cluster.database.ssl_root_cert,
+            ),
+        )
+    gateways: dict[str, Gateway] = {}
+    for gateway in stack.gateways:
+        target = clusters[gateway.cluster]
+        gateways[gateway.name] = Gateway(
+            gateway.name,
+            gateway_args(gateway, stack.cluster(gateway.cluster), target.node_reader_cluster_role),
+            opts=pulumi.ResourceOptions(providers=[target.kubernetes, target.postgresql]),
+        )
+    return gateways
+
+
+def export(gateways: Mapping[str, Gateway]) -> None:
+    """Stack outputs keyed by gateway name."""
+    pulumi.export(
+        "gateways",
+        {
+            name: {
+                "namespace": gw.namespace,
+                "hostname": gw.hostname,
+                "address": gw.address,
+                "caCertificate": gw.ca_certificate,
+                "database": gw.database_name,
+            }
+            for name, gw in sorted(gateways.items())
+        },
+    )
+
+
+def main(root: Path = ROOT) -> dict[str, Gateway]:
+    """Read the stack's config through ``pulumi.Config``, validate, build and export."""
+    config = pulumi.Config(PROJECT)
+    raw = {
+        "declarationsDir": config.get("declarationsDir"),
+        "images": config.get_object("images"),
+        "clusters": config.get_object("clusters"),
+    }
+    stack = load_stack(root, pulumi.get_stack(), {k: v for k, v in raw.items() if v is not None})
+    gateways = build(stack, config.require_secret_object(SECRETS_KEY))
+    export(gateways)
+    return gateways
