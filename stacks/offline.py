@@ -99,6 +99,10 @@ def placeholder_outputs(type_: str, name: str, inputs: Mapping[str, Any]) -> dic
     return {}
 
 
+OnRegister = Callable[[RecordedResource], None]
+"""Called after each registration (progress reporting)."""
+
+
 class RecordingMocks(pulumi.runtime.Mocks):
     """Outputs are the inputs plus placeholders; ids are ``<name>-id``."""
 
@@ -119,9 +123,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
 class RecordingMonitor(mocks.MockMonitor):
     """A MockMonitor that keeps every registration's request facts (see module docstring)."""
 
-    def __init__(self, mocks_: RecordingMocks) -> None:
+    def __init__(self, mocks_: RecordingMocks, on_register: OnRegister | None = None) -> None:
         super().__init__(mocks_)
         self.recording = Recording()
+        self._on_register = on_register
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         urn = self.make_urn(request.parent, request.type, request.name)
@@ -145,7 +150,7 @@ class RecordingMonitor(mocks.MockMonitor):
             for k, v in state.items()
         }
         self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, state)
-        self.recording.resources[urn] = RecordedResource(
+        recorded = self.recording.resources[urn] = RecordedResource(
             urn=urn,
             type=request.type,
             name=request.name,
@@ -160,6 +165,8 @@ class RecordingMonitor(mocks.MockMonitor):
             protect=request.protect if request.HasField("protect") else False,
             secret_outputs=secret_outputs,
         )
+        if self._on_register is not None:
+            self._on_register(recorded)
         obj_proto = _sync_await(rpc.serialize_properties(state, {}))
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=obj_proto)
 
@@ -171,6 +178,7 @@ def run_program(
     stack: str,
     config: Mapping[str, str] | None = None,
     secret_keys: list[str] | None = None,
+    on_register: OnRegister | None = None,
 ) -> tuple[Recording, Any]:
     """Run ``program`` under the mock runtime; return what it registered and its resolved result.
 
@@ -179,7 +187,7 @@ def run_program(
     """
     settings.ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
-    monitor = RecordingMonitor(RecordingMocks())
+    monitor = RecordingMonitor(RecordingMocks(), on_register)
     pulumi.runtime.set_mocks(
         monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor
     )

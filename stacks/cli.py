@@ -1,0 +1,200 @@
+"""``python -m stacks``: validate and render stacks offline.
+
+Exit codes: 0 ok; 2 invalid input (each problem as ``path: field: problem``, nothing
+written); 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stacks import render
+from stacks.errors import InvalidInputError
+from stacks.offline import RecordedResource
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = Path("build/rendered")
+PROGRESS_MIN_GATEWAYS = 25
+EXIT_OK, EXIT_ERROR, EXIT_INVALID = 0, 1, 2
+
+EPILOG = """\
+exit codes: 0 ok; 2 invalid input (every problem listed as `path: field: problem`, nothing
+written); 1 any other error.
+
+examples:
+  python -m stacks validate aws          # config and declarations only; fast, for PR checks
+  python -m stacks render ibm            # → build/rendered/ibm/{manifests/,plan.json}
+  python -m stacks render --all          # every Pulumi.<stack>.yaml
+"""
+
+
+def all_stacks(root: Path) -> list[str]:
+    """Every stack with a ``Pulumi.<stack>.yaml`` in the project root, sorted."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+
+
+def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
+    if args.all == bool(args.stack):
+        raise SystemExit("error: name one STACK or pass --all")
+    stacks = all_stacks(root) if args.all else [args.stack]
+    return stacks
+
+
+def _prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
+    problems = []
+    prepared = []
+    for stack in stacks:
+        try:
+            prepared.append(render.prepare(root, stack))
+        except InvalidInputError as error:
+            problems += error.problems
+    if problems:
+        raise InvalidInputError(problems)
+    return prepared
+
+
+def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> None:
+    loaded = rendered.prepared.loaded
+    table = Table(title=f"stack {loaded.name}", title_justify="left")
+    for column in ("gateway", "cluster", "mode", "address", "resources"):
+        table.add_column(column, justify="right" if column == "resources" else "left")
+    for gw in rendered.gateways:
+        table.add_row(gw.name, gw.cluster, gw.mode, gw.address or "-", str(gw.resources))
+    console.print(table)
+    where = f" → {out}" if out is not None else ""
+    console.print(
+        f"{len(rendered.gateways)} gateways, {len(rendered.recording.resources)} resources,"
+        f" {rendered.manifests} manifests{where}"
+    )
+
+
+def _render_one(
+    prepared: render.Prepared, console: Console, show_progress: bool
+) -> render.Rendered:
+    gateways = len(prepared.loaded.gateways)
+    if not show_progress or gateways < PROGRESS_MIN_GATEWAYS:
+        return render.execute(prepared)
+    columns = (
+        TextColumn(f"rendering {prepared.loaded.name}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("gateways", total=gateways)
+
+        def on_register(resource: RecordedResource) -> None:
+            # The Deployment waits on the gateway's Secrets and ConfigMap: it comes last.
+            if resource.type == "kubernetes:apps/v1:Deployment":
+                progress.advance(task)
+
+        return render.execute(prepared, on_register)
+
+
+def cmd_render(args: argparse.Namespace, console: Console) -> int:
+    root = args.root
+    stacks = _stacks(args, root)
+    prepared = _prepare_all(root, stacks)
+    notes = sum(p.secure_placeholders for p in prepared)
+    if notes:
+        console.print(
+            f"note: {notes} `secure:` config values cannot be decrypted offline; rendered"
+            " with placeholders (redacted in the output like every secret)"
+        )
+    rendered = [_render_one(p, console, not args.quiet) for p in prepared]
+    base = args.out if args.out is not None else root / DEFAULT_OUT
+    for item in rendered:
+        stack = item.prepared.loaded.name
+        out = base / stack if args.all or args.out is None else base
+        render.write_tree(out, item.files)
+        if not args.quiet:
+            _summary(console, item, out)
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    for prepared in _prepare_all(args.root, _stacks(args, args.root)):
+        loaded = prepared.loaded
+        console.print(
+            f"{loaded.config_path}: ok ({len(loaded.gateways)} gateways,"
+            f" {len(loaded.config.clusters)} clusters)"
+        )
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="python -m stacks",
+        description="Validate and render HyperShell gateway stacks offline, with no Pulumi CLI,"
+        " backend, cluster or credentials.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument(
+        "--root", type=Path, default=ROOT, help="project root (default: this checkout)"
+    )
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    rend = commands.add_parser(
+        "render",
+        help="run the program offline and write manifests and plan.json",
+        description="Run the real program under Pulumi's mock runtime and write one YAML file"
+        " per Kubernetes object (manifests/<cluster>/<namespace>/<kind>-<name>.yaml) and"
+        " plan.json (every resource with its inputs; secrets redacted). The output directory"
+        " is replaced whole.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rend.add_argument("stack", nargs="?", help="stack name, as in Pulumi.<stack>.yaml")
+    rend.add_argument("--all", action="store_true", help="render every Pulumi.*.yaml stack")
+    rend.add_argument(
+        "--out",
+        type=Path,
+        help="output directory (default build/rendered/<stack>; with --all, DIR/<stack>)",
+    )
+    rend.add_argument("-q", "--quiet", action="store_true", help="no summary or progress")
+    rend.set_defaults(func=cmd_render)
+
+    val = commands.add_parser(
+        "validate",
+        help="check config and declarations only (fast; for pre-commit and PR checks)",
+        description="Validate Pulumi.<stack>.yaml and its declarations; nothing is written.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    val.add_argument("stack", nargs="?", help="stack name, as in Pulumi.<stack>.yaml")
+    val.add_argument("--all", action="store_true", help="validate every Pulumi.*.yaml stack")
+    val.set_defaults(func=cmd_validate)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    # Full-width tables in logs and CI, where there is no terminal to measure.
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    errors = Console(stderr=True, highlight=False)
+    try:
+        code: int = args.func(args, console)
+    except InvalidInputError as error:
+        for problem in error.problems:
+            errors.print(f"error: {problem}", markup=False, soft_wrap=True)
+        errors.print(f"{len(error.problems)} problem(s); nothing written", markup=False)
+        return EXIT_INVALID
+    except SystemExit as error:
+        errors.print(str(error.code), markup=False)
+        return EXIT_INVALID
+    except Exception as error:  # last resort: a message and exit 1, no traceback
+        errors.print(f"error: {type(error).__name__}: {error}", markup=False, soft_wrap=True)
+        return EXIT_ERROR
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,303 @@
+"""Offline render (DESIGN §6): the real program under the mock runtime → manifests and a plan.
+
+No Pulumi CLI, backend, cluster or secret is needed. What is written is what ``pulumi up``
+would send: one YAML file per Kubernetes object under ``manifests/<cluster>/<namespace>/``
+and ``plan.json`` with every resource's inputs. Secret values are redacted everywhere (keys
+kept), output is byte-identical for the same inputs, and the output directory is replaced
+whole only once everything has been rendered.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+
+from stacks import program
+from stacks.errors import InvalidInputError, Problem
+from stacks.loader import PROJECT, SECRETS_KEY, LoadedStack, load_stack, read_stack_config
+from stacks.offline import OnRegister, RecordedResource, Recording, is_secret, run_program
+
+REDACTED = "[secret]"
+SECURE_PLACEHOLDER = "offline-placeholder-for-secure-value"
+CLUSTER_SCOPED = "_cluster"
+_K8S_PROVIDER = "pulumi:providers:kubernetes"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewaySummary:
+    name: str
+    cluster: str
+    mode: str
+    address: str | None
+    resources: int
+
+
+# --- config ---------------------------------------------------------------------------------
+
+
+def _replace_secure(value: Any, counter: list[int]) -> Any:
+    """Substitute a placeholder for every ``secure:`` leaf (ciphertext cannot be decrypted here)."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            counter[0] += 1
+            return SECURE_PLACEHOLDER
+        return {k: _replace_secure(v, counter) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_secure(v, counter) for v in value]
+    return value
+
+
+def offline_config(root: Path, stack: str) -> tuple[LoadedStack, dict[str, str], int]:
+    """Validate the stack and build the config map a real ``pulumi up`` would hand the program."""
+    display, raw = read_stack_config(root, stack)
+    loaded = load_stack(root, stack, raw)
+    counter = [0]
+    raw = _replace_secure(raw, counter)
+    problems: list[Problem] = []
+    for cluster in sorted(loaded.config.clusters):
+        try:
+            program.cluster_secrets(raw.get(SECRETS_KEY), cluster, display)
+        except InvalidInputError as error:
+            problems += error.problems
+    if problems:
+        raise InvalidInputError(problems)
+    config = {
+        f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
+        for key, value in raw.items()
+    }
+    return loaded, config, counter[0]
+
+
+# --- redaction and normalisation ------------------------------------------------------------
+
+
+def _mask(value: Any) -> Any:
+    if is_secret(value):
+        return _mask(value["value"])
+    if isinstance(value, dict):
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return None if value is None else REDACTED
+
+
+def clean(value: Any) -> Any:
+    """Redact secrets (keys kept), turn whole floats back into ints (the wire has only doubles)."""
+    if is_secret(value):
+        return _mask(value["value"])
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def manifest(resource: RecordedResource) -> dict[str, Any]:
+    """The Kubernetes object as sent to the API server, secrets redacted."""
+    obj: dict[str, Any] = clean(resource.inputs)
+    if obj.get("kind") == "Secret":
+        for key in ("data", "stringData"):
+            if isinstance(obj.get(key), dict):
+                obj[key] = {k: REDACTED for k in obj[key]}
+    return obj
+
+
+# --- the render -----------------------------------------------------------------------------
+
+
+def _ancestor(recording: Recording, resource: RecordedResource, type_: str) -> str | None:
+    urn = resource.parent
+    while urn is not None and urn in recording.resources:
+        parent = recording.resources[urn]
+        if parent.type == type_:
+            return parent.name
+        urn = parent.parent
+    return None
+
+
+def _cluster_of(recording: Recording, resource: RecordedResource) -> str:
+    provider = recording.resources.get(resource.provider or "")
+    if provider is None or provider.type != _K8S_PROVIDER:
+        raise RuntimeError(f"{resource.urn} has no cluster Kubernetes provider")
+    cluster = _ancestor(recording, provider, "hypershell:cluster:Cluster")
+    if cluster is None:
+        raise RuntimeError(f"provider {provider.urn} is not inside a Cluster")
+    return cluster
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (gateway.toml, PEM blocks) as literal blocks, readable in review."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _dump_yaml(obj: Mapping[str, Any]) -> str:
+    return yaml.dump(
+        dict(obj), Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=1000
+    )
+
+
+def manifest_files(recording: Recording) -> dict[str, str]:
+    """Relative path → YAML text of every Kubernetes object."""
+    files: dict[str, str] = {}
+    for resource in recording.resources.values():
+        if not resource.type.startswith("kubernetes:") or not resource.custom:
+            continue
+        obj = manifest(resource)
+        meta = obj.get("metadata", {})
+        namespace = meta.get("namespace") or CLUSTER_SCOPED
+        path = (
+            f"manifests/{_cluster_of(recording, resource)}/{namespace}/"
+            f"{obj['kind'].lower()}-{meta['name']}.yaml"
+        )
+        if path in files:
+            raise RuntimeError(f"two objects render to {path}")
+        files[path] = _dump_yaml(obj)
+    return files
+
+
+def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) -> dict[str, Any]:
+    """The reviewable plan: gateways with their decisions, every resource with its inputs."""
+    gateways = []
+    for gateway in loaded.gateways:
+        namespace, hostname, address, database = facts[gateway.name]
+        gateways.append(
+            {
+                "name": gateway.name,
+                "cluster": gateway.cluster,
+                "namespace": namespace,
+                "ingressMode": str(gateway.ingress_mode),
+                "hostname": hostname,
+                "address": address,
+                "images": {
+                    "gateway": gateway.images.gateway,
+                    "supervisor": gateway.images.supervisor,
+                    "sandbox": gateway.images.sandbox,
+                },
+                "database": database,
+            }
+        )
+    resources = [
+        {
+            "type": r.type,
+            "name": r.name,
+            "parent": r.parent,
+            "provider": r.provider,
+            "retainOnDelete": r.retain_on_delete,
+            "inputs": clean(r.inputs),
+        }
+        for r in sorted(recording.resources.values(), key=lambda r: r.urn)
+    ]
+    return {"stack": loaded.name, "gateways": gateways, "resources": resources}
+
+
+def _facts(gateways: Mapping[str, Any]) -> pulumi.Output[Any]:
+    return pulumi.Output.all(
+        **{
+            name: pulumi.Output.all(gw.namespace, gw.hostname, gw.address, gw.database_name)
+            for name, gw in gateways.items()
+        }
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """A validated stack and the config map its program will read."""
+
+    root: Path
+    loaded: LoadedStack
+    config: dict[str, str]
+    secure_placeholders: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rendered:
+    """One stack's render, in memory."""
+
+    prepared: Prepared
+    recording: Recording
+    files: dict[str, str]
+    gateways: tuple[GatewaySummary, ...]
+
+    @property
+    def manifests(self) -> int:
+        return sum(1 for path in self.files if path.startswith("manifests/"))
+
+
+def prepare(root: Path, stack: str) -> Prepared:
+    """Validate config, declarations and secrets; raise InvalidInputError with every problem."""
+    loaded, config, placeholders = offline_config(root, stack)
+    return Prepared(root=root, loaded=loaded, config=config, secure_placeholders=placeholders)
+
+
+def execute(prepared: Prepared, on_register: OnRegister | None = None) -> Rendered:
+    """Run the stack's real program offline and produce its files; nothing is written."""
+    loaded = prepared.loaded
+    recording, facts = run_program(
+        lambda: _facts(program.main(prepared.root)),
+        project=PROJECT,
+        stack=loaded.name,
+        config=prepared.config,
+        secret_keys=[f"{PROJECT}:{SECRETS_KEY}"],
+        on_register=on_register,
+    )
+    files = manifest_files(recording)
+    files["plan.json"] = json.dumps(plan(loaded, recording, facts), indent=2, sort_keys=True) + "\n"
+    return Rendered(
+        prepared=prepared,
+        recording=recording,
+        files=files,
+        gateways=summarise(loaded, recording, facts),
+    )
+
+
+def write_tree(out: Path, files: Mapping[str, str]) -> None:
+    """Replace ``out`` whole with exactly ``files``; on failure the old tree stays."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        for relative, text in sorted(files.items()):
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def summarise(
+    loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]
+) -> tuple[GatewaySummary, ...]:
+    counts = Counter(
+        _ancestor(recording, r, "hypershell:gateway:Gateway") for r in recording.resources.values()
+    )
+    return tuple(
+        GatewaySummary(
+            name=g.name,
+            cluster=g.cluster,
+            mode=str(g.ingress_mode),
+            address=facts[g.name][2],
+            resources=counts[g.name] + 1,  # the Gateway component itself
+        )
+        for g in loaded.gateways
+    )
