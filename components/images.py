@@ -13,8 +13,14 @@ from dataclasses import dataclass
 
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
-_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
-_TAG = r"[\w][\w.-]{0,127}"
+_PORT = r"(?::[0-9]+)?"
+# distribution/reference: the first component is a registry only when it looks like one (a
+# dot, a port, localhost or an IPv6 literal); otherwise "team/app" is a repository path.
+_DOMAIN = (
+    rf"(?:localhost{_PORT}|\[[0-9a-fA-F:]+\]{_PORT}"
+    rf"|{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})+{_PORT}|{_DOMAIN_COMPONENT}:[0-9]+)"
+)
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"  # ASCII only, unlike Python's \w
 _DIGEST = r"sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128}"
 _REFERENCE = re.compile(
     rf"(?:(?P<registry>{_DOMAIN})/)?"
@@ -82,7 +88,7 @@ def parse_image(reference: str) -> ImageRef:
             f"image reference {reference!r} contains shell metacharacters: {', '.join(bad)}"
         )
     match = _REFERENCE.fullmatch(reference)
-    if match is None or not _has_valid_split(match):
+    if match is None:
         raise ImageReferenceError(
             f"image reference {reference!r} is not [registry[:port]/]repository[:tag][@digest]"
             " with a lowercase repository path"
@@ -100,17 +106,11 @@ def parse_image(reference: str) -> ImageRef:
     return ref
 
 
-def _has_valid_split(match: re.Match[str]) -> bool:
-    # distribution/reference: the first component is a registry only when it looks like one
-    # (has a dot or a port, or is localhost); "team/app" is a repository, not a registry.
-    registry = match["registry"]
-    if registry is None:
-        return True
-    return "." in registry or ":" in registry or registry == "localhost" or registry[0] == "["
-
-
 def rewrite_with_mirrors(image: ImageRef, mirrors: Mapping[str, str]) -> ImageRef:
     """Apply registry mirrors: the longest prefix of the image name (on ``/`` boundaries) wins.
+
+    Prefixes match the name as written: ``nginx`` is not expanded to
+    ``docker.io/library/nginx``, so mirror such images by the name the declarations use.
 
     ``{"ghcr.io/nvidia": "registry.internal:5000/nvidia"}`` turns
     ``ghcr.io/nvidia/openshell/gateway:1`` into
