@@ -132,8 +132,11 @@ def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     return config
 
 
-def load_declarations(root: Path, directory: str) -> list[tuple[str, GatewayDeclaration]]:
+def load_declarations(
+    root: Path, directory: str, clusters: Iterable[str]
+) -> list[tuple[str, GatewayDeclaration]]:
     """Parse every ``*.yaml`` under the declarations directory, in name order."""
+    context = {"clusters": sorted(clusters)}
     base = root / directory
     if not base.is_dir():
         raise InvalidInputError([Problem(directory, "", "declarations directory does not exist")])
@@ -145,7 +148,9 @@ def load_declarations(root: Path, directory: str) -> list[tuple[str, GatewayDecl
         display = path.relative_to(root).as_posix()
         try:
             document = read_yaml_mapping(path, display)
-            declaration = GatewayDeclaration.model_validate(document, by_alias=True)
+            declaration = GatewayDeclaration.model_validate(
+                document, by_alias=True, context=context
+            )
         except InvalidInputError as error:
             problems += error.problems
             continue
@@ -170,24 +175,15 @@ def load_declarations(root: Path, directory: str) -> list[tuple[str, GatewayDecl
 def _pick_cluster(
     display: str, spec_cluster: str | None, config: StackConfig
 ) -> tuple[str | None, list[Problem]]:
+    # An unknown spec.cluster was already reported by the model (validation context).
+    if spec_cluster is not None:
+        return spec_cluster, []
     clusters = sorted(config.clusters)
-    if spec_cluster is None:
-        if len(clusters) == 1:
-            return clusters[0], []
-        return None, [
-            Problem(
-                display, "spec.cluster", f"required: the stack has clusters {', '.join(clusters)}"
-            )
-        ]
-    if spec_cluster not in config.clusters:
-        return None, [
-            Problem(
-                display,
-                "spec.cluster",
-                f"unknown cluster {spec_cluster!r}; the stack has {', '.join(clusters)}",
-            )
-        ]
-    return spec_cluster, []
+    if len(clusters) == 1:
+        return clusters[0], []
+    return None, [
+        Problem(display, "spec.cluster", f"required: the stack has clusters {', '.join(clusters)}")
+    ]
 
 
 def _resolve(
@@ -292,7 +288,7 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     if raw_config is None:
         display, raw_config = read_stack_config(root, stack)
     config = parse_stack_config(display, raw_config)
-    declarations = load_declarations(root, config.declarations_dir)
+    declarations = load_declarations(root, config.declarations_dir, config.clusters)
     problems: list[Problem] = []
     gateways: list[ResolvedGateway] = []
     for source, declaration in declarations:

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from components import naming
 from components.hostnames import check_dns_name
@@ -186,11 +194,21 @@ class ImageOverrides(Model):
 
 class GatewaySpec(Model):
     cluster: DnsLabel | None = None
+    """Key of the stack's clusters; checked against them when validated with the context
+    ``{"clusters": [...]}``, so an unknown cluster is reported with every other problem."""
     namespace: Annotated[str, BeforeValidator(_namespace)] | None = None
     exposure: ExposureSpec = ExposureSpec()
     images: ImageOverrides = ImageOverrides()
     replicas: int = Field(1, ge=1, le=10)
     deletion_policy: Literal["Retain", "Delete"] = Field("Retain", alias="deletionPolicy")
+
+    @field_validator("cluster")
+    @classmethod
+    def _known_cluster(cls, value: str | None, info: ValidationInfo) -> str | None:
+        clusters = (info.context or {}).get("clusters")
+        if value is not None and clusters is not None and value not in clusters:
+            raise ValueError(f"unknown cluster {value!r}; the stack has {', '.join(clusters)}")
+        return value
 
 
 class GatewayDeclaration(Model):
