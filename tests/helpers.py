@@ -1,0 +1,66 @@
+"""Helpers for asserting on what a program registered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stacks.offline import RecordedResource, Recording, is_secret
+from stacks.render import clean
+
+
+def k8s(recording: Recording, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+    """The one Kubernetes object of ``kind``/``name`` in ``namespace``, cleaned as rendered."""
+    found = [
+        r
+        for r in recording.resources.values()
+        if r.type.startswith("kubernetes:")
+        and r.inputs.get("kind") == kind
+        and r.inputs.get("metadata", {}).get("name") == name
+        and (namespace is None or r.inputs["metadata"].get("namespace") == namespace)
+    ]
+    assert len(found) == 1, f"expected one {kind}/{name} in {namespace}, found {len(found)}"
+    obj: dict[str, Any] = clean(found[0].inputs)
+    return obj
+
+
+def raw(
+    recording: Recording, kind: str, name: str, namespace: str | None = None
+) -> RecordedResource:
+    """The registration (uncleaned inputs, secret wrappers kept) of one Kubernetes object."""
+    found = [
+        r
+        for r in recording.resources.values()
+        if r.inputs.get("kind") == kind
+        and r.inputs.get("metadata", {}).get("name") == name
+        and (namespace is None or r.inputs["metadata"].get("namespace") == namespace)
+    ]
+    assert len(found) == 1
+    return found[0]
+
+
+def kinds(recording: Recording, namespace: str) -> list[str]:
+    """Sorted ``Kind/name`` of the Kubernetes objects in a namespace."""
+    return sorted(
+        f"{r.inputs['kind']}/{r.inputs['metadata']['name']}"
+        for r in recording.resources.values()
+        if r.type.startswith("kubernetes:")
+        and r.custom
+        and r.inputs.get("metadata", {}).get("namespace") == namespace
+    )
+
+
+def one(recording: Recording, type_: str, name: str) -> RecordedResource:
+    found = [r for r in recording.resources.values() if r.type == type_ and r.name == name]
+    assert len(found) == 1, f"expected one {type_} {name}, found {len(found)}"
+    return found[0]
+
+
+def secret_paths(value: Any, path: str = "") -> list[str]:
+    """Dotted paths of every secret-wrapped value inside ``value``."""
+    if is_secret(value):
+        return [path]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in secret_paths(v, f"{path}.{k}" if path else k)]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in secret_paths(v, f"{path}.{i}")]
+    return []

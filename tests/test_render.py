@@ -1,0 +1,233 @@
+"""The offline render: golden snapshots, determinism, redaction, output handling, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stacks import cli, render
+from tests.conftest import ROOT, STACKS, rendered
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def tree(directory: Path) -> dict[str, str]:
+    return {
+        p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_render_matches_the_golden_snapshot(stack: str) -> None:
+    # Regenerate after a reviewed change with: make golden
+    golden = tree(GOLDEN / stack)
+    files = rendered(stack).files
+    assert sorted(files) == sorted(golden)
+    for path, text in files.items():
+        assert text == golden[path], f"{stack}/{path} differs from the golden snapshot"
+
+
+def copy_project(destination: Path, *, reverse: bool) -> Path:
+    """A copy of the project's stacks, declaration files created in the given order."""
+    destination.mkdir(parents=True, exist_ok=True)
+    for stack_file in ROOT.glob("Pulumi*.yaml"):
+        shutil.copy(stack_file, destination / stack_file.name)
+    for source in sorted(ROOT.glob("stacks/*/gateways/*.yaml"), reverse=reverse):
+        target = destination / source.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, target)
+    return destination
+
+
+def test_render_is_independent_of_file_order_and_location(tmp_path: Path) -> None:
+    first = copy_project(tmp_path / "a", reverse=True)
+    second = copy_project(tmp_path / "elsewhere" / "checkout", reverse=False)
+    for stack in STACKS:
+        one = render.execute(render.prepare(first, stack)).files
+        two = render.execute(render.prepare(second, stack)).files
+        assert one == two
+        assert one == rendered(stack).files
+
+
+def test_cli_render_is_byte_identical_across_processes(tmp_path: Path) -> None:
+    outputs = []
+    for seed in ("1", "4242"):
+        out = tmp_path / f"seed-{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-m", "stacks", "render", "--all", "--out", str(out), "-q"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append({stack: tree(out / stack) for stack in STACKS})
+    assert outputs[0] == outputs[1]
+    assert outputs[0]["ibm"] == tree(GOLDEN / "ibm")
+
+
+def test_secret_values_are_redacted_with_keys_kept(any_stack: render.Rendered) -> None:
+    secrets = [
+        yaml.safe_load(text)
+        for path, text in any_stack.files.items()
+        if path.startswith("manifests/") and "/secret-" in path
+    ]
+    assert len(secrets) == 5 * len(any_stack.gateways)
+    by_name = {}
+    for secret in secrets:
+        values = secret["stringData"]
+        assert set(values.values()) == {render.REDACTED}
+        by_name.setdefault(secret["metadata"]["name"], sorted(values))
+    assert by_name == {
+        "openshell-server-tls": ["ca.crt", "tls.crt", "tls.key"],
+        "openshell-client-tls": ["ca.crt", "tls.crt", "tls.key"],
+        "openshell-gateway-jwt-keys": ["kid", "public.pem", "signing.pem"],
+        "openshell-gateway-db-credentials": ["dbname", "host", "password", "port", "uri", "user"],
+        "openshell-gateway-credential-kek": ["key-encryption-key"],
+    }
+
+
+def test_no_generated_secret_appears_anywhere_in_the_output(any_stack: render.Rendered) -> None:
+    generated = []
+    for res in any_stack.recording.resources.values():
+        for key in res.secret_outputs:
+            value = (
+                res.outputs.get(key, {}).get("value")
+                if isinstance(res.outputs.get(key), dict)
+                else None
+            )
+            if isinstance(value, str) and len(value) >= 16:
+                generated.append(value)
+    assert len(generated) >= 4 * len(any_stack.gateways)
+    blob = "".join(any_stack.files.values())
+    assert [value for value in generated if value in blob] == []
+
+
+def test_plaintext_config_read_as_secret_is_redacted() -> None:
+    files = rendered("local").files
+    assert "local-development-only" in (ROOT / "Pulumi.local.yaml").read_text()
+    assert all("local-development-only" not in text for text in files.values())
+    plan = json.loads(files["plan.json"])
+    provider = next(r for r in plan["resources"] if r["type"] == "pulumi:providers:postgresql")
+    assert provider["inputs"]["password"] == render.REDACTED
+
+
+def test_secure_values_become_a_placeholder_and_are_reported_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = cli.main(["render", "--all", "--out", str(tmp_path), "-q"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.count("`secure:` config values cannot be decrypted offline") == 1
+    assert out.startswith("note: 3 `secure:` config values")
+    assert all(render.SECURE_PLACEHOLDER not in t for t in tree(tmp_path).values())
+
+
+def test_plan_lists_gateways_with_their_decisions() -> None:
+    plan = json.loads(rendered("aws").files["plan.json"])
+    assert plan["stack"] == "aws"
+    search = next(g for g in plan["gateways"] if g["name"] == "search")
+    assert search == {
+        "name": "search",
+        "cluster": "rosa-us-west-2",
+        "namespace": "openshell-search",
+        "ingressMode": "gateway-api",
+        "hostname": "sandboxes.search.example.net",
+        "address": "grpcs://sandboxes.search.example.net:443",
+        "images": {
+            "gateway": "ghcr.io/nvidia/openshell/gateway:0.0.109",
+            "supervisor": "ghcr.io/nvidia/openshell/supervisor:0.0.109",
+            "sandbox": "ghcr.io/nvidia/openshell-community/sandboxes/base:latest",
+        },
+        "database": "gw_search",
+    }
+    kinds = {r["type"] for r in plan["resources"]}
+    assert {
+        "tls:index/locallySignedCert:LocallySignedCert",
+        "postgresql:index/grant:Grant",
+    } <= kinds
+    csr = next(r for r in plan["resources"] if r["name"] == "search-pki-server-csr")
+    assert csr["parent"].endswith("hypershell:gateway:Pki::search-pki")
+    assert csr["inputs"]["privateKeyPem"] == render.REDACTED
+
+
+def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
+    out = tmp_path / "ibm"
+    stale = out / "manifests" / "roks-us-east" / "openshell-gone" / "route-openshell-gateway.yaml"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("left over from a removed declaration\n")
+    assert cli.main(["render", "ibm", "--out", str(out), "-q"]) == 0
+    assert not stale.exists()
+    assert tree(out) == rendered("ibm").files
+    assert [p.name for p in tmp_path.iterdir()] == ["ibm"]  # no staging directory left
+
+
+def test_invalid_input_exits_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(tmp_path / "p", reverse=False)
+    (project / "stacks/aws/gateways/broken.yaml").write_text(
+        "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: broken\n"
+        "spec:\n  cluster: rosa-eu-west-1\n  replicas: many\n"
+    )
+    out = tmp_path / "out"
+    code = cli.main(["--root", str(project), "render", "--all", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert not out.exists()
+    assert (
+        "error: stacks/aws/gateways/broken.yaml: spec.cluster: unknown cluster 'rosa-eu-west-1'"
+        in err
+    )
+    assert (
+        "error: stacks/aws/gateways/broken.yaml: spec.replicas: Input should be a valid integer"
+        in err
+    )
+    assert "2 problem(s); nothing written" in err
+
+
+def test_unexpected_failure_exits_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    def boom(*_: object, **__: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(render, "write_tree", boom)
+    assert cli.main(["render", "local", "--out", str(tmp_path / "x")]) == 1
+    assert "error: RuntimeError: disk on fire" in capsys.readouterr().err
+
+
+def test_validate_reports_each_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["validate", "--all"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Pulumi.aws.yaml: ok (4 gateways, 2 clusters)",
+        "Pulumi.ibm.yaml: ok (4 gateways, 1 clusters)",
+        "Pulumi.local.yaml: ok (3 gateways, 1 clusters)",
+    ]
+
+
+def test_unknown_stack_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["validate", "gcp"]) == 2
+    assert (
+        "error: Pulumi.gcp.yaml: cannot read: No such file or directory" in capsys.readouterr().err
+    )
+
+
+def test_help_documents_commands_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["render", "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert "--all" in text and "--out" in text
+    assert "exit codes: 0 ok; 2 invalid input" in text
