@@ -1,0 +1,280 @@
+"""The Gateway component in each ingress mode, through the shared recording mock."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import replace
+from typing import Any
+
+import pulumi
+import pytest
+
+from components.cluster import Cluster, ClusterArgs
+from components.exposure import SharedGateway
+from components.gateway import Gateway, GatewayArgs, GatewayImages
+from components.ingress import IngressMode
+from stacks.offline import Recording, run_program
+from tests.helpers import k8s, kinds, one
+
+NS = "openshell-acme"
+HOST = "gw-openshell-acme.apps.example.com"
+BASE_ARGS = GatewayArgs(
+    cluster="c1",
+    namespace=NS,
+    ingress_mode=IngressMode.ROUTE,
+    hostname=HOST,
+    images=GatewayImages(
+        gateway="reg.example.com/gw:1",
+        supervisor="reg.example.com/sup:1",
+        sandbox="reg.example.com/sb:1",
+    ),
+    replicas=1,
+    database_host="db.example.com",
+    database_port=5432,
+    retain_database=True,
+    openshift=True,
+    node_reader_cluster_role="openshell-gateway-node-reader",
+    router_namespace="openshift-ingress",
+    shared_gateway=SharedGateway(name="shared-gw", namespace="gw-system", section_name="grpc"),
+    metrics_namespace="openshift-user-workload-monitoring",
+)
+COMMON = [
+    "ConfigMap/openshell-gateway-config",
+    "Deployment/openshell-gateway",
+    "NetworkPolicy/openshell-default-deny-ingress",
+    "NetworkPolicy/openshell-gateway-allow-metrics",
+    "NetworkPolicy/openshell-gateway-allow-sandbox-v2",
+    "NetworkPolicy/openshell-gateway-sandbox-ssh",
+    "NetworkPolicy/openshell-gateway-sandbox-ssh-v2",
+    "Role/openshell-gateway-sandbox",
+    "RoleBinding/openshell-gateway-sandbox",
+    "RoleBinding/openshell-sandbox-privileged-scc",
+    "Secret/openshell-client-tls",
+    "Secret/openshell-gateway-credential-kek",
+    "Secret/openshell-gateway-db-credentials",
+    "Secret/openshell-gateway-jwt-keys",
+    "Secret/openshell-server-tls",
+    "Service/openshell-gateway",
+    "ServiceAccount/openshell-gateway",
+    "ServiceAccount/openshell-gateway-sandbox",
+]
+
+
+def build(args: GatewayArgs) -> tuple[Recording, dict[str, Any]]:
+    def program() -> Any:
+        cluster = Cluster(
+            "c1",
+            ClusterArgs(
+                kubeconfig_context="ctx",
+                kubeconfig=None,
+                database_admin_host="db-admin.example.com",
+                database_admin_port=5432,
+                database_admin_user="admin",
+                database_admin_password=pulumi.Output.secret("sentinel-admin-password"),
+                database_ssl_root_cert=None,
+            ),
+        )
+        gateway = Gateway(
+            "acme",
+            args,
+            opts=pulumi.ResourceOptions(providers=[cluster.kubernetes, cluster.postgresql]),
+        )
+        return pulumi.Output.all(
+            namespace=gateway.namespace,
+            hostname=gateway.hostname,
+            address=gateway.address,
+            ca=gateway.ca_certificate,
+            database=gateway.database_name,
+        )
+
+    return run_program(program, project="p", stack="s")
+
+
+def test_route_mode() -> None:
+    recording, outputs = build(BASE_ARGS)
+    assert kinds(recording, NS) == sorted(
+        [*COMMON, "Route/openshell-gateway", "NetworkPolicy/openshell-gateway-allow-router"]
+    )
+    assert k8s(recording, "Route", "openshell-gateway", NS)["spec"]["host"] == HOST
+    assert outputs["address"] == f"grpcs://{HOST}:443"
+    assert outputs["hostname"] == HOST
+    assert outputs["namespace"] == NS
+    assert outputs["database"] == "gw_acme"
+    assert (
+        outputs["ca"]
+        == one(recording, "tls:index/selfSignedCert:SelfSignedCert", "acme-pki-ca").outputs[
+            "certPem"
+        ]
+    )
+
+
+def test_gateway_api_mode() -> None:
+    recording, outputs = build(replace(BASE_ARGS, ingress_mode=IngressMode.GATEWAY_API))
+    assert kinds(recording, NS) == sorted(
+        [
+            *COMMON,
+            "GRPCRoute/openshell-gateway",
+            "BackendTLSPolicy/openshell-gateway",
+            "ConfigMap/openshell-backend-ca",
+            "NetworkPolicy/openshell-gateway-allow-router",
+        ]
+    )
+    route = k8s(recording, "GRPCRoute", "openshell-gateway", NS)
+    assert route["spec"]["parentRefs"] == [
+        {"name": "shared-gw", "namespace": "gw-system", "sectionName": "grpc"}
+    ]
+    assert route["spec"]["hostnames"] == [HOST]
+    policy = k8s(recording, "NetworkPolicy", "openshell-gateway-allow-router", NS)
+    assert policy["spec"]["ingress"][0]["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gw-system"}}}
+    ]
+    assert outputs["address"] == f"grpcs://{HOST}:443"
+
+
+def test_none_mode_exposes_nothing_and_keeps_sans_internal() -> None:
+    recording, outputs = build(replace(BASE_ARGS, ingress_mode=IngressMode.NONE, openshift=False))
+    expected = [k for k in COMMON if k != "RoleBinding/openshell-sandbox-privileged-scc"]
+    assert kinds(recording, NS) == sorted(expected)
+    assert outputs["address"] is None and outputs["hostname"] is None
+    csr = one(recording, "tls:index/certRequest:CertRequest", "acme-pki-server-csr")
+    assert HOST not in csr.inputs["dnsNames"]
+
+
+def test_exposure_disabled_in_route_mode() -> None:
+    recording, outputs = build(replace(BASE_ARGS, hostname=None))
+    assert "Route/openshell-gateway" not in kinds(recording, NS)
+    assert outputs["address"] is None
+
+
+def test_gateway_api_mode_needs_a_shared_gateway() -> None:
+    with pytest.raises(ValueError, match="gateway-api mode needs the cluster's shared Gateway"):
+        build(replace(BASE_ARGS, ingress_mode=IngressMode.GATEWAY_API, shared_gateway=None))
+
+
+def test_children_carry_the_cluster_providers() -> None:
+    recording, _ = build(BASE_ARGS)
+    for res in recording.resources.values():
+        if res.type.startswith("kubernetes:") and res.custom:
+            assert res.provider is not None and res.provider.endswith("::c1-k8s"), res.name
+        if res.type.startswith("postgresql:"):
+            assert res.provider is not None and res.provider.endswith("::c1-postgres"), res.name
+
+
+def test_deployment_follows_upstream() -> None:
+    recording, _ = build(BASE_ARGS)
+    deployment = k8s(recording, "Deployment", "openshell-gateway", NS)
+    spec = deployment["spec"]
+    assert spec["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1},
+    }
+    pod = spec["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["image"] == "reg.example.com/gw:1"
+    assert container["args"] == [
+        "--config",
+        "/etc/openshell/gateway.toml",
+        "--db-url",
+        "$(OPENSHELL_DB_URL)",
+    ]
+    assert container["env"] == [
+        {
+            "name": "OPENSHELL_DB_URL",
+            "valueFrom": {
+                "secretKeyRef": {"name": "openshell-gateway-db-credentials", "key": "uri"}
+            },
+        },
+        {
+            "name": "OPENSHELL_GATEWAY_CREDENTIAL_KEY_ENCRYPTION_KEY",
+            "valueFrom": {
+                "secretKeyRef": {
+                    "name": "openshell-gateway-credential-kek",
+                    "key": "key-encryption-key",
+                }
+            },
+        },
+    ]
+    assert [p["containerPort"] for p in container["ports"]] == [8080, 8081, 9090]
+    assert container["startupProbe"] == {
+        "httpGet": {"path": "/healthz", "port": "health"},
+        "periodSeconds": 2,
+        "timeoutSeconds": 1,
+        "failureThreshold": 30,
+    }
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert {v["name"]: v for v in pod["volumes"]}["tls-cert"]["secret"] == {
+        "secretName": "openshell-server-tls",
+        "defaultMode": 288,
+    }
+    assert pod["serviceAccountName"] == "openshell-gateway"
+
+
+def config_hash(args: GatewayArgs) -> str:
+    recording, _ = build(args)
+    template = k8s(recording, "Deployment", "openshell-gateway", NS)["spec"]["template"]
+    return str(template["metadata"]["annotations"]["hypershell.redhat.io/config-hash"])
+
+
+def test_pod_template_hash_changes_with_config_and_certificates() -> None:
+    base = config_hash(BASE_ARGS)
+    assert len(base) == 64
+    assert config_hash(BASE_ARGS) == base
+    assert (
+        config_hash(
+            replace(BASE_ARGS, images=replace(BASE_ARGS.images, supervisor="reg.example.com/sup:2"))
+        )
+        != base
+    )
+    # A new host changes the server certificate's SANs and gateway.toml's server_sans.
+    assert config_hash(replace(BASE_ARGS, hostname="vanity.example.org")) != base
+
+
+def test_gateway_toml_is_generated_from_data() -> None:
+    recording, _ = build(replace(BASE_ARGS, hostname='evil"host'))
+    toml = k8s(recording, "ConfigMap", "openshell-gateway-config", NS)["data"]["gateway.toml"]
+    config = tomllib.loads(toml)
+    gateway = config["openshell"]["gateway"]
+    assert gateway["server_sans"][-1] == 'evil"host'  # escaped by the writer, parsed back intact
+    assert gateway["sandbox_namespace"] == NS
+    assert gateway["default_image"] == "reg.example.com/sb:1"
+    assert gateway["supervisor_image"] == "reg.example.com/sup:1"
+    assert config["openshell"]["drivers"]["kubernetes"]["grpc_endpoint"] == (
+        f"https://openshell-gateway.{NS}.svc.cluster.local:8080"
+    )
+    assert "oidc" not in gateway
+
+
+def test_database_is_retained_or_deleted_per_policy() -> None:
+    for retain in (True, False):
+        recording, _ = build(replace(BASE_ARGS, retain_database=retain))
+        assert (
+            one(recording, "postgresql:index/role:Role", "acme-database-db-role").retain_on_delete
+            is retain
+        )
+        assert (
+            one(
+                recording, "postgresql:index/database:Database", "acme-database-db"
+            ).retain_on_delete
+            is retain
+        )
+        grant = one(recording, "postgresql:index/grant:Grant", "acme-database-db-revoke-public")
+        assert grant.inputs == {
+            "database": "gw_acme",
+            "objectType": "database",
+            "privileges": [],
+            "role": "public",
+        }
+        assert grant.retain_on_delete is False
+
+
+def test_cluster_role_binding_targets_the_shared_role() -> None:
+    recording, _ = build(BASE_ARGS)
+    binding = k8s(recording, "ClusterRoleBinding", f"openshell-gateway-node-reader-{NS}")
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "openshell-gateway-node-reader",
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "openshell-gateway", "namespace": NS}
+    ]
