@@ -37,9 +37,11 @@ def from_validation_error(path: str, error: ValidationError, prefix: str = "") -
     problems = []
     for item in error.errors(include_url=False):
         parts = [prefix] if prefix else []
-        parts += [str(part) for part in item["loc"] if part != "__root__"]
+        parts += [str(part) for part in item["loc"] if part not in {"__root__", "[key]"}]
         field = ".".join(parts)
         message = item["msg"].removeprefix("Value error, ")
+        if "[key]" in item["loc"]:
+            message = f"key: {message}"
         if item["type"] in {"missing", "extra_forbidden"}:
             message = {"missing": "required field is missing", "extra_forbidden": "unknown field"}[
                 item["type"]

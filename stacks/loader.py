@@ -59,12 +59,25 @@ class LoadedStack:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys instead of keeping the last one."""
+    """SafeLoader that refuses duplicate mapping keys instead of keeping the last one.
+
+    Merge keys (``<<: *anchor``) keep their YAML meaning: merged keys may be overridden by the
+    mapping's own keys, as the Pulumi CLI reads them.
+    """
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise yaml.constructor.ConstructorError(
+                None, None, "mapping keys must be plain scalars", key_node.start_mark
+            )
         key = loader.construct_object(key_node)
         if key in seen:
             raise yaml.constructor.ConstructorError(
@@ -95,9 +108,12 @@ def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
         line = f"line {where.line + 1}: " if where is not None else ""
         reason = getattr(error, "problem", None) or str(error)
         raise InvalidInputError([Problem(display, "", f"{line}invalid YAML: {reason}")]) from None
-    if len(documents) != 1 or documents[0] is None:
-        found = "is empty" if not documents or documents[0] is None else "holds several documents"
-        raise InvalidInputError([Problem(display, "", f"{found}; expected one YAML mapping")])
+    if len(documents) > 1:
+        raise InvalidInputError(
+            [Problem(display, "", "holds several documents; expected one YAML mapping")]
+        )
+    if not documents or documents[0] is None:
+        raise InvalidInputError([Problem(display, "", "is empty; expected one YAML mapping")])
     if not isinstance(documents[0], dict):
         kind = type(documents[0]).__name__
         raise InvalidInputError([Problem(display, "", f"expected a YAML mapping, found {kind}")])
@@ -112,6 +128,14 @@ def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(config, dict):
         raise InvalidInputError([Problem(display, "config", "expected a mapping")])
     prefix = f"{PROJECT}:"
+    problems = []
+    for key in config:
+        if not isinstance(key, str) or ":" not in key:
+            problems.append(Problem(display, f"config.{key}", "keys are <namespace>:<name>"))
+        elif not key.startswith(prefix) and key.split(":", 1)[0].startswith("hypershell"):
+            problems.append(Problem(display, key, f"unknown namespace; did you mean {prefix}?"))
+    if problems:
+        raise InvalidInputError(problems)
     return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
 
 
@@ -134,12 +158,16 @@ def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
 
 def load_declarations(
     root: Path, directory: str, clusters: Iterable[str]
-) -> list[tuple[str, GatewayDeclaration]]:
-    """Parse every ``*.yaml`` under the declarations directory, in name order."""
+) -> tuple[list[tuple[str, GatewayDeclaration]], list[Problem]]:
+    """Parse every ``*.yaml`` under the declarations directory, in name order.
+
+    Returns the declarations that are valid on their own and the problems of the others, so
+    the cross-file rules still run over the valid ones and every problem is reported at once.
+    """
     context = {"clusters": sorted(clusters)}
     base = root / directory
     if not base.is_dir():
-        raise InvalidInputError([Problem(directory, "", "declarations directory does not exist")])
+        return [], [Problem(directory, "", "declarations directory does not exist")]
     problems: list[Problem] = []
     declarations: list[tuple[str, GatewayDeclaration]] = []
     for path in sorted(base.iterdir()):
@@ -167,9 +195,7 @@ def load_declarations(
             )
             continue
         declarations.append((display, declaration))
-    if problems:
-        raise InvalidInputError(problems)
-    return declarations
+    return declarations, problems
 
 
 def _pick_cluster(
@@ -197,16 +223,19 @@ def _resolve(
     mode = cluster.ingress_mode
     namespace = spec.namespace or naming.default_namespace(name)
 
+    # An explicit host is checked whenever it is written, even if unused (exposure disabled or
+    # mode none), so a declaration stays valid when it moves to another cluster.
+    exposed = spec.exposure.enabled and mode is not IngressMode.NONE
     hostname: str | None = None
-    if spec.exposure.enabled and (mode is not IngressMode.NONE or spec.exposure.host is not None):
+    if exposed or spec.exposure.host is not None:
         try:
-            hostname = gateway_hostname(
+            host = gateway_hostname(
                 namespace=namespace, base_domain=cluster.base_domain, explicit=spec.exposure.host
             )
+            problems += _foreign_domain(display, host, cluster_name, config)
+            hostname = host if exposed else None
         except HostnameError as error:
             problems.append(Problem(display, "spec.exposure.host", str(error)))
-    if mode is IngressMode.NONE:
-        hostname = None
 
     resolved: dict[str, str] = {}
     for field, override, default, builtin in (
@@ -248,11 +277,38 @@ def _resolve(
     )
 
 
+def _foreign_domain(display: str, host: str, own: str, config: StackConfig) -> list[Problem]:
+    """A host under another cluster's base domain would take a slot that cluster hands out."""
+    return [
+        Problem(
+            display,
+            "spec.exposure.host",
+            f"host {host!r} is under the base domain {other.base_domain!r} of cluster"
+            f" {name!r}; a gateway on {own!r} may not use it",
+        )
+        for name, other in sorted(config.clusters.items())
+        if name != own
+        and other.base_domain is not None
+        and other.base_domain != config.clusters[own].base_domain
+        and (host == other.base_domain or host.endswith("." + other.base_domain))
+    ]
+
+
 def _duplicates(gateways: Iterable[ResolvedGateway]) -> list[Problem]:
     problems = []
+    seen_name: dict[str, str] = {}
     seen_ns: dict[tuple[str, str], str] = {}
     seen_host: dict[str, str] = {}
     for gateway in gateways:
+        if gateway.name in seen_name:
+            problems.append(
+                Problem(
+                    gateway.source,
+                    "metadata.name",
+                    f"gateway {gateway.name!r} is already declared in {seen_name[gateway.name]}",
+                )
+            )
+        seen_name.setdefault(gateway.name, gateway.source)
         key = (gateway.cluster, gateway.namespace)
         if key in seen_ns:
             problems.append(
@@ -288,8 +344,7 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     if raw_config is None:
         display, raw_config = read_stack_config(root, stack)
     config = parse_stack_config(display, raw_config)
-    declarations = load_declarations(root, config.declarations_dir, config.clusters)
-    problems: list[Problem] = []
+    declarations, problems = load_declarations(root, config.declarations_dir, config.clusters)
     gateways: list[ResolvedGateway] = []
     for source, declaration in declarations:
         gateway, found = _resolve(source, declaration, config)

@@ -6,6 +6,7 @@ Rules that involve one field live here; rules across files live in ``stacks.load
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -32,20 +33,23 @@ class Model(BaseModel):
     )
 
 
-def _image(value: str) -> str:
-    parse_image(value)
+def _image(value: object) -> object:
+    if isinstance(value, str):
+        parse_image(value)
     return value
 
 
-def _dns_label(value: str) -> str:
-    if not naming.is_dns1123_label(value):
+def _dns_label(value: object) -> object:
+    if isinstance(value, str) and not naming.is_dns1123_label(value):
         raise ValueError(
             f"{value!r} is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)"
         )
     return value
 
 
-def _mirror_name(value: str) -> str:
+def _mirror_name(value: object) -> object:
+    if not isinstance(value, str):
+        return value  # the str type reports it
     ref = parse_image(value)
     if ref.tag or ref.digest:
         raise ValueError(f"{value!r}: a mirror names a repository prefix, without tag or digest")
@@ -127,6 +131,8 @@ class ClusterConfig(Model):
             )
         if self.ingress.mode is IngressMode.ROUTE and not self.capabilities.openshift:
             raise ValueError("ingress.mode is route but capabilities.openshift is false")
+        if self.ingress.mode is IngressMode.GATEWAY_API and not self.capabilities.gateway_api:
+            raise ValueError("ingress.mode is gateway-api but capabilities.gatewayApi is false")
         return self
 
     @property
@@ -147,14 +153,25 @@ class ImageDefaults(Model):
 
 class StackConfig(Model):
     declarations_dir: str = Field(alias="declarationsDir", min_length=1)
+    """Relative to the project root, and inside it."""
     images: ImageDefaults = ImageDefaults()
     clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
+
+    @field_validator("declarations_dir")
+    @classmethod
+    def _inside_project(cls, value: str) -> str:
+        path = PurePosixPath(value)
+        if path.is_absolute() or ".." in path.parts:
+            raise ValueError(f"{value!r} must be a path inside the project, relative to its root")
+        return value
 
 
 # --- declarations ---------------------------------------------------------------------------
 
 
-def _gateway_name(value: str) -> str:
+def _gateway_name(value: object) -> object:
+    if not isinstance(value, str):
+        return value  # the str type reports it
     _dns_label(value)
     limit = naming.max_gateway_name_length()
     if len(value) > limit:
@@ -167,7 +184,9 @@ def _gateway_name(value: str) -> str:
     return value
 
 
-def _namespace(value: str) -> str:
+def _namespace(value: object) -> object:
+    if not isinstance(value, str):
+        return value  # the str type reports it
     _dns_label(value)
     limit = naming.max_namespace_length()
     if len(value) > limit:

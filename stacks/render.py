@@ -56,19 +56,42 @@ def _replace_secure(value: Any, counter: list[int]) -> Any:
     return value
 
 
-def offline_config(root: Path, stack: str) -> tuple[LoadedStack, dict[str, str], int]:
-    """Validate the stack and build the config map a real ``pulumi up`` would hand the program."""
-    display, raw = read_stack_config(root, stack)
-    loaded = load_stack(root, stack, raw)
-    counter = [0]
-    raw = _replace_secure(raw, counter)
+def _secret_problems(display: str, secrets: Any, clusters: list[str]) -> list[Problem]:
     problems: list[Problem] = []
-    for cluster in sorted(loaded.config.clusters):
+    for cluster in clusters:
         try:
-            program.cluster_secrets(raw.get(SECRETS_KEY), cluster, display)
+            program.cluster_secrets(secrets, cluster, display)
         except InvalidInputError as error:
             problems += error.problems
-    if problems:
+    if isinstance(secrets, dict):
+        problems += [
+            Problem(display, f"{PROJECT}:{SECRETS_KEY}.{name}", "no such cluster in this stack")
+            for name in sorted(set(secrets) - set(clusters), key=str)
+        ]
+    return problems
+
+
+def offline_config(root: Path, stack: str) -> tuple[LoadedStack, dict[str, str], int]:
+    """Validate the stack and build the config map a real ``pulumi up`` would hand the program.
+
+    Declaration, config and secret problems are reported together.
+    """
+    display, raw = read_stack_config(root, stack)
+    problems: list[Problem] = []
+    try:
+        loaded: LoadedStack | None = load_stack(root, stack, raw)
+    except InvalidInputError as error:
+        problems += error.problems
+        loaded = None
+    counter = [0]
+    raw = _replace_secure(raw, counter)
+    clusters = raw.get("clusters")
+    names = sorted(clusters, key=str) if isinstance(clusters, dict) else []
+    if raw.get(SECRETS_KEY) == SECURE_PLACEHOLDER:
+        # The whole object is one `secure:` value: its shape is unknown offline.
+        raw[SECRETS_KEY] = {name: {"dbAdminPassword": SECURE_PLACEHOLDER} for name in names}
+    problems += _secret_problems(display, raw.get(SECRETS_KEY), names)
+    if problems or loaded is None:
         raise InvalidInputError(problems)
     config = {
         f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)

@@ -1,0 +1,1429 @@
+"""Stack loading and validation (``stacks.loader``, ``stacks.render.prepare``).
+
+Each test writes a small project into ``tmp_path``: ``Pulumi.test.yaml`` plus a declarations
+directory, built from a valid baseline (one OpenShift cluster in route mode with a base
+domain, or two such clusters) so that a test states only what differs from it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components import images
+from components.gateway import GatewayImages
+from components.ingress import IngressMode
+from stacks.errors import InvalidInputError
+from stacks.loader import LoadedStack, ResolvedGateway, load_stack
+from stacks.render import SECURE_PLACEHOLDER, Prepared, prepare
+
+STACK = "test"
+CONFIG_FILE = f"Pulumi.{STACK}.yaml"
+PREFIX = "hypershell-gateways:"
+DECLARATIONS = "stacks/test/gateways"
+API_VERSION = "hypershell.redhat.io/v1alpha1"
+BASE_DOMAIN = "apps.example.com"
+EAST_DOMAIN = "east.example.com"
+WEST_DOMAIN = "west.example.com"
+
+DROP = object()
+"""In ``changes``: remove this key from the baseline."""
+
+Problems = list[tuple[str, str, str]]
+
+
+# --- builders -------------------------------------------------------------------------------
+
+
+def merged(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` merged in depth; a ``DROP`` value removes the key."""
+    result = copy.deepcopy(dict(base))
+    for key, value in changes.items():
+        if value is DROP:
+            result.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(result.get(key), Mapping):
+            result[key] = merged(result[key], value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+def cluster(**changes: Any) -> dict[str, Any]:
+    """A valid OpenShift cluster in route mode with a base domain, plus ``changes``."""
+    baseline = {
+        "kubeconfigContext": "ctx",
+        "capabilities": {"openshift": True},
+        "ingress": {"mode": "route"},
+        "baseDomain": BASE_DOMAIN,
+        "database": {
+            "adminHost": "db.example.com",
+            "adminUser": "admin",
+            "host": "postgres.db.svc.cluster.local",
+        },
+    }
+    return merged(baseline, changes)
+
+
+def one_cluster(**changes: Any) -> dict[str, Any]:
+    return {"c1": cluster(**changes)}
+
+
+def two_clusters() -> dict[str, Any]:
+    return {"east": cluster(baseDomain=EAST_DOMAIN), "west": cluster(baseDomain=WEST_DOMAIN)}
+
+
+def secrets_for(clusters: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: {"dbAdminPassword": f"pw-{name}"} for name in clusters}
+
+
+def write_stack(
+    root: Path,
+    *,
+    clusters: Mapping[str, Any] | None = None,
+    stack_images: Mapping[str, Any] | None = None,
+    secrets: Any = DROP,
+    extra: Mapping[str, Any] | None = None,
+) -> None:
+    """Write ``Pulumi.test.yaml``; ``secrets`` defaults to a password per cluster, None omits it."""
+    clusters = one_cluster() if clusters is None else clusters
+    config: dict[str, Any] = {
+        f"{PREFIX}declarationsDir": DECLARATIONS,
+        f"{PREFIX}clusters": dict(clusters),
+        f"{PREFIX}clusterSecrets": secrets_for(clusters) if secrets is DROP else secrets,
+    }
+    if secrets is None:
+        del config[f"{PREFIX}clusterSecrets"]
+    if stack_images is not None:
+        config[f"{PREFIX}images"] = dict(stack_images)
+    config.update(extra or {})
+    (root / DECLARATIONS).mkdir(parents=True, exist_ok=True)
+    write_text(root, CONFIG_FILE, yaml.safe_dump({"config": config}, sort_keys=False))
+
+
+def write_text(root: Path, relative: str, content: str | bytes) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def declaration(name: str, spec: Mapping[str, Any] | None = None, **top: Any) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "apiVersion": API_VERSION,
+        "kind": "Gateway",
+        "metadata": {"name": name},
+    }
+    if spec is not None:
+        document["spec"] = dict(spec)
+    return merged(document, top)
+
+
+def write_gateway(
+    root: Path,
+    name: str,
+    spec: Mapping[str, Any] | None = None,
+    *,
+    file: str | None = None,
+    **top: Any,
+) -> str:
+    """Write one declaration (file ``<name>.yaml`` unless ``file``); return its display path."""
+    relative = f"{DECLARATIONS}/{file or name + '.yaml'}"
+    write_text(root, relative, yaml.safe_dump(declaration(name, spec, **top), sort_keys=False))
+    return relative
+
+
+def write_declaration_text(root: Path, file: str, content: str | bytes) -> str:
+    relative = f"{DECLARATIONS}/{file}"
+    write_text(root, relative, content)
+    return relative
+
+
+def load(root: Path) -> LoadedStack:
+    return load_stack(root, STACK)
+
+
+def problems_of(call: Callable[[], object]) -> Problems:
+    with pytest.raises(InvalidInputError) as caught:
+        call()
+    return [(p.path, p.field, p.message) for p in caught.value.problems]
+
+
+def load_problems(root: Path) -> Problems:
+    return problems_of(lambda: load(root))
+
+
+def where(problems: Problems) -> list[tuple[str, str]]:
+    return [(path, field) for path, field, _ in problems]
+
+
+def only_gateway(root: Path) -> ResolvedGateway:
+    (gateway,) = load(root).gateways
+    return gateway
+
+
+def head(text: str) -> str:
+    """Hand-written declaration text up to and including ``metadata.name``."""
+    return f"apiVersion: {API_VERSION}\nkind: Gateway\nmetadata:\n  name: {text}\n"
+
+
+# --- a valid stack --------------------------------------------------------------------------
+
+
+def test_valid_gateway_resolves_namespace_host_address_and_defaults(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a")
+
+    loaded = load(tmp_path)
+
+    assert loaded.name == STACK
+    assert loaded.config_path == CONFIG_FILE
+    assert loaded.gateways == (
+        ResolvedGateway(
+            name="team-a",
+            source=f"{DECLARATIONS}/team-a.yaml",
+            cluster="c1",
+            namespace="openshell-team-a",
+            ingress_mode=IngressMode.ROUTE,
+            hostname=f"gw-openshell-team-a.{BASE_DOMAIN}",
+            images=GatewayImages(
+                gateway=images.DEFAULT_GATEWAY_IMAGE,
+                supervisor=images.DEFAULT_SUPERVISOR_IMAGE,
+                sandbox=images.DEFAULT_SANDBOX_IMAGE,
+            ),
+            replicas=1,
+            retain_database=True,
+        ),
+    )
+    assert loaded.gateways[0].address == f"grpcs://gw-openshell-team-a.{BASE_DOMAIN}:443"
+
+
+def test_spec_values_are_carried_through(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(
+        tmp_path,
+        "team-a",
+        {"namespace": "legacy-team-a", "replicas": 3, "deletionPolicy": "Delete"},
+    )
+
+    gateway = only_gateway(tmp_path)
+
+    assert gateway.namespace == "legacy-team-a"
+    assert gateway.hostname == f"gw-legacy-team-a.{BASE_DOMAIN}"
+    assert gateway.replicas == 3
+    assert gateway.retain_database is False
+
+
+@pytest.mark.parametrize(("policy", "retain"), [("Retain", True), ("Delete", False)])
+def test_retain_database_follows_deletion_policy(tmp_path: Path, policy: str, retain: bool) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a", {"deletionPolicy": policy})
+
+    assert only_gateway(tmp_path).retain_database is retain
+
+
+def test_deletion_policy_must_be_retain_or_delete(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"deletionPolicy": "delete"})
+
+    assert load_problems(tmp_path) == [
+        (source, "spec.deletionPolicy", "Input should be 'Retain' or 'Delete'")
+    ]
+
+
+def test_longest_allowed_name_fills_the_host_label_exactly(tmp_path: Path) -> None:
+    name = "a" * 50
+    write_stack(tmp_path)
+    write_gateway(tmp_path, name)
+
+    gateway = only_gateway(tmp_path)
+
+    label = gateway.hostname.split(".")[0] if gateway.hostname else ""
+    assert gateway.namespace == f"openshell-{name}"
+    assert label == f"gw-openshell-{name}"
+    assert len(label) == 63
+
+
+def test_gateways_are_sorted_by_name_not_by_file_or_creation_order(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    # "team-b.yaml" sorts before "team.yaml" as a path ('-' < '.') but after it as a name.
+    for name in ("zeta", "team-b", "team", "alpha"):
+        write_gateway(tmp_path, name)
+
+    assert [g.name for g in load(tmp_path).gateways] == ["alpha", "team", "team-b", "zeta"]
+
+
+def test_yml_suffix_is_read_and_other_files_are_ignored(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a", file="team-a.yml")
+    write_declaration_text(tmp_path, "README.md", "not a declaration: [")
+    write_declaration_text(tmp_path, "notes.txt", "\xff")
+    (tmp_path / DECLARATIONS / "archive.yaml").mkdir()
+
+    gateway = only_gateway(tmp_path)
+
+    assert (gateway.name, gateway.source) == ("team-a", f"{DECLARATIONS}/team-a.yml")
+
+
+def test_empty_declarations_directory_loads_no_gateways(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+
+    assert load(tmp_path).gateways == ()
+
+
+def test_missing_declarations_directory_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path, extra={f"{PREFIX}declarationsDir": "stacks/nowhere"})
+
+    assert load_problems(tmp_path) == [
+        ("stacks/nowhere", "", "declarations directory does not exist")
+    ]
+
+
+# --- images ---------------------------------------------------------------------------------
+
+
+def test_images_default_to_the_built_in_references(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a")
+
+    resolved = only_gateway(tmp_path).images
+
+    assert (resolved.gateway, resolved.supervisor, resolved.sandbox) == (
+        images.DEFAULT_GATEWAY_IMAGE,
+        images.DEFAULT_SUPERVISOR_IMAGE,
+        images.DEFAULT_SANDBOX_IMAGE,
+    )
+
+
+def test_stack_image_defaults_override_the_built_ins(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        stack_images={
+            "gateway": "quay.io/acme/gateway:2.0",
+            "sandbox": "quay.io/acme/sandbox:2.0",
+        },
+    )
+    write_gateway(tmp_path, "team-a")
+
+    resolved = only_gateway(tmp_path).images
+
+    assert (resolved.gateway, resolved.supervisor, resolved.sandbox) == (
+        "quay.io/acme/gateway:2.0",
+        images.DEFAULT_SUPERVISOR_IMAGE,
+        "quay.io/acme/sandbox:2.0",
+    )
+
+
+def test_per_gateway_image_wins_over_the_stack_default(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        stack_images={"gateway": "quay.io/acme/gateway:2.0", "supervisor": "quay.io/acme/sup:2"},
+    )
+    write_gateway(
+        tmp_path, "canary", {"images": {"gateway": "localhost:5001/openshell/gateway:dev"}}
+    )
+    write_gateway(tmp_path, "stable")
+
+    canary, stable = load(tmp_path).gateways
+
+    assert (canary.images.gateway, canary.images.supervisor) == (
+        "localhost:5001/openshell/gateway:dev",
+        "quay.io/acme/sup:2",
+    )
+    assert stable.images.gateway == "quay.io/acme/gateway:2.0"
+
+
+def test_registry_mirrors_rewrite_with_the_longest_matching_prefix(tmp_path: Path) -> None:
+    mirrors = {
+        "ghcr.io/nvidia": "mirror.internal:5000/nv",
+        "ghcr.io/nvidia/openshell": "mirror.internal:5000/openshell",
+    }
+    write_stack(tmp_path, clusters=one_cluster(registryMirrors=mirrors))
+    digest = "sha256:" + "ab" * 32
+    write_gateway(
+        tmp_path,
+        "team-a",
+        {"images": {"supervisor": f"ghcr.io/nvidia/openshell/supervisor@{digest}"}},
+    )
+
+    resolved = only_gateway(tmp_path).images
+
+    # Longest prefix wins; the tag or digest is kept; prefixes match on "/" boundaries only, so
+    # "ghcr.io/nvidia/openshell" does not match "ghcr.io/nvidia/openshell-community".
+    assert resolved.gateway == "mirror.internal:5000/openshell/gateway:0.0.109"
+    assert resolved.supervisor == f"mirror.internal:5000/openshell/supervisor@{digest}"
+    assert resolved.sandbox == "mirror.internal:5000/nv/openshell-community/sandboxes/base:latest"
+
+
+def test_registry_mirrors_apply_to_per_gateway_images_too(tmp_path: Path) -> None:
+    mirrors = {"quay.io/acme": "registry.local/acme"}
+    write_stack(tmp_path, clusters=one_cluster(registryMirrors=mirrors))
+    write_gateway(tmp_path, "team-a", {"images": {"gateway": "quay.io/acme/gateway:7"}})
+
+    assert only_gateway(tmp_path).images.gateway == "registry.local/acme/gateway:7"
+
+
+@pytest.mark.parametrize(
+    ("reference", "message"),
+    [
+        (
+            "ghcr.io/acme/gateway :1",
+            "image reference 'ghcr.io/acme/gateway :1' contains whitespace",
+        ),
+        (
+            "ghcr.io/acme/gateway:1;reboot",
+            "image reference 'ghcr.io/acme/gateway:1;reboot' contains shell metacharacters: ';'",
+        ),
+        (
+            "ghcr.io/Acme/Gateway:1",
+            "image reference 'ghcr.io/Acme/Gateway:1' is not"
+            " [registry[:port]/]repository[:tag][@digest] with a lowercase repository path",
+        ),
+    ],
+)
+def test_bad_per_gateway_image_is_a_problem_at_its_field(
+    tmp_path: Path, reference: str, message: str
+) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"images": {"gateway": reference}})
+
+    assert load_problems(tmp_path) == [(source, "spec.images.gateway", message)]
+
+
+def test_bad_stack_default_image_is_a_problem_in_the_stack_file(tmp_path: Path) -> None:
+    write_stack(tmp_path, stack_images={"supervisor": "ghcr.io/acme/sup:1 && true"})
+
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}images.supervisor",
+            "image reference 'ghcr.io/acme/sup:1 && true' contains whitespace",
+        )
+    ]
+
+
+def test_sandbox_image_cannot_be_overridden_per_gateway(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"images": {"sandbox": "quay.io/acme/sb:1"}})
+
+    assert load_problems(tmp_path) == [(source, "spec.images.sandbox", "unknown field")]
+
+
+# --- one declaration file -------------------------------------------------------------------
+
+
+def test_unknown_field_in_spec(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"exposure": {"hots": "x.example.org"}})
+
+    assert load_problems(tmp_path) == [(source, "spec.exposure.hots", "unknown field")]
+
+
+def test_unknown_top_level_and_metadata_fields(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", status={}, metadata={"labels": {"a": "b"}})
+
+    assert load_problems(tmp_path) == [
+        (source, "metadata.labels", "unknown field"),
+        (source, "status", "unknown field"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("replicas", "message"),
+    [
+        ("two", "Input should be a valid integer"),
+        (0, "Input should be greater than or equal to 1"),
+        (11, "Input should be less than or equal to 10"),
+        (1.5, "Input should be a valid integer"),
+    ],
+)
+def test_bad_replicas(tmp_path: Path, replicas: object, message: str) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"replicas": replicas})
+
+    assert load_problems(tmp_path) == [(source, "spec.replicas", message)]
+
+
+def test_bad_api_version_and_kind(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", apiVersion="v1", kind="Pod")
+
+    assert load_problems(tmp_path) == [
+        (source, "apiVersion", "Input should be 'hypershell.redhat.io/v1alpha1'"),
+        (source, "kind", "Input should be 'Gateway'"),
+    ]
+
+
+def test_missing_api_version_kind_and_metadata(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_declaration_text(tmp_path, "team-a.yaml", "spec: {}\n")
+
+    assert load_problems(tmp_path) == [
+        (source, "apiVersion", "required field is missing"),
+        (source, "kind", "required field is missing"),
+        (source, "metadata", "required field is missing"),
+    ]
+
+
+@pytest.mark.parametrize("name", ["Team-A", "team_a", "-team", "team-", "team.a"])
+def test_name_must_be_a_dns_label(tmp_path: Path, name: str) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, name)
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "metadata.name",
+            f"{name!r} is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec_text", "field"),
+    [
+        pytest.param("metadata:\n  name: 2024\n", "metadata.name"),
+        pytest.param("metadata:\n  name: no\n", "metadata.name"),
+        pytest.param("metadata:\n  name:\n", "metadata.name"),
+        pytest.param(
+            "metadata:\n  name: team-a\nspec:\n  cluster: 7\n",
+            "spec.cluster",
+        ),
+        pytest.param(
+            "metadata:\n  name: team-a\nspec:\n  namespace: true\n",
+            "spec.namespace",
+        ),
+        pytest.param(
+            "metadata:\n  name: team-a\nspec:\n  images: {gateway: 5}\n",
+            "spec.images.gateway",
+        ),
+        ("metadata:\n  name: team-a\nspec:\n  exposure: {host: 5}\n", "spec.exposure.host"),
+    ],
+    ids=["name-int", "name-bool", "name-null", "cluster", "namespace", "image", "host"],
+)
+def test_non_string_scalar_is_a_problem_not_a_crash(
+    tmp_path: Path, spec_text: str, field: str
+) -> None:
+    write_stack(tmp_path)
+    text = f"apiVersion: {API_VERSION}\nkind: Gateway\n{spec_text}"
+    source = write_declaration_text(tmp_path, "team-a.yaml", text)
+
+    assert load_problems(tmp_path) == [(source, field, "Input should be a valid string")]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"storageClass": 5}, "clusters.c1.storageClass"),
+        ({"registryMirrors": {"ghcr.io/acme": 5}}, "clusters.c1.registryMirrors.ghcr.io/acme"),
+    ],
+    ids=["storage-class", "mirror-target"],
+)
+def test_non_string_stack_value_is_a_problem_not_a_crash(
+    tmp_path: Path, changes: dict[str, Any], field: str
+) -> None:
+    write_stack(tmp_path, clusters=one_cluster(**changes))
+
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, f"{PREFIX}{field}", "Input should be a valid string")
+    ]
+
+
+def test_name_longer_than_50_names_the_limit(tmp_path: Path) -> None:
+    name = "a" * 51
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, name)
+
+    problems = load_problems(tmp_path)
+
+    assert where(problems) == [(source, "metadata.name")]
+    assert problems[0][2].startswith(f"{name!r} is 51 characters; at most 50 so that")
+    assert f"'gw-openshell-{name}'" in problems[0][2]
+
+
+def test_spec_namespace_longer_than_60_names_the_limit(tmp_path: Path) -> None:
+    namespace = "n" * 61
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"namespace": namespace})
+
+    problems = load_problems(tmp_path)
+
+    assert where(problems) == [(source, "spec.namespace")]
+    assert problems[0][2] == (
+        f"{namespace!r} is 61 characters; at most 60 so that the host label"
+        f" 'gw-{namespace}' fits in 63"
+    )
+
+
+def test_file_name_must_match_metadata_name(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-b", file="team-a.yaml")
+
+    assert load_problems(tmp_path) == [
+        (source, "metadata.name", "'team-b' must match the file name 'team-a'")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("- team-a\n- team-b\n", "expected a YAML mapping, found list"),
+        ("just a string\n", "expected a YAML mapping, found str"),
+        ("42\n", "expected a YAML mapping, found int"),
+        ("", "is empty; expected one YAML mapping"),
+        ("# only a comment\n", "is empty; expected one YAML mapping"),
+        ("---\n", "is empty; expected one YAML mapping"),
+        (
+            head("team-a") + "---\n" + head("team-a"),
+            "holds several documents; expected one YAML mapping",
+        ),
+        (b"kind: Gateway\nname: \xff\xfe\x00\x81\n", "not UTF-8 text"),
+    ],
+    ids=["list", "scalar", "int", "empty", "comment", "empty-document", "two-documents", "binary"],
+)
+def test_file_that_is_not_one_mapping(tmp_path: Path, content: str | bytes, message: str) -> None:
+    write_stack(tmp_path)
+    source = write_declaration_text(tmp_path, "team-a.yaml", content)
+
+    assert load_problems(tmp_path) == [(source, "", message)]
+
+
+def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_declaration_text(tmp_path, "team-a.yaml", head("team-a") + " spec: {}\n")
+
+    problems = load_problems(tmp_path)
+
+    assert where(problems) == [(source, "")]
+    assert problems[0][2].startswith("line 5: invalid YAML: ")
+
+
+def test_unclosed_flow_mapping_is_invalid_yaml(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    text = head("team-a") + "spec:\n  exposure: {host: x.example.org\n"
+    source = write_declaration_text(tmp_path, "team-a.yaml", text)
+
+    problems = load_problems(tmp_path)
+
+    assert where(problems) == [(source, "")]
+    assert re.fullmatch(r"line \d+: invalid YAML: expected ',' or '}', but got .*", problems[0][2])
+
+
+def test_duplicate_top_level_key(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    text = f"apiVersion: {API_VERSION}\nkind: Gateway\nkind: Gateway\nmetadata:\n  name: team-a\n"
+    source = write_declaration_text(tmp_path, "team-a.yaml", text)
+
+    assert load_problems(tmp_path) == [(source, "", "line 3: invalid YAML: duplicate key 'kind'")]
+
+
+def test_duplicate_nested_key(tmp_path: Path) -> None:
+    # A plain YAML loader would silently keep the last value (replicas: 2).
+    write_stack(tmp_path)
+    text = head("team-a") + "spec:\n  replicas: 1\n  replicas: 2\n"
+    source = write_declaration_text(tmp_path, "team-a.yaml", text)
+
+    assert load_problems(tmp_path) == [
+        (source, "", "line 7: invalid YAML: duplicate key 'replicas'")
+    ]
+
+
+def test_unhashable_key_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_declaration_text(tmp_path, "team-a.yaml", head("team-a") + "? [a, b]\n: c\n")
+
+    problems = load_problems(tmp_path)
+
+    assert where(problems) == [(source, "")]
+    assert problems[0][2].startswith("line 5: invalid YAML: ")
+
+
+def test_yaml_merge_keys_are_accepted_in_the_stack_file(tmp_path: Path) -> None:
+    text = f"""\
+common: &common
+  capabilities: {{openshift: true}}
+  ingress: {{mode: route}}
+  database: {{adminHost: db.example.com, adminUser: admin, host: db.example.com}}
+config:
+  {PREFIX}declarationsDir: {DECLARATIONS}
+  {PREFIX}clusters:
+    east:
+      <<: *common
+      baseDomain: {EAST_DOMAIN}
+    west:
+      <<: *common
+      baseDomain: {WEST_DOMAIN}
+"""
+    write_text(tmp_path, CONFIG_FILE, text)
+    write_gateway(tmp_path, "team-a", {"cluster": "west"})
+
+    assert only_gateway(tmp_path).hostname == f"gw-openshell-team-a.{WEST_DOMAIN}"
+
+
+def test_several_documents_after_an_empty_one(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_declaration_text(tmp_path, "team-a.yaml", "---\n---\n" + head("team-a"))
+
+    assert load_problems(tmp_path) == [
+        (source, "", "holds several documents; expected one YAML mapping")
+    ]
+
+
+# --- every problem at once ------------------------------------------------------------------
+
+
+def test_problems_of_every_file_are_reported_at_once(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    a = write_gateway(tmp_path, "a", {"replicas": "two", "exposure": {"hots": "x"}})
+    b = write_declaration_text(tmp_path, "b.yaml", "- not\n- a mapping\n")
+    c = write_declaration_text(tmp_path, "c.yaml", head("c") + "spec: [\n")
+    write_gateway(tmp_path, "d")  # valid: reports nothing
+
+    problems = load_problems(tmp_path)
+
+    assert where(problems) == [
+        (a, "spec.exposure.hots"),
+        (a, "spec.replicas"),
+        (b, ""),
+        (c, ""),
+    ]
+    assert problems[2][2] == "expected a YAML mapping, found list"
+    assert problems[3][2].startswith("line 6: invalid YAML: ")
+
+
+def test_cross_file_problems_of_every_file_are_reported_at_once(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    write_gateway(tmp_path, "b", {"cluster": "east", "exposure": {"host": "v.example.org"}})
+    c = write_gateway(tmp_path, "c", {"cluster": "west", "exposure": {"host": "v.example.org"}})
+    d = write_gateway(
+        tmp_path, "d", {"cluster": "east", "exposure": {"host": f"gw-openshell-b.{EAST_DOMAIN}"}}
+    )
+    e = write_gateway(tmp_path, "e")
+    f = write_gateway(tmp_path, "f", {"cluster": "west", "namespace": "openshell-c"})
+    write_gateway(tmp_path, "g", {"cluster": "west"})  # valid: reports nothing
+
+    problems = load_problems(tmp_path)
+
+    assert where(problems) == [
+        (c, "spec.exposure.host"),
+        (d, "spec.exposure.host"),
+        (e, "spec.cluster"),
+        (f, "spec.namespace"),
+    ]
+    assert problems[3][2] == f"namespace 'openshell-c' on cluster 'west' is already used by {c}"
+
+
+def test_parse_problems_do_not_hide_other_files_problems(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    a = write_gateway(tmp_path, "a", {"replicas": 0})
+    b = write_gateway(tmp_path, "b", {"exposure": {"host": f"gw-openshell-a.{BASE_DOMAIN}"}})
+
+    assert where(load_problems(tmp_path)) == [(a, "spec.replicas"), (b, "spec.exposure.host")]
+
+
+# --- clusters -------------------------------------------------------------------------------
+
+
+def test_unknown_cluster_lists_the_stacks_clusters(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    source = write_gateway(tmp_path, "team-a", {"cluster": "north"})
+
+    assert load_problems(tmp_path) == [
+        (source, "spec.cluster", "unknown cluster 'north'; the stack has east, west")
+    ]
+
+
+def test_cluster_is_required_when_the_stack_has_two(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    source = write_gateway(tmp_path, "team-a")
+
+    assert load_problems(tmp_path) == [
+        (source, "spec.cluster", "required: the stack has clusters east, west")
+    ]
+
+
+def test_omitted_cluster_picks_the_only_one(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters={"only-one": cluster()})
+    write_gateway(tmp_path, "team-a")
+
+    assert only_gateway(tmp_path).cluster == "only-one"
+
+
+def test_each_gateway_uses_its_own_clusters_base_domain(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    write_gateway(tmp_path, "a", {"cluster": "east"})
+    write_gateway(tmp_path, "b", {"cluster": "west"})
+
+    assert [(g.cluster, g.hostname) for g in load(tmp_path).gateways] == [
+        ("east", f"gw-openshell-a.{EAST_DOMAIN}"),
+        ("west", f"gw-openshell-b.{WEST_DOMAIN}"),
+    ]
+
+
+# --- hostnames ------------------------------------------------------------------------------
+
+GATEWAY_API_CLUSTER = {
+    "capabilities": {"openshift": True, "gatewayApi": True},
+    "ingress": {"mode": "gateway-api", "gateway": {"name": "shared-gw"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("cluster_changes", "mode"),
+    [({}, IngressMode.ROUTE), (GATEWAY_API_CLUSTER, IngressMode.GATEWAY_API)],
+    ids=["route", "gateway-api"],
+)
+def test_hijack_guard_refuses_another_tenants_slot(
+    tmp_path: Path, cluster_changes: dict[str, Any], mode: IngressMode
+) -> None:
+    write_stack(tmp_path, clusters=one_cluster(**cluster_changes))
+    write_gateway(tmp_path, "victim")
+    thief = write_gateway(
+        tmp_path, "thief", {"exposure": {"host": f"gw-openshell-victim.{BASE_DOMAIN}"}}
+    )
+
+    assert load_problems(tmp_path) == [
+        (
+            thief,
+            "spec.exposure.host",
+            f"host 'gw-openshell-victim.{BASE_DOMAIN}' is under the base domain"
+            f" '{BASE_DOMAIN}' but is not this gateway's own slot"
+            f" 'gw-openshell-thief.{BASE_DOMAIN}'; a tenant may only use its own slot there",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        BASE_DOMAIN,
+        f"www.{BASE_DOMAIN}",
+        f"x.gw-openshell-team-a.{BASE_DOMAIN}",
+        f"gw-openshell-team-b.{BASE_DOMAIN}",
+    ],
+)
+def test_hijack_guard_covers_the_whole_base_domain(tmp_path: Path, host: str) -> None:
+    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API_CLUSTER))
+    source = write_gateway(tmp_path, "team-a", {"exposure": {"host": host}})
+
+    assert where(load_problems(tmp_path)) == [(source, "spec.exposure.host")]
+
+
+def test_explicit_host_equal_to_its_own_slot_passes(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API_CLUSTER))
+    write_gateway(tmp_path, "team-a", {"exposure": {"host": f"gw-openshell-team-a.{BASE_DOMAIN}"}})
+
+    gateway = only_gateway(tmp_path)
+
+    assert (gateway.ingress_mode, gateway.hostname) == (
+        IngressMode.GATEWAY_API,
+        f"gw-openshell-team-a.{BASE_DOMAIN}",
+    )
+
+
+@pytest.mark.parametrize("cluster_changes", [{}, GATEWAY_API_CLUSTER], ids=["route", "gateway-api"])
+def test_vanity_host_outside_the_base_domain_passes(
+    tmp_path: Path, cluster_changes: dict[str, Any]
+) -> None:
+    write_stack(tmp_path, clusters=one_cluster(**cluster_changes))
+    # Ends with the base domain's text but is not under it.
+    write_gateway(tmp_path, "team-a", {"exposure": {"host": "sandboxes.notapps.example.com"}})
+
+    gateway = only_gateway(tmp_path)
+
+    assert gateway.hostname == "sandboxes.notapps.example.com"
+    assert gateway.address == "grpcs://sandboxes.notapps.example.com:443"
+
+
+@pytest.mark.parametrize(
+    ("host", "message"),
+    [
+        (
+            "Sandboxes.example.org",
+            "host 'Sandboxes.example.org' is not a lowercase RFC 1123 DNS name"
+            " (labels of a-z, 0-9 and inner '-', separated by single dots)",
+        ),
+        ("", "host must not be empty"),
+        (
+            "x" * 64 + ".example.org",
+            f"host '{'x' * 64}.example.org': label '{'x' * 64}' is 64 characters; at most 63",
+        ),
+    ],
+    ids=["uppercase", "empty", "long-label"],
+)
+def test_bad_explicit_host(tmp_path: Path, host: str, message: str) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"exposure": {"host": host}})
+
+    assert load_problems(tmp_path) == [(source, "spec.exposure.host", message)]
+
+
+@pytest.mark.parametrize("cluster_changes", [{}, GATEWAY_API_CLUSTER], ids=["route", "gateway-api"])
+def test_exposure_without_base_domain_or_host_is_a_problem(
+    tmp_path: Path, cluster_changes: dict[str, Any]
+) -> None:
+    write_stack(tmp_path, clusters=one_cluster(baseDomain=DROP, **cluster_changes))
+    source = write_gateway(tmp_path, "team-a")
+    write_gateway(tmp_path, "internal", {"exposure": {"enabled": False}})
+    write_gateway(tmp_path, "vanity", {"exposure": {"host": "vanity.example.org"}})
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.exposure.host",
+            "exposure is enabled but there is no host: set spec.exposure.host or the"
+            " cluster's baseDomain",
+        )
+    ]
+
+
+def test_exposure_disabled_gives_no_hostname_or_address(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a", {"exposure": {"enabled": False}})
+
+    gateway = only_gateway(tmp_path)
+
+    assert (gateway.ingress_mode, gateway.hostname, gateway.address) == (
+        IngressMode.ROUTE,
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize("base_domain", [BASE_DOMAIN, DROP], ids=["base-domain", "no-base-domain"])
+def test_none_mode_cluster_gives_no_hostname_or_address(tmp_path: Path, base_domain: Any) -> None:
+    # auto with no declared capabilities resolves to none (the local kind stack).
+    kind = cluster(capabilities=DROP, ingress={"mode": "auto"}, baseDomain=base_domain)
+    write_stack(tmp_path, clusters={"kind": kind})
+    write_gateway(tmp_path, "dev")
+    write_gateway(tmp_path, "vanity", {"exposure": {"host": "vanity.example.org"}})
+
+    loaded = load(tmp_path)
+
+    assert loaded.cluster("kind").ingress_mode is IngressMode.NONE
+    assert [(g.name, g.ingress_mode, g.hostname, g.address) for g in loaded.gateways] == [
+        ("dev", IngressMode.NONE, None, None),
+        ("vanity", IngressMode.NONE, None, None),
+    ]
+
+
+def test_duplicate_vanity_host_names_the_second_file(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    first = write_gateway(tmp_path, "alpha", {"exposure": {"host": "shared.example.org"}})
+    second = write_gateway(tmp_path, "beta", {"exposure": {"host": "shared.example.org"}})
+
+    assert load_problems(tmp_path) == [
+        (second, "spec.exposure.host", f"host 'shared.example.org' is already used by {first}")
+    ]
+
+
+def test_duplicate_host_across_clusters_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    first = write_gateway(
+        tmp_path, "alpha", {"cluster": "west", "exposure": {"host": "shared.example.org"}}
+    )
+    second = write_gateway(
+        tmp_path, "beta", {"cluster": "east", "exposure": {"host": "shared.example.org"}}
+    )
+
+    assert load_problems(tmp_path) == [
+        (second, "spec.exposure.host", f"host 'shared.example.org' is already used by {first}")
+    ]
+
+
+def test_namespace_collision_on_the_same_cluster(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    first = write_gateway(tmp_path, "alpha")
+    second = write_gateway(
+        tmp_path,
+        "beta",
+        {"namespace": "openshell-alpha", "exposure": {"host": "beta.example.org"}},
+    )
+
+    assert load_problems(tmp_path) == [
+        (
+            second,
+            "spec.namespace",
+            f"namespace 'openshell-alpha' on cluster 'c1' is already used by {first}",
+        )
+    ]
+
+
+def test_explicit_namespaces_collide_too(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "alpha", {"namespace": "shared", "exposure": {"enabled": False}})
+    second = write_gateway(
+        tmp_path, "beta", {"namespace": "shared", "exposure": {"enabled": False}}
+    )
+
+    assert where(load_problems(tmp_path)) == [(second, "spec.namespace")]
+
+
+def test_same_namespace_on_different_clusters_is_allowed(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    write_gateway(tmp_path, "alpha", {"cluster": "east", "namespace": "tenant"})
+    write_gateway(tmp_path, "beta", {"cluster": "west", "namespace": "tenant"})
+
+    assert [(g.cluster, g.namespace, g.hostname) for g in load(tmp_path).gateways] == [
+        ("east", "tenant", f"gw-tenant.{EAST_DOMAIN}"),
+        ("west", "tenant", f"gw-tenant.{WEST_DOMAIN}"),
+    ]
+
+
+def test_gateway_names_are_unique_across_yaml_and_yml(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    write_gateway(tmp_path, "team-a", {"cluster": "east"})
+    second = write_gateway(tmp_path, "team-a", {"cluster": "west"}, file="team-a.yml")
+
+    assert where(load_problems(tmp_path)) == [(second, "metadata.name")]
+
+
+def test_absolute_declarations_dir_does_not_crash(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    project = tmp_path / "project"
+    write_text(outside, "team-a.yaml", yaml.safe_dump(declaration("team-a")))
+    write_stack(project, extra={f"{PREFIX}declarationsDir": str(outside)})
+
+    try:
+        gateways = load(project).gateways
+    except InvalidInputError:
+        return  # refusing an absolute path with a problem is fine too
+    assert [g.name for g in gateways] == ["team-a"]
+
+
+# --- stack config ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ingress", "capabilities", "mode"),
+    [
+        (
+            {"mode": "GatewayAPI", "gateway": {"name": "shared-gw"}},
+            {"gatewayApi": True},
+            IngressMode.GATEWAY_API,
+        ),
+        ({"mode": "routes"}, {"openshift": True}, IngressMode.ROUTE),
+        ({"mode": " Route "}, {"openshift": True}, IngressMode.ROUTE),
+        ({"mode": "off"}, {"openshift": True}, IngressMode.NONE),
+        ({"mode": "Disabled"}, {}, IngressMode.NONE),
+        ({"mode": "AUTO"}, {"openshift": True}, IngressMode.ROUTE),
+        (
+            {"mode": "auto", "gateway": {"name": "shared-gw"}},
+            {"openshift": True, "gatewayApi": True},
+            IngressMode.GATEWAY_API,
+        ),
+    ],
+)
+def test_ingress_mode_aliases_resolve(
+    tmp_path: Path, ingress: dict[str, Any], capabilities: dict[str, Any], mode: IngressMode
+) -> None:
+    write_stack(tmp_path, clusters={"c1": cluster(ingress=ingress, capabilities=capabilities)})
+    write_gateway(tmp_path, "team-a")
+
+    loaded = load(tmp_path)
+
+    assert loaded.cluster("c1").ingress_mode is mode
+    assert loaded.gateways[0].ingress_mode is mode
+    expected_host = None if mode is IngressMode.NONE else f"gw-openshell-team-a.{BASE_DOMAIN}"
+    assert loaded.gateways[0].hostname == expected_host
+
+
+def test_unknown_ingress_mode_is_a_problem_not_a_fallback(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(ingress={"mode": "foo"}))
+
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1.ingress.mode",
+            "unknown ingress mode 'foo'; expected one of: auto, disabled, gateway-api,"
+            " gatewayapi, none, off, route, routes",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "capabilities",
+    [{"openshift": True}, {"openshift": True, "gatewayApi": True}],
+)
+def test_gateway_api_without_shared_gateway_is_a_problem(
+    tmp_path: Path, capabilities: dict[str, Any]
+) -> None:
+    write_stack(
+        tmp_path,
+        clusters=one_cluster(ingress={"mode": "gateway-api"}, capabilities=capabilities),
+    )
+
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1",
+            "ingress resolves to gateway-api but ingress.gateway (the shared Gateway's name,"
+            " namespace, sectionName) is not set",
+        )
+    ]
+
+
+def test_auto_resolving_to_gateway_api_needs_the_shared_gateway_too(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        clusters=one_cluster(ingress={"mode": "auto"}, capabilities={"gatewayApi": True}),
+    )
+
+    assert where(load_problems(tmp_path)) == [(CONFIG_FILE, f"{PREFIX}clusters.c1")]
+
+
+def test_route_mode_needs_openshift(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(capabilities={"openshift": False}))
+
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1",
+            "ingress.mode is route but capabilities.openshift is false",
+        )
+    ]
+
+
+def test_unknown_config_key_under_the_project_prefix(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        extra={f"{PREFIX}imagez": {"gateway": "x"}, "kubernetes:context": "other-project"},
+    )
+    write_gateway(tmp_path, "team-a")
+
+    assert load_problems(tmp_path) == [(CONFIG_FILE, f"{PREFIX}imagez", "unknown config key")]
+
+
+def test_unknown_config_key_is_reported_with_model_problems(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        clusters=one_cluster(baseDomain="Apps.Example.com"),
+        extra={f"{PREFIX}declarationDir": "typo"},
+    )
+
+    assert where(load_problems(tmp_path)) == [
+        (CONFIG_FILE, f"{PREFIX}clusters.c1.baseDomain"),
+        (CONFIG_FILE, f"{PREFIX}declarationDir"),
+    ]
+
+
+def test_unknown_cluster_field(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(ingress={"gatway": {"name": "x"}}))
+
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, f"{PREFIX}clusters.c1.ingress.gatway", "unknown field")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("base_domain", "message"),
+    [
+        (
+            "Apps.Example.com",
+            "base domain 'Apps.Example.com' is not a lowercase RFC 1123 DNS name"
+            " (labels of a-z, 0-9 and inner '-', separated by single dots)",
+        ),
+        (
+            "apps..example.com",
+            "base domain 'apps..example.com' is not a lowercase RFC 1123 DNS name"
+            " (labels of a-z, 0-9 and inner '-', separated by single dots)",
+        ),
+        ("", "base domain must not be empty"),
+    ],
+)
+def test_bad_base_domain(tmp_path: Path, base_domain: str, message: str) -> None:
+    write_stack(tmp_path, clusters=one_cluster(baseDomain=base_domain))
+
+    assert load_problems(tmp_path) == [(CONFIG_FILE, f"{PREFIX}clusters.c1.baseDomain", message)]
+
+
+def test_mirror_key_with_a_tag_is_a_problem(tmp_path: Path) -> None:
+    mirrors = {"ghcr.io/nvidia:1.0": "registry.local/nvidia"}
+    write_stack(tmp_path, clusters=one_cluster(registryMirrors=mirrors))
+
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1.registryMirrors.ghcr.io/nvidia:1.0",
+            "key: 'ghcr.io/nvidia:1.0': a mirror names a repository prefix, without tag or digest",
+        )
+    ]
+
+
+def test_mirror_target_with_a_digest_is_a_problem(tmp_path: Path) -> None:
+    target = "registry.local/nvidia@sha256:" + "0" * 64
+    write_stack(tmp_path, clusters=one_cluster(registryMirrors={"ghcr.io/nvidia": target}))
+
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1.registryMirrors.ghcr.io/nvidia",
+            f"{target!r}: a mirror names a repository prefix, without tag or digest",
+        )
+    ]
+
+
+def test_cluster_name_must_be_a_dns_label(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters={"Roks_1": cluster()})
+
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.Roks_1",
+            "key: 'Roks_1' is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)",
+        )
+    ]
+
+
+def test_stack_without_clusters_or_declarations_dir(tmp_path: Path) -> None:
+    write_text(tmp_path, CONFIG_FILE, "config:\n  other-project:key: 1\n")
+
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, f"{PREFIX}clusters", "required field is missing"),
+        (CONFIG_FILE, f"{PREFIX}declarationsDir", "required field is missing"),
+    ]
+
+
+def test_stack_with_an_empty_clusters_map(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters={}, secrets=None)
+
+    assert where(load_problems(tmp_path)) == [(CONFIG_FILE, f"{PREFIX}clusters")]
+
+
+def test_stack_file_config_must_be_a_mapping(tmp_path: Path) -> None:
+    write_text(tmp_path, CONFIG_FILE, "config:\n- a\n")
+
+    assert load_problems(tmp_path) == [(CONFIG_FILE, "config", "expected a mapping")]
+
+
+def test_missing_stack_file(tmp_path: Path) -> None:
+    assert load_problems(tmp_path) == [(CONFIG_FILE, "", "cannot read: No such file or directory")]
+
+
+def test_raw_config_bypasses_the_stack_file(tmp_path: Path) -> None:
+    # A real run hands load_stack the keys read by pulumi.Config; no stack file is read.
+    (tmp_path / DECLARATIONS).mkdir(parents=True)
+    write_gateway(tmp_path, "team-a")
+    raw = {"declarationsDir": DECLARATIONS, "clusters": one_cluster()}
+
+    loaded = load_stack(tmp_path, STACK, raw)
+
+    assert [(g.name, g.hostname) for g in loaded.gateways] == [
+        ("team-a", f"gw-openshell-team-a.{BASE_DOMAIN}")
+    ]
+
+
+# --- secrets (stacks.render.prepare) --------------------------------------------------------
+
+
+def prepared(root: Path) -> Prepared:
+    return prepare(root, STACK)
+
+
+def test_missing_cluster_secrets_entry_is_a_problem(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        clusters=two_clusters(),
+        secrets={"east": {"dbAdminPassword": "pw"}},
+    )
+
+    assert problems_of(lambda: prepared(tmp_path)) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusterSecrets.west",
+            "missing; set it with `pulumi config set --secret --path`",
+        )
+    ]
+
+
+def test_missing_cluster_secrets_key_names_every_cluster(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters(), secrets=None)
+
+    assert where(problems_of(lambda: prepared(tmp_path))) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.east"),
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.west"),
+    ]
+
+
+def test_secure_values_are_accepted_and_counted(tmp_path: Path) -> None:
+    secure = {"secure": "v1:cmVwbGFjZS1tZQ=="}
+    write_stack(
+        tmp_path,
+        clusters=two_clusters(),
+        secrets={
+            "east": {"dbAdminPassword": secure, "kubeconfig": secure},
+            "west": {"dbAdminPassword": secure},
+        },
+    )
+
+    result = prepared(tmp_path)
+
+    assert result.secure_placeholders == 3
+    assert json.loads(result.config[f"{PREFIX}clusterSecrets"]) == {
+        "east": {"dbAdminPassword": SECURE_PLACEHOLDER, "kubeconfig": SECURE_PLACEHOLDER},
+        "west": {"dbAdminPassword": SECURE_PLACEHOLDER},
+    }
+
+
+def test_plaintext_password_is_accepted(tmp_path: Path) -> None:
+    write_stack(tmp_path, secrets={"c1": {"dbAdminPassword": "local-development-only"}})
+    write_gateway(tmp_path, "dev")
+
+    result = prepared(tmp_path)
+
+    assert result.secure_placeholders == 0
+    assert json.loads(result.config[f"{PREFIX}clusterSecrets"]) == {
+        "c1": {"dbAdminPassword": "local-development-only"}
+    }
+    assert result.config[f"{PREFIX}declarationsDir"] == DECLARATIONS
+    assert [g.name for g in result.loaded.gateways] == ["dev"]
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (
+            {"dbAdminPassword": ""},
+            [("dbAdminPassword", "String should have at least 1 character")],
+        ),
+        ({}, [("dbAdminPassword", "required field is missing")]),
+        ({"dbAdminPassword": 1234}, [("dbAdminPassword", "Input should be a valid string")]),
+        (
+            {"dbAdminPassword": "pw", "kubeconfg": "x"},
+            [("kubeconfg", "unknown field")],
+        ),
+    ],
+    ids=["empty", "missing", "not-a-string", "unknown-field"],
+)
+def test_bad_cluster_secrets_entry(
+    tmp_path: Path, entry: dict[str, Any], expected: list[tuple[str, str]]
+) -> None:
+    write_stack(tmp_path, secrets={"c1": entry})
+
+    assert problems_of(lambda: prepared(tmp_path)) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.c1.{field}", message) for field, message in expected
+    ]
+
+
+def test_prepare_reports_declaration_and_secret_problems_together(tmp_path: Path) -> None:
+    write_stack(tmp_path, secrets=None)
+    source = write_gateway(tmp_path, "team-a", {"replicas": 0})
+
+    assert where(problems_of(lambda: prepared(tmp_path))) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.c1"),
+        (source, "spec.replicas"),
+    ]
+
+
+# --- the committed stacks -------------------------------------------------------------------
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_committed_stacks_load_with_the_documented_decisions() -> None:
+    summary = {
+        stack: [
+            (g.name, g.cluster, str(g.ingress_mode), g.address is not None, g.retain_database)
+            for g in load_stack(ROOT, stack).gateways
+        ]
+        for stack in ("aws", "ibm", "local")
+    }
+
+    assert summary == {
+        "aws": [
+            ("audit", "rosa-us-east-1", "gateway-api", False, False),
+            ("ml-platform", "rosa-us-west-2", "gateway-api", True, True),
+            ("payments", "rosa-us-east-1", "gateway-api", True, True),
+            ("search", "rosa-us-west-2", "gateway-api", True, True),
+        ],
+        "ibm": [
+            ("batch-jobs", "roks-us-east", "route", False, False),
+            ("canary", "roks-us-east", "route", True, True),
+            ("research", "roks-us-east", "route", True, True),
+            ("team-a", "roks-us-east", "route", True, True),
+        ],
+        "local": [
+            ("dev", "kind", "none", False, True),
+            ("dev-build", "kind", "none", False, False),
+            ("offline", "kind", "none", False, True),
+        ],
+    }
+
+
+# --- rules added after review ---------------------------------------------------------------
+
+
+def test_host_under_another_clusters_base_domain_is_refused(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    source = write_gateway(
+        tmp_path, "t1", {"cluster": "west", "exposure": {"host": f"gw-openshell-x.{EAST_DOMAIN}"}}
+    )
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.exposure.host",
+            f"host 'gw-openshell-x.{EAST_DOMAIN}' is under the base domain '{EAST_DOMAIN}' of"
+            " cluster 'east'; a gateway on 'west' may not use it",
+        )
+    ]
+
+
+def test_explicit_host_is_checked_even_when_exposure_is_disabled(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(
+        tmp_path, "t1", {"exposure": {"enabled": False, "host": f"gw-openshell-t2.{BASE_DOMAIN}"}}
+    )
+    (problem,) = load_problems(tmp_path)
+    assert problem[:2] == (source, "spec.exposure.host")
+    assert "is not this gateway's own slot" in problem[2]
+
+
+def test_gateway_api_mode_needs_the_capability(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        clusters=one_cluster(ingress={"mode": "gateway-api", "gateway": {"name": "shared"}}),
+    )
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1",
+            "ingress.mode is gateway-api but capabilities.gatewayApi is false",
+        )
+    ]
+
+
+def test_near_miss_config_namespace_is_reported(tmp_path: Path) -> None:
+    write_stack(tmp_path, extra={"hypershell-gateway:clusters": {}, "kubernetes:context": "x"})
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, "hypershell-gateway:clusters", f"unknown namespace; did you mean {PREFIX}?")
+    ]
+
+
+def test_secrets_for_an_unknown_cluster_are_reported(tmp_path: Path) -> None:
+    write_stack(tmp_path, secrets={"c1": {"dbAdminPassword": "x"}, "c9": {"dbAdminPassword": "y"}})
+    write_gateway(tmp_path, "t1")
+    assert problems_of(lambda: prepare(tmp_path, STACK)) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.c9", "no such cluster in this stack")
+    ]
+
+
+def test_whole_object_secure_secrets_render_with_placeholders(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters(), secrets={"secure": "v1:AAAA"})
+    write_gateway(tmp_path, "t1", {"cluster": "east"})
+    prepared = prepare(tmp_path, STACK)
+    assert prepared.secure_placeholders == 1
+    assert json.loads(prepared.config[f"{PREFIX}clusterSecrets"]) == {
+        "east": {"dbAdminPassword": SECURE_PLACEHOLDER},
+        "west": {"dbAdminPassword": SECURE_PLACEHOLDER},
+    }
