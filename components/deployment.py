@@ -10,6 +10,7 @@ from components import naming
 from components.gateway_config import CONFIG_DIR, CONFIG_FILE, JWT_DIR, KEK_ENV, TLS_DIR
 
 READ_ONLY_0440 = 0o440
+UPSTREAM_FS_GROUP = 1001
 
 RESTRICTED_CONTAINER_SECURITY_CONTEXT: dict[str, Any] = {
     "runAsNonRoot": True,
@@ -44,17 +45,26 @@ def deployment_spec(
     db_secret: pulumi.Input[str],
     jwt_secret: pulumi.Input[str],
     server_tls_secret: pulumi.Input[str],
+    openshift: bool,
 ) -> dict[str, Any]:
     """Upstream's Deployment: restricted security context, probes on ``health``, resources.
 
-    The pod-level ``fsGroup: 1001`` of upstream is left out: OpenShift strips it (its SCC
-    assigns the group), and nothing the gateway mounts needs it elsewhere. Names of the
-    objects the pod uses come in as outputs, so the Deployment waits for them to exist.
+    The Secret volumes are mode 0440, readable through the pod's group: elsewhere the pod
+    sets upstream's ``fsGroup: 1001``; on OpenShift the SCC assigns the fsGroup from the
+    namespace's range and would reject a fixed one, so it is left out there. Images are pulled
+    ``Always``: tags such as the sandbox's ``latest`` move. Names of the objects the pod uses
+    come in as outputs, so the Deployment waits for them to exist.
     """
+    pod_security: dict[str, Any] = {
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    if not openshift:
+        pod_security["fsGroup"] = UPSTREAM_FS_GROUP
     container = {
         "name": naming.GATEWAY,
         "image": image,
-        "imagePullPolicy": "IfNotPresent",
+        "imagePullPolicy": "Always",
         "securityContext": RESTRICTED_CONTAINER_SECURITY_CONTEXT,
         "args": ["--config", f"{CONFIG_DIR}/{CONFIG_FILE}", "--db-url", "$(OPENSHELL_DB_URL)"],
         "env": [
@@ -95,10 +105,7 @@ def deployment_spec(
             "spec": {
                 "terminationGracePeriodSeconds": 5,
                 "serviceAccountName": service_account,
-                "securityContext": {
-                    "runAsNonRoot": True,
-                    "seccompProfile": {"type": "RuntimeDefault"},
-                },
+                "securityContext": pod_security,
                 "containers": [container],
                 "volumes": [
                     {"name": "gateway-config", "configMap": {"name": config_map}},

@@ -186,6 +186,7 @@ class Workload(pulumi.ComponentResource):
                     db_secret=args.db_secret,
                     jwt_secret=args.jwt_secret,
                     server_tls_secret=args.server_tls_secret,
+                    openshift=args.openshift,
                 )
             ),
             opts=child,

@@ -243,10 +243,10 @@ def test_pods_are_restricted(any_stack: Rendered) -> None:
     assert len(deployments) == len(json.loads(any_stack.files["plan.json"])["gateways"])
     for deployment in deployments:
         pod = deployment.inputs["spec"]["template"]["spec"]
-        assert pod["securityContext"] == {
-            "runAsNonRoot": True,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        }
+        expected = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+        if any_stack.prepared.loaded.name == "local":  # not OpenShift: upstream's fsGroup
+            expected["fsGroup"] = 1001
+        assert pod["securityContext"] == expected
         for container in pod["containers"]:
             assert container["securityContext"] == {
                 "runAsNonRoot": True,
