@@ -8,7 +8,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup render validate test lint golden bench clean
+.PHONY: setup render validate test lint golden bench scan clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -39,6 +39,20 @@ test: lint
 # Regenerate the golden snapshots after a reviewed change to the rendered output.
 golden: setup
 	$(PY) -m stacks render --all --out tests/golden -q
+
+# checkov (Kubernetes framework, offline) over every stack's rendered manifests. It lives in
+# its own venv from scan/requirements.txt (exact pins with hashes): its dependency tree is
+# large and independent of the program's.
+CHECKOV := $(TOOLS)/checkov/bin/checkov
+
+$(CHECKOV): scan/requirements.txt
+	$(PYTHON) -m venv $(TOOLS)/checkov
+	$(TOOLS)/checkov/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r scan/requirements.txt
+	touch $@
+
+scan: setup $(CHECKOV)
+	$(PY) -m stacks render --all --out build/scan -q
+	$(CHECKOV) --config-file scan/checkov.yaml -d build/scan
 
 bench: setup
 	$(PY) bench/render_bench.py
