@@ -42,6 +42,8 @@ class GatewayArgs:
     """Final images."""
     replicas: int
     """Gateway pod replicas."""
+    database_name: str
+    """PostgreSQL role and database name (``gw_<name>``, or the adopted gateway's own)."""
     database_host: str
     """PostgreSQL host as the gateway pods reach it."""
     database_port: int
@@ -102,7 +104,7 @@ class Gateway(pulumi.ComponentResource):
         database = Database(
             f"{name}-database",
             DatabaseArgs(
-                identifier=naming.postgres_identifier(name),
+                identifier=args.database_name,
                 namespace=ns,
                 host=args.database_host,
                 port=args.database_port,

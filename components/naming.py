@@ -15,6 +15,7 @@ DNS1123_LABEL_MAX: Final = 63
 DNS1123_SUBDOMAIN_MAX: Final = 253
 POSTGRES_IDENTIFIER_MAX: Final = 63
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_POSTGRES = re.compile(r"[a-z_][a-z0-9_]*")
 
 NAMESPACE_PREFIX: Final = "openshell-"
 HOST_LABEL_PREFIX: Final = "gw-"
@@ -61,6 +62,11 @@ def default_namespace(gateway: str) -> str:
 def host_label(namespace: str) -> str:
     """The first label of a tenant's own host slot: ``gw-<namespace>``."""
     return f"{HOST_LABEL_PREFIX}{namespace}"
+
+
+def is_postgres_identifier(value: str) -> bool:
+    """A lowercase, unquoted PostgreSQL identifier of at most 63 bytes."""
+    return len(value) <= POSTGRES_IDENTIFIER_MAX and _POSTGRES.fullmatch(value) is not None
 
 
 def postgres_identifier(gateway: str) -> str:

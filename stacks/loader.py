@@ -41,6 +41,9 @@ class ResolvedGateway:
     images: GatewayImages
     replicas: int
     retain_database: bool
+    database_name: str
+    adopted: bool
+    """The declaration names an existing namespace (``spec.namespace``): an adoption."""
 
     @property
     def address(self) -> str | None:
@@ -272,6 +275,8 @@ def _resolve(
             images=GatewayImages(**resolved),
             replicas=spec.replicas,
             retain_database=spec.deletion_policy == "Retain",
+            database_name=spec.database_name or naming.postgres_identifier(name),
+            adopted=spec.namespace is not None,
         ),
         [],
     )
@@ -299,6 +304,7 @@ def _duplicates(gateways: Iterable[ResolvedGateway]) -> list[Problem]:
     seen_name: dict[str, str] = {}
     seen_ns: dict[tuple[str, str], str] = {}
     seen_host: dict[str, str] = {}
+    seen_db: dict[tuple[str, str], str] = {}
     for gateway in gateways:
         if gateway.name in seen_name:
             problems.append(
@@ -320,6 +326,17 @@ def _duplicates(gateways: Iterable[ResolvedGateway]) -> list[Problem]:
                 )
             )
         seen_ns.setdefault(key, gateway.source)
+        db_key = (gateway.cluster, gateway.database_name)
+        if db_key in seen_db:
+            problems.append(
+                Problem(
+                    gateway.source,
+                    "spec.databaseName",
+                    f"database {gateway.database_name!r} on cluster {gateway.cluster!r}"
+                    f" is already used by {seen_db[db_key]}",
+                )
+            )
+        seen_db.setdefault(db_key, gateway.source)
         if gateway.hostname is not None:
             if gateway.hostname in seen_host:
                 problems.append(

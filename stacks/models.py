@@ -211,6 +211,15 @@ class ImageOverrides(Model):
     supervisor: ImageReference | None = None
 
 
+def _postgres_identifier(value: object) -> object:
+    if isinstance(value, str) and not naming.is_postgres_identifier(value):
+        raise ValueError(
+            f"{value!r} is not a lowercase PostgreSQL identifier (a-z, 0-9, '_', not starting"
+            " with a digit, at most 63)"
+        )
+    return value
+
+
 class GatewaySpec(Model):
     cluster: DnsLabel | None = None
     """Key of the stack's clusters; checked against them when validated with the context
@@ -220,6 +229,11 @@ class GatewaySpec(Model):
     images: ImageOverrides = ImageOverrides()
     replicas: int = Field(1, ge=1, le=10)
     deletion_policy: Literal["Retain", "Delete"] = Field("Retain", alias="deletionPolicy")
+    database_name: Annotated[str, BeforeValidator(_postgres_identifier)] | None = Field(
+        None, alias="databaseName"
+    )
+    """Role and database name; default ``gw_<name>``. Set it to adopt an upstream gateway's
+    existing database (upstream names it ``gw_<gateway id>``)."""
 
     @field_validator("cluster")
     @classmethod

@@ -59,6 +59,7 @@ def gateway_args(
         hostname=gateway.hostname,
         images=gateway.images,
         replicas=gateway.replicas,
+        database_name=gateway.database_name,
         database_host=cluster.database.host,
         database_port=cluster.database.port,
         retain_database=gateway.retain_database,

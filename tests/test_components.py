@@ -29,6 +29,7 @@ BASE_ARGS = GatewayArgs(
         sandbox="reg.example.com/sb:1",
     ),
     replicas=1,
+    database_name="gw_acme",
     database_host="db.example.com",
     database_port=5432,
     retain_database=True,

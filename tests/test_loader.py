@@ -202,6 +202,8 @@ def test_valid_gateway_resolves_namespace_host_address_and_defaults(tmp_path: Pa
             ),
             replicas=1,
             retain_database=True,
+            database_name="gw_team_a",
+            adopted=False,
         ),
     )
     assert loaded.gateways[0].address == f"grpcs://gw-openshell-team-a.{BASE_DOMAIN}:443"
@@ -1427,3 +1429,42 @@ def test_whole_object_secure_secrets_render_with_placeholders(tmp_path: Path) ->
         "east": {"dbAdminPassword": SECURE_PLACEHOLDER},
         "west": {"dbAdminPassword": SECURE_PLACEHOLDER},
     }
+
+
+def test_adoption_names_the_existing_namespace_and_database(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(
+        tmp_path,
+        "team-a",
+        {
+            "namespace": "openshell-b5a1cd34b5f99d11",
+            "databaseName": "gw_0ujtsycgvstl8pauadqwysmnlov",
+        },
+    )
+    gateway = only_gateway(tmp_path)
+    assert (gateway.namespace, gateway.database_name, gateway.adopted) == (
+        "openshell-b5a1cd34b5f99d11",
+        "gw_0ujtsycgvstl8pauadqwysmnlov",
+        True,
+    )
+    assert gateway.hostname == f"gw-openshell-b5a1cd34b5f99d11.{BASE_DOMAIN}"
+
+
+def test_database_names_are_identifiers_and_unique_per_cluster(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "a", {"databaseName": "shared_db"})
+    second = write_gateway(tmp_path, "b", {"databaseName": "shared_db"})
+    bad = write_gateway(tmp_path, "c", {"databaseName": "Robert'); DROP TABLE"})
+    assert load_problems(tmp_path) == [
+        (
+            second,
+            "spec.databaseName",
+            f"database 'shared_db' on cluster 'c1' is already used by {DECLARATIONS}/a.yaml",
+        ),
+        (
+            bad,
+            "spec.databaseName",
+            "'Robert'); DROP TABLE' is not a lowercase PostgreSQL identifier (a-z, 0-9, '_',"
+            " not starting with a digit, at most 63)",
+        ),
+    ]
