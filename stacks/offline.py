@@ -24,6 +24,7 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
+STACK_TYPE = "pulumi:pulumi:Stack"
 SECRET_SIG_KEY = rpc._special_sig_key
 SECRET_SIG = rpc._special_secret_sig
 
@@ -128,9 +129,17 @@ class RecordingMonitor(mocks.MockMonitor):
         self.recording = Recording()
         self._on_register = on_register
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # As the engine does (and the stock mock does not): children of the root stack carry
+        # no "pulumi:pulumi:Stack$" in their type chain, so URNs here are the real ones (the
+        # import file's name table depends on it).
+        if parent.split("::")[2:3] == [STACK_TYPE]:
+            parent = ""
+        return super().make_urn(parent, type_, name)
+
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         urn = self.make_urn(request.parent, request.type, request.name)
-        if request.type == "pulumi:pulumi:Stack":
+        if request.type == STACK_TYPE:
             return resource_pb2.RegisterResourceResponse(urn=urn)
         _ensure_event_loop()  # type: ignore[no-untyped-call]
         inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)

@@ -1464,7 +1464,7 @@ def test_database_names_are_identifiers_and_unique_per_cluster(tmp_path: Path) -
         (
             bad,
             "spec.databaseName",
-            "\"Robert'); DROP TABLE\" is not a lowercase PostgreSQL identifier (a-z, 0-9,"
+            '"Robert\'); DROP TABLE" is not a lowercase PostgreSQL identifier (a-z, 0-9,'
             " '_', not starting with a digit, at most 63)",
         ),
     ]
