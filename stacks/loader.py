@@ -25,7 +25,7 @@ from stacks.models import ClusterConfig, GatewayDeclaration, StackConfig
 
 PROJECT = "hypershell-gateways"
 SECRETS_KEY = "clusterSecrets"
-CONFIG_KEYS = ("declarationsDir", "images", "clusters")
+CONFIG_KEYS = ("declarationsDir", "images", "clusters", "selector")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,14 +160,15 @@ def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
 
 
 def load_declarations(
-    root: Path, directory: str, clusters: Iterable[str]
+    root: Path, directory: str, clusters: Iterable[str] | None
 ) -> tuple[list[tuple[str, GatewayDeclaration]], list[Problem]]:
     """Parse every ``*.yaml`` under the declarations directory, in name order.
 
     Returns the declarations that are valid on their own and the problems of the others, so
     the cross-file rules still run over the valid ones and every problem is reported at once.
     """
-    context = {"clusters": sorted(clusters)}
+    # In a shared inventory (clusters None) other stacks' clusters are not errors.
+    context = {"clusters": sorted(clusters) if clusters is not None else None}
     base = root / directory
     if not base.is_dir():
         return [], [Problem(directory, "", "declarations directory does not exist")]
@@ -299,6 +300,25 @@ def _foreign_domain(display: str, host: str, own: str, config: StackConfig) -> l
     ]
 
 
+def selects(config: StackConfig, declaration: GatewayDeclaration) -> bool:
+    """A shared inventory's rule: on one of the stack's clusters, with every selector label."""
+    wanted = config.selector.match_labels.items() if config.selector else ()
+    return declaration.spec.cluster in config.clusters and all(
+        declaration.metadata.labels.get(k) == v for k, v in wanted
+    )
+
+
+def _select(
+    declarations: list[tuple[str, GatewayDeclaration]], config: StackConfig
+) -> tuple[list[tuple[str, GatewayDeclaration]], list[Problem]]:
+    problems = [
+        Problem(source, "spec.cluster", "required in a shared inventory")
+        for source, declaration in declarations
+        if declaration.spec.cluster is None
+    ]
+    return [(s, d) for s, d in declarations if selects(config, d)], problems
+
+
 def _duplicates(gateways: Iterable[ResolvedGateway]) -> list[Problem]:
     problems = []
     seen_name: dict[str, str] = {}
@@ -361,7 +381,13 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     if raw_config is None:
         display, raw_config = read_stack_config(root, stack)
     config = parse_stack_config(display, raw_config)
-    declarations, problems = load_declarations(root, config.declarations_dir, config.clusters)
+    inventory = config.selector is not None
+    declarations, problems = load_declarations(
+        root, config.declarations_dir, None if inventory else config.clusters
+    )
+    if inventory:
+        declarations, missing = _select(declarations, config)
+        problems += missing
     gateways: list[ResolvedGateway] = []
     for source, declaration in declarations:
         gateway, found = _resolve(source, declaration, config)

@@ -6,6 +6,7 @@ Rules that involve one field live here; rules across files live in ``stacks.load
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
@@ -151,11 +152,58 @@ class ImageDefaults(Model):
     sandbox: ImageReference | None = None
 
 
+_LABEL_NAME = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
+
+
+def _label_key(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    prefix, _, name = value.rpartition("/")
+    if (
+        not name
+        or len(name) > naming.DNS1123_LABEL_MAX
+        or not _LABEL_NAME.fullmatch(name)
+        or (prefix and not _is_dns_name(prefix))
+    ):
+        raise ValueError(f"{value!r} is not a Kubernetes label key ([prefix/]name)")
+    return value
+
+
+def _is_dns_name(value: str) -> bool:
+    try:
+        check_dns_name(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _label_value(value: object) -> object:
+    if isinstance(value, str) and (
+        len(value) > naming.DNS1123_LABEL_MAX or not _LABEL_NAME.fullmatch(value)
+    ):
+        raise ValueError(f"{value!r} is not a Kubernetes label value")
+    return value
+
+
+LabelKey = Annotated[str, BeforeValidator(_label_key)]
+LabelValue = Annotated[str, BeforeValidator(_label_value)]
+
+
+class Selector(Model):
+    """Which gateways of a shared inventory belong to this stack (DESIGN scale-out)."""
+
+    match_labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, alias="matchLabels")
+    """Every label must be on the declaration; {} selects all on the stack's clusters."""
+
+
 class StackConfig(Model):
     declarations_dir: str = Field(alias="declarationsDir", min_length=1)
     """Relative to the project root, and inside it."""
     images: ImageDefaults = ImageDefaults()
     clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
+    selector: Selector | None = None
+    """Set when ``declarationsDir`` is an inventory shared by several stacks: the stack takes
+    the declarations on its clusters whose labels match; each must be taken by one stack."""
 
     @field_validator("declarations_dir")
     @classmethod
@@ -199,6 +247,8 @@ def _namespace(value: object) -> object:
 
 class Metadata(Model):
     name: Annotated[str, BeforeValidator(_gateway_name)]
+    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    """Free labels; a shared inventory selects gateways by them."""
 
 
 class ExposureSpec(Model):
