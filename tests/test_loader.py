@@ -432,10 +432,10 @@ def test_unknown_field_in_spec(tmp_path: Path) -> None:
 
 def test_unknown_top_level_and_metadata_fields(tmp_path: Path) -> None:
     write_stack(tmp_path)
-    source = write_gateway(tmp_path, "team-a", status={}, metadata={"labels": {"a": "b"}})
+    source = write_gateway(tmp_path, "team-a", status={}, metadata={"annotations": {"a": "b"}})
 
     assert load_problems(tmp_path) == [
-        (source, "metadata.labels", "unknown field"),
+        (source, "metadata.annotations", "unknown field"),
         (source, "status", "unknown field"),
     ]
 
