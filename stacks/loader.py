@@ -25,7 +25,9 @@ from stacks.models import ClusterConfig, GatewayDeclaration, StackConfig
 
 PROJECT = "hypershell-gateways"
 SECRETS_KEY = "clusterSecrets"
-CONFIG_KEYS = ("declarationsDir", "images", "clusters", "selector")
+STRING_KEYS = ("declarationsDir",)
+OBJECT_KEYS = ("images", "clusters", "selector")
+CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,15 @@ from components.cluster import Cluster, ClusterArgs
 from components.exposure import SharedGateway
 from components.gateway import Gateway, GatewayArgs
 from stacks.errors import InvalidInputError, Problem, from_validation_error
-from stacks.loader import PROJECT, SECRETS_KEY, LoadedStack, ResolvedGateway, load_stack
+from stacks.loader import (
+    OBJECT_KEYS,
+    PROJECT,
+    SECRETS_KEY,
+    STRING_KEYS,
+    LoadedStack,
+    ResolvedGateway,
+    load_stack,
+)
 from stacks.models import ClusterConfig, Model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,10 +144,8 @@ def export(gateways: Mapping[str, Gateway]) -> None:
 def main(root: Path = ROOT) -> dict[str, Gateway]:
     """Read the stack's config through ``pulumi.Config``, validate, build and export."""
     config = pulumi.Config(PROJECT)
-    raw = {
-        "declarationsDir": config.get("declarationsDir"),
-        "images": config.get_object("images"),
-        "clusters": config.get_object("clusters"),
+    raw = {key: config.get(key) for key in STRING_KEYS} | {
+        key: config.get_object(key) for key in OBJECT_KEYS
     }
     stack = load_stack(root, pulumi.get_stack(), {k: v for k, v in raw.items() if v is not None})
     gateways = build(stack, config.require_secret_object(SECRETS_KEY))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks import inventory, operator
+from stacks import inventory, operator, render
 from stacks.errors import InvalidInputError
 from stacks.loader import load_stack
 from tests.conftest import ROOT, shared_or_skip
@@ -198,3 +198,15 @@ def test_bad_operator_settings_name_the_field(tmp_path: Path) -> None:
         ("deploy/operator.yaml", "accessToken"),
         ("deploy/operator.yaml", "projectRepo"),
     ]
+
+
+def test_the_program_reads_the_selector_from_pulumi_config(fleet: Path) -> None:
+    # The render hands the stack's config to stacks.program.main() as the CLI would.
+    rendered = render.execute(render.prepare(fleet, "east-gold"))
+    assert [g.name for g in rendered.gateways] == ["a"]
+    gateways = {
+        r.name
+        for r in rendered.recording.resources.values()
+        if r.type == "hypershell:gateway:Gateway"
+    }
+    assert gateways == {"a"}
