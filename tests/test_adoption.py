@@ -137,10 +137,11 @@ def test_names_parents_and_providers_match_the_program(adopted: render.Rendered)
         assert entry.get("parent") == (parent.name if parent else None)
         if "provider" in entry:
             assert document["nameTable"][entry["provider"]] == registered.provider
+    cluster = "urn:pulumi:ibm::hypershell-gateways::hypershell:cluster:Cluster"
     assert document["nameTable"] == {
-        "roks-us-east": "urn:pulumi:ibm::hypershell-gateways::hypershell:cluster:Cluster::roks-us-east",
-        "roks-us-east-k8s": "urn:pulumi:ibm::hypershell-gateways::hypershell:cluster:Cluster$pulumi:providers:kubernetes::roks-us-east-k8s",
-        "roks-us-east-postgres": "urn:pulumi:ibm::hypershell-gateways::hypershell:cluster:Cluster$pulumi:providers:postgresql::roks-us-east-postgres",
+        "roks-us-east": f"{cluster}::roks-us-east",
+        "roks-us-east-k8s": f"{cluster}$pulumi:providers:kubernetes::roks-us-east-k8s",
+        "roks-us-east-postgres": f"{cluster}$pulumi:providers:postgresql::roks-us-east-postgres",
     }
     components = [r["name"] for r in document["resources"] if r.get("component")]
     assert components == [

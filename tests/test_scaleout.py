@@ -83,7 +83,8 @@ def test_a_gateway_taken_by_no_stack_is_reported(fleet: Path) -> None:
         (
             source,
             "metadata.labels",
-            f"taken by no stack of the inventory {INVENTORY} (stacks: east-gold, east-standard, west)",
+            f"taken by no stack of the inventory {INVENTORY}"
+            " (stacks: east-gold, east-standard, west)",
         )
     ]
 
