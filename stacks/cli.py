@@ -1,7 +1,7 @@
-"""``python -m stacks``: validate and render stacks offline.
+"""``python -m stacks``: validate, render and diff stacks offline.
 
 Exit codes: 0 ok; 2 invalid input (each problem as ``path: field: problem``, nothing
-written); 1 anything else.
+written); 1 anything else. ``diff`` exits 3 when the stack's render changes.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stacks import render
+from stacks import diff, render
 from stacks.errors import InvalidInputError
 from stacks.offline import RecordedResource
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build/rendered")
 PROGRESS_MIN_GATEWAYS = 25
-EXIT_OK, EXIT_ERROR, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 
 EPILOG = """\
 exit codes: 0 ok; 2 invalid input (every problem listed as `path: field: problem`, nothing
@@ -32,6 +32,20 @@ examples:
   python -m stacks validate aws          # config and declarations only; fast, for PR checks
   python -m stacks render ibm            # → build/rendered/ibm/{manifests/,plan.json}
   python -m stacks render --all          # every Pulumi.<stack>.yaml
+  python -m stacks diff aws --base origin/main   # Markdown report of what a PR changes
+"""
+
+DIFF_EPILOG = """\
+exit codes: 0 no changes; 3 changes; 2 invalid input (the working tree's problems listed as
+`path: field: problem`, or an unknown --base ref); 1 any other error (git, the base render).
+
+The base ref is checked out into a temporary git worktree and rendered by its own program
+(`python -m stacks render`, same interpreter); a ref without the stack or without an offline
+render is an empty side. Needs no Pulumi CLI, backend, cluster or credentials.
+
+examples:
+  python -m stacks diff local --base main
+  python -m stacks diff --all --base origin/main --output build/diff.md
 """
 
 
@@ -129,6 +143,27 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def cmd_diff(args: argparse.Namespace, console: Console) -> int:
+    root = args.root
+    prepared = _prepare_all(root, _stacks(args, root))
+    errors = Console(stderr=True, highlight=False)
+    try:
+        result = diff.run(root, prepared, args.base, every_stack=args.all)
+    except diff.BaseRefError as error:
+        errors.print(f"error: {error}", markup=False, soft_wrap=True)
+        return EXIT_INVALID
+    except diff.DiffError as error:
+        errors.print(f"error: {error}", markup=False, soft_wrap=True)
+        return EXIT_ERROR
+    # Raw Markdown: not through rich, which would read `[secret]` as markup.
+    sys.stdout.write(result.report)
+    sys.stdout.flush()
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(result.report, encoding="utf-8")
+    return EXIT_CHANGES if result.changed else EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="python -m stacks",
@@ -172,6 +207,26 @@ def parser() -> argparse.ArgumentParser:
     val.add_argument("stack", nargs="?", help="stack name, as in Pulumi.<stack>.yaml")
     val.add_argument("--all", action="store_true", help="validate every Pulumi.*.yaml stack")
     val.set_defaults(func=cmd_validate)
+
+    dif = commands.add_parser(
+        "diff",
+        help="Markdown report of what changes against a git ref (for PR comments)",
+        description="Render the stack at --base (from a temporary git worktree, with that"
+        " ref's own program) and in this working tree, and print a Markdown report: a summary"
+        " (gateways, Kubernetes objects per kind, other plan resources), then per-object"
+        f" unified diffs, at most {diff.REPORT_LIMIT:,} characters. Secrets never appear.",
+        epilog=DIFF_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dif.add_argument("stack", nargs="?", help="stack name, as in Pulumi.<stack>.yaml")
+    dif.add_argument(
+        "--all", action="store_true", help="diff every stack of the working tree or the base"
+    )
+    dif.add_argument(
+        "--base", required=True, metavar="REF", help="git ref to compare against (origin/main)"
+    )
+    dif.add_argument("--output", type=Path, metavar="FILE", help="also write the report to FILE")
+    dif.set_defaults(func=cmd_diff)
     return top
 
 

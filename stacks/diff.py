@@ -1,0 +1,670 @@
+"""Offline diff: what a change to the declarations or the program does to a stack's render.
+
+``python -m stacks diff <stack>|--all --base <git-ref>`` renders each stack twice and prints a
+Markdown report for a pull-request comment:
+
+- the **base** side is the ref checked out into a temporary ``git worktree`` and rendered by
+  *the ref's own* program and declarations (``python -m stacks render <stack> --out DIR -q``
+  run inside the worktree with this interpreter); a ref without the stack, or without an
+  offline render at all, is an empty side and the report says so;
+- the **head** side is this working tree, rendered in process (``stacks.render``).
+
+The report starts with a summary that is always kept (gateways added/changed/removed from the
+two plans, Kubernetes objects per kind from the manifest trees, other plan resources such as
+tls, postgresql and random), then per-object unified diffs, within :data:`REPORT_LIMIT`
+characters; what does not fit is counted in a note under the summary. Nothing is decrypted or
+read from a backend: the render already redacts every secret, and every plaintext value of the
+stacks' ``clusterSecrets`` is scrubbed from the report as a second guard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from stacks import render
+from stacks.loader import PROJECT, SECRETS_KEY
+
+REPORT_LIMIT = 60_000
+"""Characters of the whole report (a GitHub comment holds 65,536)."""
+GATEWAY_ROWS = 30
+"""Gateway rows in the summary before the rest is counted."""
+RESOURCE_LINES = 30
+"""Lines of the other-resources section before the rest is counted."""
+NAMES_LISTED = 8
+"""Resource names listed per group of added or removed resources."""
+MIN_SCRUBBED = 6
+"""Shorter plaintext secrets are not scrubbed (they would mangle ordinary words)."""
+RENDER_TIMEOUT = 900
+"""Seconds the base render may take."""
+_NOTE_RESERVE = 600
+_PLAN = "plan.json"
+_MANIFESTS = "manifests/"
+_COMPONENT_PREFIXES = ("hypershell:", "pulumi:pulumi:")
+_GATEWAY_TYPE = "hypershell:gateway:Gateway"
+
+Status = Literal["added", "changed", "removed"]
+STATUSES: tuple[Status, ...] = ("added", "changed", "removed")
+
+
+class DiffError(Exception):
+    """git or the base render failed: exit 1, with a message that holds no secret."""
+
+
+class BaseRefError(Exception):
+    """The ``--base`` ref does not name a commit here: invalid input, exit 2."""
+
+
+# --- the two sides --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Side:
+    """One side's rendered files (relative path → text); empty with ``note`` saying why."""
+
+    files: Mapping[str, str]
+    note: str | None = None
+    secrets: frozenset[str] = frozenset()
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise DiffError(f"git {args[0]}: {error}") from None
+    if done.returncode != 0:
+        message = done.stderr.strip().splitlines()
+        raise DiffError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
+    return done.stdout.strip()
+
+
+def resolve_base(root: Path, ref: str) -> str:
+    """The full commit id of ``ref``; BaseRefError if it names no commit in ``root``'s repo."""
+    _git(root, "rev-parse", "--show-toplevel")  # not a repository: DiffError (exit 1)
+    if ref.startswith("-"):
+        raise BaseRefError(f"--base: {ref!r} is not a git ref")
+    try:
+        return _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except DiffError:
+        raise BaseRefError(
+            f"--base: {ref!r} names no commit in this repository"
+            " (in CI, fetch the base branch: actions/checkout with fetch-depth: 0)"
+        ) from None
+
+
+@contextlib.contextmanager
+def base_checkout(root: Path, commit: str) -> Iterator[Path]:
+    """The project root as of ``commit``, in a temporary worktree removed afterwards."""
+    prefix = _git(root, "rev-parse", "--show-prefix")  # the project inside its repository
+    scratch = Path(tempfile.mkdtemp(prefix="stacks-diff-"))
+    tree = scratch / "base"
+    try:
+        _git(root, "worktree", "add", "--detach", "--quiet", str(tree), commit)
+        try:
+            yield tree / prefix
+        finally:
+            with contextlib.suppress(DiffError):
+                _git(root, "worktree", "remove", "--force", str(tree))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def read_tree(directory: Path) -> dict[str, str]:
+    """Relative POSIX path → text of every file under ``directory``."""
+    return {
+        p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+def stack_secrets(project: Path, stack: str) -> frozenset[str]:
+    """Plaintext values under ``clusterSecrets`` of ``Pulumi.<stack>.yaml`` (best effort).
+
+    Only used to scrub them from the report; never printed. ``secure:`` values are ciphertext.
+    """
+    try:
+        document = yaml.safe_load((project / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8"))
+        secrets = document["config"][f"{PROJECT}:{SECRETS_KEY}"]
+    except Exception:  # unreadable or no secrets: nothing to scrub
+        return frozenset()
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if set(value) == {"secure"}:
+                return
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif value is not None and not isinstance(value, bool):
+            text = str(value)
+            found.add(text)
+            found.update(line.strip() for line in text.splitlines())
+
+    walk(secrets)
+    return frozenset(s for s in found if len(s) >= MIN_SCRUBBED)
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """Replace every secret value in ``text`` (longest first) with the render's marker."""
+    for value in sorted(secrets, key=lambda s: (-len(s), s)):
+        text = text.replace(value, render.REDACTED)
+    return text
+
+
+def _render_process(project: Path, target: Sequence[str], out: Path) -> tuple[int, str]:
+    """``python -m stacks render TARGET --out OUT -q`` in ``project``, with this interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "stacks", "render", *target, "--out", str(out), "-q"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=RENDER_TIMEOUT,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise DiffError(f"base render of {' '.join(target)}: {type(error).__name__}") from None
+    return done.returncode, done.stderr
+
+
+def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
+    """Render ``stacks`` with the base checkout's own program, in a subprocess.
+
+    Several stacks that all exist at the base are rendered by one ``render --all`` (one
+    interpreter start); if that reports invalid input, each stack is rendered on its own so
+    only the invalid ones become empty sides.
+    """
+    secrets = {stack: stack_secrets(project, stack) for stack in stacks}
+    if not (project / "stacks" / "__main__.py").is_file():
+        note = "has no offline render (`python -m stacks`)"
+        return {s: Side(files={}, note=note, secrets=secrets[s]) for s in stacks}
+    sides = {
+        s: Side(files={}, note=f"has no stack `{s}`", secrets=secrets[s])
+        for s in stacks
+        if not (project / f"Pulumi.{s}.yaml").is_file()
+    }
+    present = [s for s in stacks if s not in sides]
+    with tempfile.TemporaryDirectory(prefix="stacks-diff-render-") as scratch:
+        out = Path(scratch)
+        if len(present) > 1 and set(present) == set(stack_names(project)):
+            code, _ = _render_process(project, ["--all"], out / "all")
+            if code == 0:
+                for stack in present:
+                    sides[stack] = Side(
+                        files=read_tree(out / "all" / stack), secrets=secrets[stack]
+                    )
+                return sides
+        for stack in present:
+            code, stderr = _render_process(project, [stack], out / stack)
+            if code == 2:
+                note = f"has invalid input for stack `{stack}` (its render exits 2)"
+                sides[stack] = Side(files={}, note=note, secrets=secrets[stack])
+            elif code != 0:
+                lines = scrub(stderr, secrets[stack]).strip().splitlines()
+                last = f": {lines[-1]}" if lines else ""
+                raise DiffError(f"base render of {stack} exited {code}{last}")
+            else:
+                sides[stack] = Side(files=read_tree(out / stack), secrets=secrets[stack])
+    return sides
+
+
+def render_head(prepared: render.Prepared) -> Side:
+    """Render a validated working-tree stack in process."""
+    stack = prepared.loaded.name
+    return Side(
+        files=render.execute(prepared).files,
+        secrets=stack_secrets(prepared.root, stack),
+    )
+
+
+# --- comparison -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectChange:
+    """One Kubernetes object file added, changed or removed."""
+
+    path: str
+    kind: str
+    status: Status
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayChange:
+    name: str
+    status: Status
+    detail: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResourceChange:
+    """A plan resource outside the manifests (tls, postgresql, random, providers...)."""
+
+    type: str
+    name: str
+    status: Status
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StackDiff:
+    stack: str
+    base_note: str | None
+    head_note: str | None
+    gateways: tuple[GatewayChange, ...]
+    objects: tuple[ObjectChange, ...]
+    resources: tuple[ResourceChange, ...]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.gateways or self.objects or self.resources)
+
+
+def _kind(path: str, text: str) -> str:
+    try:
+        kind = yaml.safe_load(text).get("kind")
+    except Exception:
+        kind = None
+    if isinstance(kind, str) and kind:
+        return kind
+    return path.rsplit("/", 1)[-1].split("-", 1)[0]
+
+
+def _status(old: object | None, new: object | None) -> Status | None:
+    if old is None:
+        return None if new is None else "added"
+    if new is None:
+        return "removed"
+    return None if old == new else "changed"
+
+
+def compare_objects(base: Mapping[str, str], head: Mapping[str, str]) -> list[ObjectChange]:
+    changes = []
+    for path in sorted(set(base) | set(head)):
+        if not path.startswith(_MANIFESTS):
+            continue
+        old, new = base.get(path), head.get(path)
+        status = _status(old, new)
+        if status is not None:
+            text = new if new is not None else old or ""
+            changes.append(
+                ObjectChange(
+                    path=path, kind=_kind(path, text), status=status, old=old or "", new=new or ""
+                )
+            )
+    return changes
+
+
+def _plan(files: Mapping[str, str]) -> dict[str, Any]:
+    text = files.get(_PLAN)
+    if text is None:
+        return {}
+    plan = json.loads(text)
+    return plan if isinstance(plan, dict) else {}
+
+
+Key = tuple[str, str]
+
+
+def _urn_key(urn: str | None) -> Key | None:
+    """(type, name) of the resource a URN names: ``urn:pulumi:s::p::<a>$<b>::<name>``."""
+    if not urn or "::" not in urn:
+        return None
+    head, name = urn.rsplit("::", 1)
+    return head.rsplit("::", 1)[-1].rsplit("$", 1)[-1], name
+
+
+def _resources(plan: Mapping[str, Any]) -> dict[Key, dict[str, Any]]:
+    found: dict[Key, dict[str, Any]] = {}
+    for resource in plan.get("resources", []):
+        if isinstance(resource, dict):
+            found[(str(resource.get("type")), str(resource.get("name")))] = resource
+    return found
+
+
+def _owner(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None:
+    """The gateway whose component (transitively) parents ``key``."""
+    seen: set[Key] = set()
+    current: Key | None = key
+    while current is not None and current not in seen:
+        if current[0] == _GATEWAY_TYPE:
+            return current[1]
+        seen.add(current)
+        resource = resources.get(current)
+        current = _urn_key(resource.get("parent")) if resource else None
+    return None
+
+
+def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any], *, inputs: bool) -> list[str]:
+    fields = [
+        name
+        for name in sorted(set(old) | set(new))
+        if name not in {"inputs", "type", "name"} and old.get(name) != new.get(name)
+    ]
+    if inputs:
+        before, after = old.get("inputs") or {}, new.get("inputs") or {}
+        fields += [
+            f"inputs.{key}"
+            for key in sorted(set(before) | set(after))
+            if before.get(key) != after.get(key)
+        ]
+    return fields
+
+
+def _is_component(type_: str) -> bool:
+    return type_.startswith(_COMPONENT_PREFIXES)
+
+
+def compare_plans(
+    base: Mapping[str, Any], head: Mapping[str, Any]
+) -> tuple[list[GatewayChange], list[ResourceChange]]:
+    old_res, new_res = _resources(base), _resources(head)
+    touched: dict[str, list[str]] = {}
+    resources: list[ResourceChange] = []
+    for key in sorted(set(old_res) | set(new_res)):
+        old, new = old_res.get(key), new_res.get(key)
+        status = _status(old, new)
+        if status is None or _is_component(key[0]):
+            continue
+        owner = _owner(key, new_res if new is not None else old_res)
+        if owner is not None:
+            touched.setdefault(owner, []).append(f"{key[0].rsplit(':', 1)[-1]} `{key[1]}`")
+        kubernetes = key[0].startswith("kubernetes:")
+        fields: list[str] = []
+        if old is not None and new is not None:
+            # A Kubernetes object's inputs are its manifest, diffed in full below.
+            fields = _changed_fields(old, new, inputs=not kubernetes)
+            if not fields:
+                continue
+        elif kubernetes:
+            continue
+        resources.append(
+            ResourceChange(type=key[0], name=key[1], status=status, fields=tuple(fields))
+        )
+
+    def by_name(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        return {str(g.get("name")): g for g in plan.get("gateways", []) if isinstance(g, dict)}
+
+    old_gw, new_gw = by_name(base), by_name(head)
+    gateways: list[GatewayChange] = []
+    for name in sorted(set(old_gw) | set(new_gw)):
+        old, new = old_gw.get(name), new_gw.get(name)
+        status = _status(old, new)
+        if old is not None and new is not None:
+            fields = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+            parts = ["plan: " + ", ".join(f"`{f}`" for f in fields)] if fields else []
+            if name in touched:
+                shown = touched[name][:NAMES_LISTED]
+                more = len(touched[name]) - len(shown)
+                parts.append(
+                    f"{len(touched[name])} resource(s): "
+                    + ", ".join(shown)
+                    + (f" and {more} more" if more else "")
+                )
+            if not parts:
+                continue
+            status, detail = "changed", "; ".join(parts)
+        else:
+            entry = new if new is not None else old or {}
+            detail = (
+                f"cluster `{entry.get('cluster')}`, namespace `{entry.get('namespace')}`,"
+                f" address `{entry.get('address') or '-'}`"
+            )
+        assert status is not None
+        gateways.append(GatewayChange(name=name, status=status, detail=detail))
+    return gateways, resources
+
+
+def compare(stack: str, base: Side, head: Side) -> StackDiff:
+    gateways, resources = compare_plans(_plan(base.files), _plan(head.files))
+    return StackDiff(
+        stack=stack,
+        base_note=base.note,
+        head_note=head.note,
+        gateways=tuple(gateways),
+        objects=tuple(compare_objects(base.files, head.files)),
+        resources=tuple(r for r in resources if not r.type.startswith("kubernetes:"))
+        + tuple(r for r in resources if r.type.startswith("kubernetes:")),
+    )
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def _counts(items: Iterable[Any]) -> Counter[str]:
+    return Counter(item.status for item in items)
+
+
+def _totals(counts: Counter[str]) -> str:
+    return ", ".join(f"{counts[s]} {s}" for s in STATUSES)
+
+
+def _summary(diff: StackDiff, base_label: str) -> str:
+    lines = [f"## Offline diff: stack `{diff.stack}`", ""]
+    lines.append(f"Base {base_label} -> this working tree.")
+    for side, note in (("The base", diff.base_note), ("The working tree", diff.head_note)):
+        if note:
+            lines.append(f"{side} {note}; its side is treated as empty.")
+    lines.append("")
+    if not diff.changed:
+        lines += ["**No changes**: the rendered manifests and plan are the same.", ""]
+        return "\n".join(lines) + "\n"
+
+    lines += [f"**Gateways:** {_totals(_counts(diff.gateways))}", ""]
+    if diff.gateways:
+        lines += ["| Gateway | Change | Details |", "|---|---|---|"]
+        lines += [f"| `{g.name}` | {g.status} | {g.detail} |" for g in diff.gateways[:GATEWAY_ROWS]]
+        if len(diff.gateways) > GATEWAY_ROWS:
+            lines.append(f"| ... | | {len(diff.gateways) - GATEWAY_ROWS} more gateway(s) |")
+        lines.append("")
+
+    lines += [f"**Kubernetes objects:** {_totals(_counts(diff.objects))}", ""]
+    if diff.objects:
+        per_kind: dict[str, Counter[str]] = {}
+        for obj in diff.objects:
+            per_kind.setdefault(obj.kind, Counter())[obj.status] += 1
+        lines += ["| Kind | Added | Changed | Removed |", "|---|---:|---:|---:|"]
+        lines += [
+            f"| {kind} | " + " | ".join(str(per_kind[kind][s]) for s in STATUSES) + " |"
+            for kind in sorted(per_kind)
+        ]
+        lines.append("")
+
+    lines += [
+        f"**Other plan resources** (tls, postgresql, random, providers):"
+        f" {_totals(_counts(diff.resources))}",
+        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _resource_section(diff: StackDiff) -> str:
+    if not diff.resources:
+        return ""
+    lines: list[str] = []
+    groups: dict[tuple[Status, str], list[str]] = {}
+    for res in diff.resources:
+        if res.status == "changed":
+            fields = ", ".join(f"`{f}`" for f in res.fields)
+            lines.append(f"- changed `{res.type}` `{res.name}`: {fields}")
+        else:
+            groups.setdefault((res.status, res.type), []).append(res.name)
+    for (status, type_), names in sorted(groups.items()):
+        shown = ", ".join(f"`{n}`" for n in names[:NAMES_LISTED])
+        more = f" and {len(names) - NAMES_LISTED} more" if len(names) > NAMES_LISTED else ""
+        lines.append(f"- {status} {len(names)} `{type_}`: {shown}{more}")
+    if len(lines) > RESOURCE_LINES:
+        lines = [*lines[:RESOURCE_LINES], f"- ... {len(lines) - RESOURCE_LINES} more line(s)"]
+    title = f"### Other plan resources: stack `{diff.stack}`"
+    return "\n".join([title, "", *lines, ""]) + "\n"
+
+
+def _fence(body: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _lines(text: str) -> list[str]:
+    return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(True)]
+
+
+def object_diff(change: ObjectChange) -> str:
+    """A unified diff of one object file, fenced for Markdown."""
+    before = "/dev/null" if change.status == "added" else f"a/{change.path}"
+    after = "/dev/null" if change.status == "removed" else f"b/{change.path}"
+    body = "".join(
+        difflib.unified_diff(
+            _lines(change.old), _lines(change.new), fromfile=before, tofile=after, n=3
+        )
+    )
+    fence = _fence(body)
+    title = f"#### {change.status} {change.kind}: `{change.path}`"
+    return f"{title}\n\n{fence}diff\n{body}{fence}\n\n"
+
+
+_RANK: dict[str, int] = {"changed": 0, "added": 1, "removed": 2}
+
+
+def build_report(
+    diffs: Sequence[StackDiff],
+    *,
+    base_label: str,
+    command: str,
+    secrets: Iterable[str] = (),
+    limit: int | None = None,
+) -> str:
+    """The Markdown report, at most ``limit`` (default :data:`REPORT_LIMIT`) characters.
+
+    The summaries come first and are always kept. Object diffs follow, each whole or not at
+    all: changed objects first (what a reviewer most needs), then added, then removed; those
+    that do not fit are counted in a note under the summaries.
+    """
+    limit = REPORT_LIMIT if limit is None else limit
+    secrets = frozenset(secrets)
+    kept = "".join(scrub(_summary(d, base_label), secrets) for d in diffs)
+    kept += "".join(scrub(_resource_section(d), secrets) for d in diffs)
+    candidates = sorted(
+        ((_RANK[obj.status], index, obj.path), obj)
+        for index, d in enumerate(diffs)
+        for obj in d.objects
+    )
+    budget = limit - len(kept) - _NOTE_RESERVE
+    chosen: dict[int, list[tuple[tuple[int, int, str], str]]] = {}
+    omitted: Counter[str] = Counter()
+    for key, obj in candidates:
+        index = key[1]
+        block = scrub(object_diff(obj), secrets)
+        heading = 0 if index in chosen else len(_heading(diffs[index].stack))
+        if len(block) + heading <= budget:
+            chosen.setdefault(index, []).append((key, block))
+            budget -= len(block) + heading
+        else:
+            omitted[obj.status] += 1
+    body = "".join(
+        _heading(diffs[index].stack) + "".join(block for _, block in sorted(blocks))
+        for index, blocks in sorted(chosen.items())
+    )
+    note = ""
+    if omitted:
+        parts = ", ".join(f"{omitted[s]} {s}" for s in STATUSES if omitted[s])
+        note = (
+            f"> **Note:** {sum(omitted.values())} of {len(candidates)} object diffs omitted"
+            f" ({parts}) to keep this report under {limit:,} characters; the summary above"
+            f" is complete. Run `{command}` to see them all.\n\n"
+        )
+    report = kept + note + body
+    if len(report) > limit:  # the summaries alone are too long: cut, and say so
+        cut = f"\n\n> **Note:** report cut at {limit:,} characters.\n"
+        report = report[: max(0, limit - len(cut))] + cut
+    return report
+
+
+def _heading(stack: str) -> str:
+    return f"### Object diffs: stack `{stack}`\n\n"
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def stack_names(root: Path) -> list[str]:
+    """Every stack with a ``Pulumi.<stack>.yaml`` in ``root``, sorted."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    report: str
+    diffs: tuple[StackDiff, ...]
+
+    @property
+    def changed(self) -> bool:
+        return any(d.changed for d in self.diffs)
+
+
+def run(
+    root: Path,
+    head: Sequence[render.Prepared],
+    ref: str,
+    *,
+    every_stack: bool = False,
+    limit: int | None = None,
+) -> Result:
+    """Diff the validated working-tree stacks ``head`` against their render at ``ref``.
+
+    With ``every_stack``, stacks that exist only at ``ref`` are diffed too (against an empty
+    working-tree side). Raises BaseRefError for a ref that names no commit and DiffError when
+    git or the base render fails.
+    """
+    prepared = {p.loaded.name: p for p in head}
+    commit = resolve_base(root, ref)
+    diffs: list[StackDiff] = []
+    secrets: set[str] = set()
+    with base_checkout(root, commit) as base_root:
+        names = sorted(set(prepared) | (set(stack_names(base_root)) if every_stack else set()))
+        bases = render_base(base_root, names)
+        for stack in names:
+            base = bases[stack]
+            if stack in prepared:
+                side = render_head(prepared[stack])
+            else:
+                side = Side(files={}, note=f"has no stack `{stack}`")
+            secrets |= base.secrets | side.secrets
+            diffs.append(compare(stack, base, side))
+    target = "--all" if every_stack else " ".join(sorted(prepared))
+    report = build_report(
+        diffs,
+        base_label=f"`{ref}` (`{commit[:12]}`)",
+        command=f"python -m stacks diff {target} --base {ref}",
+        secrets=secrets,
+        limit=limit,
+    )
+    return Result(report=report, diffs=tuple(diffs))

@@ -1,0 +1,519 @@
+"""The offline diff: a throwaway git repository holding this checkout, a base commit, changes.
+
+The repository is a copy of this working tree (program and declarations), so the base side is
+rendered by the same code in a subprocess and the head side in process; what differs is only
+what each test changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stacks import cli, diff, render
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+BASE_SENTINEL = "base-sentinel-Pa55word-must-never-show"
+HEAD_SENTINEL = "head-sentinel-Pa55word-must-never-show"
+NOT_COPIED = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    ".tools",
+    "build",
+    "tests",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".hypothesis",
+)
+GATEWAY = """\
+apiVersion: hypershell.redhat.io/v1alpha1
+kind: Gateway
+metadata:
+  name: {name}
+spec:
+{spec}
+"""
+BULK = 5
+"""Gateways added to the aws stack: enough object diffs to overflow the report's bound."""
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def set_password(project: Path, stack: str, password: str) -> None:
+    """Plaintext ``dbAdminPassword`` for every cluster of the stack (the render redacts it)."""
+    path = project / f"Pulumi.{stack}.yaml"
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config = document["config"]
+    secrets = config.setdefault("hypershell-gateways:clusterSecrets", {})
+    for cluster in config["hypershell-gateways:clusters"]:
+        secrets.setdefault(cluster, {})["dbAdminPassword"] = password
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+
+
+def declare(project: Path, stack: str, name: str, spec: str = "  replicas: 1") -> None:
+    path = project / "stacks" / stack / "gateways" / f"{name}.yaml"
+    path.write_text(GATEWAY.format(name=name, spec=spec), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository whose one commit is this working tree, local password a sentinel."""
+    repo = tmp_path_factory.mktemp("diff") / "pristine"
+    shutil.copytree(ROOT, repo, ignore=NOT_COPIED)
+    set_password(repo, "local", BASE_SENTINEL)
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "--message", "base")
+    return repo
+
+
+def clone(pristine: Path, where: Path) -> Path:
+    shutil.copytree(pristine, where, symlinks=True)
+    return where
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: str
+    err: str
+    result: diff.Result | None
+
+
+def run_diff(repo: Path, *args: str) -> Run:
+    """``python -m stacks --root REPO diff ARGS`` in process; keeps the diff's result."""
+    results: list[diff.Result] = []
+    original = diff.run
+
+    def spy(*a: object, **k: object) -> diff.Result:
+        result = original(*a, **k)  # type: ignore[arg-type]
+        results.append(result)
+        return result
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        patch.setattr(diff, "run", spy)
+        code = cli.main(["--root", str(repo), "diff", *args])
+    return Run(code, out.getvalue(), err.getvalue(), results[0] if results else None)
+
+
+def kinds(files: dict[str, str], paths: set[str]) -> Counter[str]:
+    return Counter(yaml.safe_load(files[p])["kind"] for p in paths)
+
+
+# --- one run with changes in every stack -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Changed:
+    repo: Path
+    run: Run
+    output: str
+    base_files: dict[str, str]
+    head_files: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def changed(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Changed:
+    """local: a gateway added, one removed, replicas changed, password changed; ibm: a host
+    changed; aws: many gateways added. Diffed with --all against the base commit."""
+    repo = clone(pristine, tmp_path_factory.mktemp("diff") / "changed")
+    declare(repo, "local", "team-b")
+    (repo / "stacks/local/gateways/offline.yaml").unlink()
+    declare(repo, "local", "dev", "  replicas: 2")
+    set_password(repo, "local", HEAD_SENTINEL)
+    declare(
+        repo,
+        "ibm",
+        "team-a",
+        "  cluster: roks-us-east\n  exposure:\n    host: team-a.vanity.example.org",
+    )
+    for index in range(BULK):
+        declare(repo, "aws", f"bulk-{index:02d}", "  cluster: rosa-us-east-1")
+    output = repo.parent / "report.md"
+    run = run_diff(repo, "--all", "--base", "HEAD", "--output", str(output))
+    return Changed(
+        repo=repo,
+        run=run,
+        output=output.read_text(encoding="utf-8") if output.exists() else "",
+        base_files=render.execute(render.prepare(pristine, "local")).files,
+        head_files=render.execute(render.prepare(repo, "local")).files,
+    )
+
+
+def stack_section(report: str, stack: str) -> str:
+    start = report.index(f"## Offline diff: stack `{stack}`")
+    end = report.find("\n## ", start + 1)
+    return report[start : end if end != -1 else len(report)]
+
+
+def test_changes_exit_3_and_the_report_is_also_written_to_the_output_file(
+    changed: Changed,
+) -> None:
+    assert changed.run.code == 3, changed.run.err
+    assert changed.run.err == ""
+    assert changed.output == changed.run.out
+
+
+def test_summary_counts_gateways_and_objects_per_kind(changed: Changed) -> None:
+    local = stack_section(changed.run.out, "local")
+    assert "**Gateways:** 1 added, 1 changed, 1 removed" in local
+    assert re.search(r"\| `team-b` \| added \| cluster `kind`, namespace `openshell-team-b`", local)
+    assert re.search(r"\| `offline` \| removed \|", local)
+    assert re.search(
+        r"\| `dev` \| changed \| 1 resource\(s\): Deployment `dev-workload-deploy`", local
+    )
+
+    base, head = changed.base_files, changed.head_files
+    manifests = {p for p in set(base) | set(head) if p.startswith("manifests/")}
+    added = kinds(head, {p for p in manifests if p not in base})
+    removed = kinds(base, {p for p in manifests if p not in head})
+    modified = kinds(head, {p for p in manifests if p in base and p in head and base[p] != head[p]})
+    assert modified == Counter({"Deployment": 1})
+    assert added["Deployment"] == removed["Deployment"] == 1
+    totals = (sum(added.values()), sum(modified.values()), sum(removed.values()))
+    counts = f"{totals[0]} added, {totals[1]} changed, {totals[2]} removed"
+    assert f"**Kubernetes objects:** {counts}" in local
+    for kind in sorted(added | removed | modified):
+        row = f"| {kind} | {added[kind]} | {modified[kind]} | {removed[kind]} |"
+        assert row in local, row
+    assert "| Deployment | 1 | 1 | 1 |" in local
+    assert "| Namespace | 1 | 0 | 1 |" in local
+
+    ibm = stack_section(changed.run.out, "ibm")
+    assert "**Gateways:** 0 added, 1 changed, 0 removed" in ibm
+    assert re.search(r"\| `team-a` \| changed \| plan: `address`, `hostname`;", ibm)
+    assert "| Route | 0 | 1 | 0 |" in ibm
+
+    aws = stack_section(changed.run.out, "aws")
+    assert f"**Gateways:** {BULK} added, 0 changed, 0 removed" in aws
+
+
+def test_other_plan_resources_are_listed_by_type_and_name(changed: Changed) -> None:
+    report = changed.run.out
+    assert "- added 1 `postgresql:index/role:Role`: `team-b-database-db-role`" in report
+    assert "- removed 1 `postgresql:index/database:Database`: `offline-database-db`" in report
+    # The new host is a SAN of the server certificate: its request's input changed.
+    assert "- changed `tls:index/certRequest:CertRequest` `team-a-pki-server-csr`: " in report
+    assert "`inputs.dnsNames`" in report
+
+
+def test_changed_objects_come_as_unified_diffs(changed: Changed) -> None:
+    report = changed.run.out
+    path = "manifests/kind/openshell-dev/deployment-openshell-gateway.yaml"
+    block = report[report.index(f"#### changed Deployment: `{path}`") :]
+    assert block.startswith(f"#### changed Deployment: `{path}`\n\n```diff\n--- a/{path}\n")
+    assert f"+++ b/{path}\n@@ " in block
+    assert "\n-  replicas: 1\n+  replicas: 2\n" in block
+    route = "manifests/roks-us-east/openshell-team-a/route-openshell-gateway.yaml"
+    assert f"#### changed Route: `{route}`" in report
+    assert "+  host: team-a.vanity.example.org" in report
+
+
+def test_report_is_bounded_with_every_summary_kept_and_a_cut_note(changed: Changed) -> None:
+    report, result = changed.run.out, changed.run.result
+    assert result is not None
+    assert len(report) <= diff.REPORT_LIMIT
+    summaries = report[: report.index("### Object diffs")]
+    for stack in ("aws", "ibm", "local"):
+        assert f"## Offline diff: stack `{stack}`" in summaries
+    total = sum(len(d.objects) for d in result.diffs)
+    shown = report.count("\n#### ")
+    note = re.search(r"\*\*Note:\*\* (\d+) of (\d+) object diffs omitted", summaries)
+    assert note is not None
+    assert (int(note[1]), int(note[2])) == (total - shown, total)
+    assert total - shown > 0
+    # Changed objects are kept before added and removed ones.
+    changed_objects = [o for d in result.diffs for o in d.objects if o.status == "changed"]
+    assert report.count("\n#### changed ") == len(changed_objects) > 0
+
+
+@pytest.mark.parametrize("limit", [15_000, 30_000, 45_000])
+def test_a_lower_bound_keeps_the_summary_and_counts_what_was_cut(
+    changed: Changed, limit: int
+) -> None:
+    assert changed.run.result is not None
+    diffs = changed.run.result.diffs
+    report = diff.build_report(diffs, base_label="`HEAD`", command="cmd", limit=limit)
+    assert len(report) <= limit
+    summary = diff.build_report(diffs, base_label="`HEAD`", command="cmd", limit=10**9)
+    head = summary[: summary.index("### Object diffs")]
+    assert len(head) < limit
+    assert report.startswith(head)
+    total = sum(len(d.objects) for d in diffs)
+    omitted = total - report.count("\n#### ")
+    assert f"**Note:** {omitted} of {total} object diffs omitted" in report
+    assert f"under {limit:,} characters" in report
+
+
+def test_no_secret_and_no_temporary_path_appears(changed: Changed) -> None:
+    for text in (changed.run.out, changed.run.err, changed.output):
+        assert BASE_SENTINEL not in text
+        assert HEAD_SENTINEL not in text
+        assert "stacks-diff-" not in text
+        assert str(changed.repo) not in text
+    # The password changed, but both sides only ever show the redaction marker.
+    assert "dbAdminPassword" not in changed.run.out
+
+
+# --- other outcomes ---------------------------------------------------------------------------
+
+
+def test_no_change_exits_0_and_cleans_up(
+    pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    run = run_diff(repo, "local", "--base", "main")
+    assert run.code == 0, run.err
+    commit = git(repo, "rev-parse", "HEAD")
+    assert run.out == (
+        "## Offline diff: stack `local`\n\n"
+        f"Base `main` (`{commit[:12]}`) -> this working tree.\n\n"
+        "**No changes**: the rendered manifests and plan are the same.\n\n"
+    )
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert list(scratch.iterdir()) == []
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_invalid_working_tree_exits_2_with_the_problems(pristine: Path, tmp_path: Path) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    declare(repo, "local", "broken", "  replicas: 1\n  colour: blue")
+    run = run_diff(repo, "local", "--base", "HEAD")
+    assert run.code == 2
+    assert run.out == ""
+    assert "error: stacks/local/gateways/broken.yaml: spec.colour: " in run.err
+    assert run.result is None
+
+
+def test_unknown_base_ref_exits_2(pristine: Path, tmp_path: Path) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    run = run_diff(repo, "local", "--base", "no-such-branch")
+    assert run.code == 2
+    assert "error: --base: 'no-such-branch' names no commit in this repository" in run.err
+    assert run.out == ""
+
+
+def test_base_without_the_stack_is_an_empty_side(pristine: Path, tmp_path: Path) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    text = (repo / "Pulumi.local.yaml").read_text(encoding="utf-8")
+    (repo / "Pulumi.extra.yaml").write_text(text, encoding="utf-8")
+    first = run_diff(repo, "extra", "--base", "HEAD")
+    assert first.code == 3, first.err
+    assert "The base has no stack `extra`; its side is treated as empty." in first.out
+    gateways = len(render.prepare(repo, "extra").loaded.gateways)
+    assert f"**Gateways:** {gateways} added, 0 changed, 0 removed" in first.out
+    assert "\n#### changed " not in first.out
+    assert "\n#### added " in first.out
+    assert BASE_SENTINEL not in first.out
+    second = run_diff(repo, "extra", "--base", "HEAD")
+    assert second.out == first.out  # deterministic
+
+
+def test_base_without_any_render_is_an_empty_side(pristine: Path, tmp_path: Path) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    empty_tree = git(repo, "hash-object", "-t", "tree", "/dev/null")
+    commit = git(repo, "commit-tree", empty_tree, "-m", "before the project")
+    run = run_diff(repo, "local", "--base", commit)
+    assert run.code == 3, run.err
+    assert (
+        "The base has no offline render (`python -m stacks`); its side is treated as empty."
+        in run.out
+    )
+    assert "0 changed, 0 removed" in run.out
+
+
+def test_base_render_failure_exits_1(pristine: Path, tmp_path: Path) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    module = repo / "stacks" / "render.py"
+    good = module.read_text(encoding="utf-8")
+    module.write_text('raise RuntimeError("broken base")\n', encoding="utf-8")
+    git(repo, "commit", "--quiet", "--all", "--message", "broken render")
+    module.write_text(good, encoding="utf-8")
+    run = run_diff(repo, "local", "--base", "HEAD")
+    assert run.code == 1
+    assert run.out == ""
+    assert "error: base render of local exited 1: RuntimeError: broken base" in run.err
+
+
+def test_not_a_git_repository_exits_1(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(ROOT, project, ignore=NOT_COPIED)
+    run = run_diff(project, "local", "--base", "HEAD")
+    assert run.code == 1
+    assert "error: git rev-parse failed" in run.err
+
+
+# --- the report, from synthetic diffs ----------------------------------------------------------
+
+
+def synthetic(stack: str, gateways: int, *, body: str = "x: 1\n") -> diff.StackDiff:
+    return diff.StackDiff(
+        stack=stack,
+        base_note=None,
+        head_note=None,
+        gateways=tuple(
+            diff.GatewayChange(name=f"gw-{i:03d}", status="added", detail="d")
+            for i in range(gateways)
+        ),
+        objects=tuple(
+            diff.ObjectChange(
+                path=f"manifests/c/ns-{i:03d}/configmap-x.yaml",
+                kind="ConfigMap",
+                status="added",
+                old="",
+                new=body,
+            )
+            for i in range(gateways)
+        ),
+        resources=(),
+    )
+
+
+def test_gateway_rows_are_capped_and_counted() -> None:
+    report = diff.build_report([synthetic("s", diff.GATEWAY_ROWS + 5)], base_label="b", command="c")
+    assert report.count("| added | d |") == diff.GATEWAY_ROWS
+    assert "| ... | | 5 more gateway(s) |" in report
+    assert f"| ConfigMap | {diff.GATEWAY_ROWS + 5} | 0 | 0 |" in report
+
+
+def test_fences_outgrow_backticks_in_the_object() -> None:
+    report = diff.build_report(
+        [synthetic("s", 1, body="note: '````'\n")], base_label="b", command="c"
+    )
+    assert "\n`````diff\n" in report
+    assert report.rstrip().endswith("`````")
+
+
+def test_summaries_longer_than_the_bound_are_cut_with_a_note() -> None:
+    report = diff.build_report([synthetic("s", 40)], base_label="b", command="c", limit=500)
+    assert len(report) <= 500
+    assert report.endswith("> **Note:** report cut at 500 characters.\n")
+
+
+def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.s.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "config": {
+                    "hypershell-gateways:clusterSecrets": {
+                        "c": {
+                            "dbAdminPassword": BASE_SENTINEL,
+                            "kubeconfig": "apiVersion: v1\ntoken: kube-token-sentinel-123\n",
+                            "other": {"secure": "v1:ciphertext"},
+                        }
+                    }
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    secrets = diff.stack_secrets(tmp_path, "s")
+    assert BASE_SENTINEL in secrets
+    assert "token: kube-token-sentinel-123" in secrets
+    assert "v1:ciphertext" not in secrets
+    leaky = diff.Side(files={"manifests/c/n/secret-x.yaml": f"kind: Secret\npw: {BASE_SENTINEL}\n"})
+    report = diff.build_report(
+        [diff.compare("s", diff.Side(files={}), leaky)],
+        base_label="b",
+        command="c",
+        secrets=secrets,
+    )
+    assert BASE_SENTINEL not in report
+    assert f"+pw: {render.REDACTED}" in report
+
+
+def test_gateways_are_attributed_through_the_parent_chain() -> None:
+    stack = "urn:pulumi:s::hypershell-gateways::pulumi:pulumi:Stack"
+    gateway = f"{stack}$hypershell:gateway:Gateway::a"
+    workload = (
+        "urn:pulumi:s::hypershell-gateways::hypershell:gateway:Gateway"
+        "$hypershell:gateway:Workload::a-workload"
+    )
+
+    def plan(replicas: int) -> dict[str, object]:
+        return {
+            "gateways": [{"name": "a", "cluster": "c"}],
+            "resources": [
+                {"type": "hypershell:gateway:Gateway", "name": "a", "parent": stack, "inputs": {}},
+                {
+                    "type": "hypershell:gateway:Workload",
+                    "name": "a-workload",
+                    "parent": gateway,
+                    "inputs": {},
+                },
+                {
+                    "type": "kubernetes:apps/v1:Deployment",
+                    "name": "a-workload-deploy",
+                    "parent": workload,
+                    "inputs": {"spec": {"replicas": replicas}},
+                },
+            ],
+        }
+
+    gateways, resources = diff.compare_plans(plan(1), plan(2))
+    assert gateways == [
+        diff.GatewayChange(
+            name="a", status="changed", detail="1 resource(s): Deployment `a-workload-deploy`"
+        )
+    ]
+    assert resources == []  # a Kubernetes object's inputs are its manifest, diffed in full
+    assert diff.compare_plans(plan(1), plan(1)) == ([], [])
+
+
+def test_an_invalid_base_stack_is_an_empty_side_and_the_others_still_diff(
+    pristine: Path, tmp_path: Path
+) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    for stack in ("aws", "ibm"):
+        (repo / f"Pulumi.{stack}.yaml").unlink()
+    text = (repo / "Pulumi.local.yaml").read_text(encoding="utf-8")
+    text = text.replace("stacks/local/gateways", "stacks/extra/gateways")
+    (repo / "Pulumi.extra.yaml").write_text(text, encoding="utf-8")
+    shutil.copytree(repo / "stacks/local/gateways", repo / "stacks/extra/gateways")
+    declare(repo, "local", "broken", "  colour: blue")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "--message", "base with an invalid declaration")
+    (repo / "stacks/local/gateways/broken.yaml").unlink()
+    run = run_diff(repo, "--all", "--base", "HEAD")
+    assert run.code == 3, run.err
+    note = "The base has invalid input for stack `local` (its render exits 2)"
+    assert f"{note}; its side is treated as empty." in stack_section(run.out, "local")
+    assert "**No changes**" in stack_section(run.out, "extra")
+    assert "colour" not in run.out
