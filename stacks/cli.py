@@ -7,6 +7,7 @@ written); 1 anything else. ``diff`` exits 3 when the stack's render changes.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stacks import diff, render
+from stacks import adoption, diff, inventory, operator, render
 from stacks.errors import InvalidInputError
 from stacks.offline import RecordedResource
 
@@ -49,15 +50,10 @@ examples:
 """
 
 
-def all_stacks(root: Path) -> list[str]:
-    """Every stack with a ``Pulumi.<stack>.yaml`` in the project root, sorted."""
-    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
-
-
 def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
     if args.all == bool(args.stack):
         raise SystemExit("error: name one STACK or pass --all")
-    stacks = all_stacks(root) if args.all else [args.stack]
+    stacks = inventory.all_stacks(root) if args.all else [args.stack]
     return stacks
 
 
@@ -69,6 +65,7 @@ def _prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
             prepared.append(render.prepare(root, stack))
         except InvalidInputError as error:
             problems += error.problems
+    problems += inventory.coverage_problems(root, stacks)
     if problems:
         raise InvalidInputError(problems)
     return prepared
@@ -140,6 +137,36 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             f"{loaded.config_path}: ok ({len(loaded.gateways)} gateways,"
             f" {len(loaded.config.clusters)} clusters)"
         )
+    return EXIT_OK
+
+
+def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
+    (prepared,) = _prepare_all(args.root, [args.stack])
+    document = adoption.import_file(render.execute(prepared))
+    if not document["resources"]:
+        console.print(
+            f"stack {args.stack}: no declaration adopts an existing namespace (spec.namespace);"
+            " nothing written"
+        )
+        return EXIT_OK
+    out = args.out or args.root / "build" / "import" / f"{args.stack}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    imported = sum(1 for r in document["resources"] if "id" in r)
+    console.print(f"{imported} resources to import → {out}", markup=False)
+    console.print("create the parents and providers it refers to first, then import:")
+    targets = " ".join(f"--target '{urn}'" for urn in adoption.targets(document))
+    console.print(f"  pulumi up {targets}", markup=False, soft_wrap=True)
+    console.print(f"  pulumi import --file {out} --protect=false", markup=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
+    files = operator.operator_manifests(args.root)
+    out = args.out or args.root / "build" / "operator"
+    render.write_tree(out, files)
+    for name in sorted(files):
+        console.print(f"{out / name}", markup=False)
     return EXIT_OK
 
 
@@ -227,6 +254,32 @@ def parser() -> argparse.ArgumentParser:
     )
     dif.add_argument("--output", type=Path, metavar="FILE", help="also write the report to FILE")
     dif.set_defaults(func=cmd_diff)
+
+    imp = commands.add_parser(
+        "import-file",
+        help="pulumi import file for gateways adopted from the upstream controller",
+        description="Write a `pulumi import --file` file mapping every object the upstream"
+        " controller created for the stack's adopted gateways (declarations with"
+        " spec.namespace), the shared ClusterRole and their PostgreSQL role and database to"
+        " their existing IDs. See README, 'Adopting gateways'.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    imp.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
+    imp.add_argument("--out", type=Path, metavar="FILE", help="default build/import/<stack>.json")
+    imp.set_defaults(func=cmd_import_file)
+
+    opm = commands.add_parser(
+        "operator-manifests",
+        help="Pulumi Kubernetes Operator Stack objects, one per stack",
+        description=f"Write one pulumi.com/v1 Stack per stack from {operator.SETTINGS}: git"
+        " source, refresh, resync and Secret references, so each stack runs in its own"
+        " workspace pod. The output directory is replaced whole.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    opm.add_argument("--out", type=Path, metavar="DIR", help="default build/operator")
+    opm.set_defaults(func=cmd_operator_manifests)
     return top
 
 

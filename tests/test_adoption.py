@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from stacks import adoption, render
+from stacks import adoption, cli, render
 from tests.conftest import ROOT, rendered
 
 # Pulumi's import file format (`pulumi import --file`, docs "Bulk import operations"):
@@ -177,3 +177,36 @@ def test_import_file_is_deterministic_json(adopted: render.Rendered) -> None:
 
 def test_import_file_does_not_depend_on_the_checkout(tmp_path: Path) -> None:
     assert str(ROOT) not in json.dumps(adoption.import_file(rendered("ibm")))
+
+
+def test_cli_writes_the_import_file_and_prints_the_targets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path)
+    shutil.copytree(ROOT / "stacks" / "ibm", tmp_path / "stacks" / "ibm")
+    (tmp_path / "stacks/ibm/gateways/legacy.yaml").write_text(
+        "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: legacy\n"
+        f"spec:\n  namespace: {ADOPTED_NS}\n  databaseName: {ADOPTED_DB}\n"
+    )
+    assert cli.main(["--root", str(tmp_path), "import-file", "ibm"]) == 0
+    out = capsys.readouterr().out
+    written = json.loads((tmp_path / "build/import/ibm.json").read_text())
+    assert sum(1 for r in written["resources"] if "id" in r) == 23
+    assert f"23 resources to import → {tmp_path}/build/import/ibm.json" in out
+    cluster = "urn:pulumi:ibm::hypershell-gateways::hypershell:cluster:Cluster"
+    assert (
+        f"  pulumi up --target '{cluster}$pulumi:providers:kubernetes::roks-us-east-k8s'"
+        f" --target '{cluster}$pulumi:providers:postgresql::roks-us-east-postgres'"
+        f" --target '{cluster}::roks-us-east'\n"
+    ) in out
+    assert f"pulumi import --file {tmp_path}/build/import/ibm.json --protect=false" in out
+
+
+def test_cli_import_file_without_adoptions_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    assert cli.main(["import-file", "aws", "--out", str(tmp_path / "x.json")]) == 0
+    assert not (tmp_path / "x.json").exists()
+    assert "no declaration adopts an existing namespace" in capsys.readouterr().out

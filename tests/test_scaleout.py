@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks import inventory, operator, render
+from stacks import cli, inventory, operator, render
 from stacks.errors import InvalidInputError
 from stacks.loader import load_stack
 from tests.conftest import ROOT, shared_or_skip
@@ -211,3 +211,31 @@ def test_the_program_reads_the_selector_from_pulumi_config(fleet: Path) -> None:
         if r.type == "hypershell:gateway:Gateway"
     }
     assert gateways == {"a"}
+
+
+def test_cli_validate_fails_on_an_orphan_gateway(
+    fleet: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    assert cli.main(["--root", str(fleet), "validate", "--all"]) == 0
+    write_gateway(fleet, "e", "east", {"tier": "bronze"})
+    assert cli.main(["--root", str(fleet), "validate", "west"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"error: {INVENTORY}/e.yaml: metadata.labels: taken by no stack of the inventory"
+        f" {INVENTORY} (stacks: east-gold, east-standard, west)",
+        "1 problem(s); nothing written",
+    ]
+
+
+def test_cli_writes_operator_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+
+    assert cli.main(["operator-manifests", "--out", str(tmp_path / "op")]) == 0
+    assert sorted(p.name for p in (tmp_path / "op").iterdir()) == [
+        "stack-aws.yaml",
+        "stack-ibm.yaml",
+    ]
+    assert capsys.readouterr().out.splitlines() == [
+        f"{tmp_path}/op/stack-aws.yaml",
+        f"{tmp_path}/op/stack-ibm.yaml",
+    ]
