@@ -37,6 +37,7 @@ from typing import Any, Literal
 import yaml
 
 from stacks import render
+from stacks.inventory import all_stacks
 from stacks.loader import PROJECT, SECRETS_KEY
 
 REPORT_LIMIT = 60_000
@@ -213,7 +214,7 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
     present = [s for s in stacks if s not in sides]
     with tempfile.TemporaryDirectory(prefix="stacks-diff-render-") as scratch:
         out = Path(scratch)
-        if len(present) > 1 and set(present) == set(stack_names(project)):
+        if len(present) > 1 and set(present) == set(all_stacks(project)):
             code, _ = _render_process(project, ["--all"], out / "all")
             if code == 0:
                 for stack in present:
@@ -615,11 +616,6 @@ def _heading(stack: str) -> str:
 # --- the command ----------------------------------------------------------------------------
 
 
-def stack_names(root: Path) -> list[str]:
-    """Every stack with a ``Pulumi.<stack>.yaml`` in ``root``, sorted."""
-    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
-
-
 @dataclass(frozen=True, kw_only=True)
 class Result:
     report: str
@@ -649,7 +645,7 @@ def run(
     diffs: list[StackDiff] = []
     secrets: set[str] = set()
     with base_checkout(root, commit) as base_root:
-        names = sorted(set(prepared) | (set(stack_names(base_root)) if every_stack else set()))
+        names = sorted(set(prepared) | (set(all_stacks(base_root)) if every_stack else set()))
         bases = render_base(base_root, names)
         for stack in names:
             base = bases[stack]
