@@ -159,7 +159,11 @@ def _cluster_of(recording: Recording, resource: RecordedResource) -> str:
     return cluster
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter when PyYAML was built with it (six times faster; same bytes).
+_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
     """Multi-line strings (gateway.toml, PEM blocks) as literal blocks, readable in review."""
 
 
