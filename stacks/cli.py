@@ -173,7 +173,7 @@ def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
-    errors = Console(stderr=True, highlight=False)
+    errors = Console(stderr=True, highlight=False, emoji=False)
     try:
         result = diff.run(root, prepared, args.base, every_stack=args.all)
     except diff.BaseRefError as error:
@@ -286,8 +286,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     # Full-width tables in logs and CI, where there is no terminal to measure.
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-    errors = Console(stderr=True, highlight=False)
+    console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
+    errors = Console(stderr=True, highlight=False, emoji=False)
     try:
         code: int = args.func(args, console)
     except InvalidInputError as error:

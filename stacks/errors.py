@@ -17,11 +17,14 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return (
-            f"{self.path}: {self.field}: {self.message}"
-            if self.field
-            else f"{self.path}: {self.message}"
-        )
+        parts = [self.path, self.field, self.message] if self.field else [self.path, self.message]
+        return ": ".join(printable(part) for part in parts)
+
+
+def printable(text: str) -> str:
+    """Non-printable characters as escapes: keys and file names come from input, and a newline
+    or an escape sequence must not forge another "error:" line or reach the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class InvalidInputError(Exception):

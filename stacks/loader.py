@@ -21,7 +21,7 @@ from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from stacks.errors import InvalidInputError, Problem, from_validation_error
-from stacks.models import ClusterConfig, GatewayDeclaration, StackConfig
+from stacks.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
 
 PROJECT = "hypershell-gateways"
 SECRETS_KEY = "clusterSecrets"
@@ -98,6 +98,22 @@ _StrictLoader.add_constructor(
 )
 
 
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """One line, without the offending value: the file may hold secrets."""
+    if isinstance(error, yaml.reader.ReaderError):
+        code = error.character if isinstance(error.character, int) else ord(error.character)
+        return f"invalid YAML: character U+{code:04X} at position {error.position} is not allowed"
+    where = getattr(error, "problem_mark", None)
+    line = f"line {where.line + 1}: " if where is not None else ""
+    reason = str(getattr(error, "problem", None) or "cannot be parsed")
+    # PyYAML quotes the token for tags and aliases; an unquoted secret may start with ! or *.
+    if reason.startswith("could not determine a constructor for the tag"):
+        reason = "unknown tag: a value starting with '!' must be quoted"
+    elif reason.startswith("found undefined alias"):
+        reason = "undefined alias: a value starting with '*' must be quoted"
+    return f"{line}invalid YAML: {reason}"
+
+
 def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
     """Parse a YAML file that must hold one mapping; problems raise InvalidInputError."""
     try:
@@ -109,10 +125,7 @@ def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
     try:
         documents = list(yaml.load_all(text, Loader=_StrictLoader))
     except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        line = f"line {where.line + 1}: " if where is not None else ""
-        reason = getattr(error, "problem", None) or str(error)
-        raise InvalidInputError([Problem(display, "", f"{line}invalid YAML: {reason}")]) from None
+        raise InvalidInputError([Problem(display, "", _yaml_problem(error))]) from None
     if len(documents) > 1:
         raise InvalidInputError(
             [Problem(display, "", "holds several documents; expected one YAML mapping")]
@@ -373,6 +386,14 @@ def _duplicates(gateways: Iterable[ResolvedGateway]) -> list[Problem]:
     return problems
 
 
+def _declaration_problems(root: Path, raw_config: Mapping[str, Any]) -> list[Problem]:
+    """With the stack config broken, still check each declaration on its own (no clusters)."""
+    directory = raw_config.get("declarationsDir")
+    if not isinstance(directory, str) or not is_inside_project(directory):
+        return []
+    return load_declarations(root, directory, None)[1]
+
+
 def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = None) -> LoadedStack:
     """Validate a stack's config and all its declarations; raise InvalidInputError on problems.
 
@@ -382,7 +403,10 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     display = f"Pulumi.{stack}.yaml"
     if raw_config is None:
         display, raw_config = read_stack_config(root, stack)
-    config = parse_stack_config(display, raw_config)
+    try:
+        config = parse_stack_config(display, raw_config)
+    except InvalidInputError as error:
+        raise InvalidInputError(error.problems + _declaration_problems(root, raw_config)) from None
     inventory = config.selector is not None
     declarations, problems = load_declarations(
         root, config.declarations_dir, None if inventory else config.clusters

@@ -58,7 +58,13 @@ def _mirror_name(value: object) -> object:
 
 
 def _ingress_mode(value: object) -> object:
-    return parse_ingress_mode(value) if isinstance(value, str) else value
+    if isinstance(value, IngressMode):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(
+            f"expected a string such as route, gateway-api, none or auto, not {value!r}"
+        )
+    return parse_ingress_mode(value)
 
 
 ImageReference = Annotated[str, BeforeValidator(_image)]
@@ -189,6 +195,12 @@ LabelKey = Annotated[str, BeforeValidator(_label_key)]
 LabelValue = Annotated[str, BeforeValidator(_label_value)]
 
 
+def is_inside_project(path: str) -> bool:
+    """A non-empty relative path that does not climb out of the project root."""
+    parts = PurePosixPath(path).parts
+    return bool(path) and not PurePosixPath(path).is_absolute() and ".." not in parts
+
+
 class Selector(Model):
     """Which gateways of a shared inventory belong to this stack (DESIGN scale-out)."""
 
@@ -208,8 +220,7 @@ class StackConfig(Model):
     @field_validator("declarations_dir")
     @classmethod
     def _inside_project(cls, value: str) -> str:
-        path = PurePosixPath(value)
-        if path.is_absolute() or ".." in path.parts:
+        if not is_inside_project(value):
             raise ValueError(f"{value!r} must be a path inside the project, relative to its root")
         return value
 
@@ -232,10 +243,15 @@ def _gateway_name(value: object) -> object:
     return value
 
 
+_SYSTEM_NAMESPACES = re.compile(r"default|kube-.*|openshift|openshift-.*")
+
+
 def _namespace(value: object) -> object:
     if not isinstance(value, str):
         return value  # the str type reports it
     _dns_label(value)
+    if _SYSTEM_NAMESPACES.fullmatch(value):
+        raise ValueError(f"{value!r} is a system namespace; a gateway needs its own")
     limit = naming.max_namespace_length()
     if len(value) > limit:
         raise ValueError(

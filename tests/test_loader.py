@@ -1468,3 +1468,32 @@ def test_database_names_are_identifiers_and_unique_per_cluster(tmp_path: Path) -
             " '_', not starting with a digit, at most 63)",
         ),
     ]
+
+
+def test_declarations_are_checked_even_when_the_stack_config_is_broken(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(baseDomain="Not A Domain"))
+    source = write_gateway(tmp_path, "team-a", {"replicas": "two"})
+    assert where(load_problems(tmp_path)) == [
+        (CONFIG_FILE, f"{PREFIX}clusters.c1.baseDomain"),
+        (source, "spec.replicas"),
+    ]
+
+
+@pytest.mark.parametrize("namespace", ["default", "kube-system", "openshift", "openshift-ingress"])
+def test_system_namespaces_are_refused(tmp_path: Path, namespace: str) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"namespace": namespace})
+    assert load_problems(tmp_path) == [
+        (source, "spec.namespace", f"{namespace!r} is a system namespace; a gateway needs its own")
+    ]
+
+
+def test_a_non_string_ingress_mode_says_what_is_expected(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(ingress={"mode": 5}))
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1.ingress.mode",
+            "expected a string such as route, gateway-api, none or auto, not 5",
+        )
+    ]
