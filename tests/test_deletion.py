@@ -1,0 +1,276 @@
+"""Deletion safety (issue 5, item 5), proven on what the offline engine records.
+
+``deletionPolicy: Retain`` registers the tenant's PostgreSQL role and database with
+``retain_on_delete`` (``pulumi up`` after removing the declaration drops them from the state
+but keeps them in PostgreSQL); ``Delete`` does not. Removing a declaration removes exactly
+that gateway's resources: every other gateway's and every cluster-level resource keeps its URN
+and its inputs, so the engine has nothing to replace or delete there. Adding one changes
+nothing either.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stacks import render
+from stacks.offline import Recording
+from tests.hostile_helpers import copy_stack, descendants, facts, one_of_type
+from tests.test_loader import DECLARATIONS, STACK, cluster, write_gateway, write_stack
+
+ROLE = "postgresql:index/role:Role"
+DATABASE = "postgresql:index/database:Database"
+GATEWAY = "hypershell:gateway:Gateway"
+CLUSTER = "hypershell:cluster:Cluster"
+STACKS = ("aws", "ibm", "local")
+
+EAST = cluster(baseDomain="east.example.com")
+WEST = cluster(
+    baseDomain="west.example.com",
+    capabilities={"openshift": True, "gatewayApi": True},
+    ingress={"mode": "gateway-api", "gateway": {"name": "shared-gw"}},
+)
+THREE = {
+    "alpha": {"cluster": "east", "deletionPolicy": "Retain"},
+    "bravo": {"cluster": "west", "deletionPolicy": "Delete", "exposure": {"host": "b.example.org"}},
+    "charlie": {
+        "cluster": "east",
+        "namespace": "legacy-charlie",
+        "exposure": {"enabled": False},
+        "replicas": 2,
+    },
+}
+
+
+def project(root: Path, gateways: dict[str, dict[str, Any]]) -> Path:
+    """Two clusters (route, gateway-api) and the given declarations."""
+    write_stack(root, clusters={"east": EAST, "west": WEST})
+    for name, spec in gateways.items():
+        write_gateway(root, name, spec)
+    return root
+
+
+def rendered(root: Path, stack: str = STACK) -> render.Rendered:
+    return render.execute(render.prepare(root, stack))
+
+
+def gateway_urn(recording: Recording, name: str) -> str:
+    return one_of_type(recording, GATEWAY, name).urn
+
+
+def subtree(recording: Recording, name: str) -> set[str]:
+    """The Gateway component ``name`` and everything registered under it."""
+    urn = gateway_urn(recording, name)
+    return {urn} | descendants(recording, urn)
+
+
+def cluster_level(recording: Recording) -> dict[str, tuple[object, ...]]:
+    """Cluster components, their providers and ClusterRoles, by URN."""
+    urns: set[str] = set()
+    for component in recording.of_type(CLUSTER):
+        urns |= {component.urn} | descendants(recording, component.urn)
+    return {urn: facts(recording.resources[urn]) for urn in sorted(urns)}
+
+
+def retained(recording: Recording) -> list[tuple[str, str]]:
+    return sorted((r.type, r.name) for r in recording.resources.values() if r.retain_on_delete)
+
+
+def plan_without(plan_text: str, recording: Recording, urns: set[str], gone: str) -> Any:
+    """``plan.json`` with the resources of ``urns`` and the gateway ``gone`` left out."""
+    plan = json.loads(plan_text)
+    keys = {(r.type, r.name, r.parent) for urn, r in recording.resources.items() if urn in urns}
+    plan["resources"] = [
+        r for r in plan["resources"] if (r["type"], r["name"], r["parent"]) not in keys
+    ]
+    plan["gateways"] = [g for g in plan["gateways"] if g["name"] != gone]
+    return plan
+
+
+# --- deletionPolicy -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "retain"),
+    [("Retain", True), ("Delete", False), (None, True)],
+    ids=["Retain", "Delete", "default"],
+)
+def test_deletion_policy_decides_whether_role_and_database_are_retained(
+    tmp_path: Path, policy: str | None, retain: bool
+) -> None:
+    spec = {"deletionPolicy": policy} if policy is not None else {}
+    recording = rendered(project(tmp_path, {"team-a": {"cluster": "east", **spec}})).recording
+
+    role = one_of_type(recording, ROLE, "team-a-database-db-role")
+    database = one_of_type(recording, DATABASE, "team-a-database-db")
+    assert (role.retain_on_delete, database.retain_on_delete) == (retain, retain)
+    assert role.inputs["name"] == database.inputs["name"] == "gw_team_a"
+    # Nothing else is retained: a removed gateway's namespace, PKI and grants do go away.
+    assert retained(recording) == (
+        [(DATABASE, "team-a-database-db"), (ROLE, "team-a-database-db-role")] if retain else []
+    )
+    assert [r.name for r in recording.resources.values() if r.protect] == []
+
+
+def test_each_gateway_keeps_its_own_policy(tmp_path: Path) -> None:
+    recording = rendered(project(tmp_path, THREE)).recording
+
+    assert retained(recording) == [
+        (DATABASE, "alpha-database-db"),
+        (DATABASE, "charlie-database-db"),
+        (ROLE, "alpha-database-db-role"),
+        (ROLE, "charlie-database-db-role"),
+    ]
+
+
+def test_flipping_the_policy_changes_only_the_retain_flag(tmp_path: Path) -> None:
+    # Were the policy part of any input, flipping it would make `pulumi up` replace (drop and
+    # recreate) the tenant's database.
+    retain = rendered(
+        project(tmp_path / "retain", {"t1": {"cluster": "west", "deletionPolicy": "Retain"}})
+    )
+    delete = rendered(
+        project(tmp_path / "delete", {"t1": {"cluster": "west", "deletionPolicy": "Delete"}})
+    )
+
+    before, after = retain.recording.resources, delete.recording.resources
+    assert sorted(before) == sorted(after)
+    changed = sorted(before[urn].name for urn in before if facts(before[urn]) != facts(after[urn]))
+    assert changed == ["t1-database-db", "t1-database-db-role"]
+    for urn in before:
+        assert (before[urn].inputs, before[urn].type) == (after[urn].inputs, after[urn].type)
+    assert {p for p in retain.files if p != "plan.json"} == {
+        p for p in delete.files if p != "plan.json"
+    }
+    assert all(retain.files[p] == delete.files[p] for p in retain.files if p != "plan.json")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_committed_stacks_retain_exactly_the_databases_declared_retain(stack: str) -> None:
+    root = Path(__file__).resolve().parent.parent
+    loaded = render.prepare(root, stack).loaded
+    recording = rendered(root, stack).recording
+
+    expected = sorted(
+        (type_, f"{g.name}-database-{suffix}")
+        for g in loaded.gateways
+        if g.retain_database
+        for type_, suffix in ((ROLE, "db-role"), (DATABASE, "db"))
+    )
+    assert expected, f"stack {stack} declares no retained database"
+    assert retained(recording) == expected
+
+
+# --- removing and adding declarations -------------------------------------------------------
+
+
+def assert_only_subtree_differs(
+    smaller: render.Rendered, larger: render.Rendered, name: str
+) -> None:
+    """``larger`` is ``smaller`` plus the gateway ``name``, and nothing else differs."""
+    few, many = smaller.recording, larger.recording
+    extra = subtree(many, name)
+    assert set(many.resources) - set(few.resources) == extra
+    assert set(few.resources) <= set(many.resources)
+    assert len(extra) >= 30, "a gateway is more than a handful of resources"
+    changed = [
+        urn for urn in few.resources if facts(few.resources[urn]) != facts(many.resources[urn])
+    ]
+    assert changed == []
+    assert cluster_level(few) == cluster_level(many)
+    assert len(cluster_level(few)) == 4 * len(few.of_type(CLUSTER))  # + k8s, postgres, role
+
+    # What is written: the other gateways' manifests byte for byte, the plan minus this one.
+    namespace = one_of_type(many, "kubernetes:core/v1:Namespace", f"{name}-ns").inputs["metadata"][
+        "name"
+    ]
+    gone = set(larger.files) - set(smaller.files)
+    assert set(smaller.files) <= set(larger.files)
+    assert gone == {
+        path
+        for path in larger.files
+        if f"/{namespace}/" in path
+        or path.endswith(
+            (
+                f"/_cluster/namespace-{namespace}.yaml",
+                f"/_cluster/clusterrolebinding-openshell-gateway-node-reader-{namespace}.yaml",
+            )
+        )
+    }
+    assert all(smaller.files[p] == larger.files[p] for p in smaller.files if p != "plan.json")
+    assert json.loads(smaller.files["plan.json"]) == plan_without(
+        larger.files["plan.json"], many, extra, name
+    )
+
+
+@pytest.mark.parametrize("removed", sorted(THREE))
+def test_removing_a_declaration_removes_only_that_gateway(tmp_path: Path, removed: str) -> None:
+    full = rendered(project(tmp_path, THREE))
+    (tmp_path / DECLARATIONS / f"{removed}.yaml").unlink()
+    reduced = rendered(tmp_path)
+
+    assert [g.name for g in reduced.gateways] == sorted(set(THREE) - {removed})
+    assert_only_subtree_differs(reduced, full, removed)
+
+
+def test_removing_the_last_gateway_of_a_cluster_keeps_the_cluster(tmp_path: Path) -> None:
+    full = rendered(project(tmp_path, THREE))
+    (tmp_path / DECLARATIONS / "bravo.yaml").unlink()  # the only gateway on west
+    reduced = rendered(tmp_path)
+
+    west = {urn for urn in cluster_level(reduced.recording) if "::west" in urn}
+    assert sorted(urn.rsplit("::", 1)[1] for urn in west) == [
+        "west",
+        "west-k8s",
+        "west-node-reader",
+        "west-postgres",
+    ]
+    assert "manifests/west/_cluster/clusterrole-openshell-gateway-node-reader.yaml" in (
+        reduced.files
+    )
+    assert_only_subtree_differs(reduced, full, "bravo")
+
+
+@pytest.mark.parametrize(
+    ("added", "spec"),
+    [
+        ("aaa-first", {"cluster": "east"}),  # sorts before every existing gateway
+        ("zulu", {"cluster": "west", "deletionPolicy": "Delete"}),
+        ("delta", {"cluster": "east", "namespace": "legacy-delta", "exposure": {"enabled": False}}),
+    ],
+)
+def test_adding_a_declaration_changes_nothing_of_the_others(
+    tmp_path: Path, added: str, spec: dict[str, Any]
+) -> None:
+    before = rendered(project(tmp_path, THREE))
+    write_gateway(tmp_path, added, spec)
+    after = rendered(tmp_path)
+
+    assert [g.name for g in after.gateways] == sorted({*THREE, added})
+    assert_only_subtree_differs(before, after, added)
+
+
+@pytest.mark.parametrize(
+    ("stack", "removed"),
+    [
+        ("aws", "payments"),
+        ("aws", "search"),
+        ("ibm", "team-a"),
+        ("ibm", "batch-jobs"),
+        ("local", "dev"),
+    ],
+)
+def test_removing_a_committed_declaration_removes_only_that_gateway(
+    tmp_path: Path, stack: str, removed: str
+) -> None:
+    root = copy_stack(stack, tmp_path)
+    full = rendered(root, stack)
+    (root / "stacks" / stack / "gateways" / f"{removed}.yaml").unlink()
+    reduced = rendered(root, stack)
+
+    assert removed in [g.name for g in full.gateways]
+    assert len(reduced.gateways) == len(full.gateways) - 1
+    assert_only_subtree_differs(reduced, full, removed)
