@@ -7,7 +7,7 @@ namespaces and hosts are unique, hosts obey the one hostname function, images re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -334,55 +334,39 @@ def _select(
     return [(s, d) for s, d in declarations if selects(config, d)], problems
 
 
-def _duplicates(gateways: Iterable[ResolvedGateway]) -> list[Problem]:
+def _duplicates(gateways: Sequence[ResolvedGateway]) -> list[Problem]:
+    """Names, namespaces and databases (per cluster) and hosts (DNS is global) are unique."""
+    rules: tuple[
+        tuple[str, Callable[[ResolvedGateway], object], Callable[[ResolvedGateway], str]], ...
+    ] = (
+        ("metadata.name", lambda g: g.name, lambda g: f"gateway {g.name!r} is already declared in"),
+        (
+            "spec.namespace",
+            lambda g: (g.cluster, g.namespace),
+            lambda g: f"namespace {g.namespace!r} on cluster {g.cluster!r} is already used by",
+        ),
+        (
+            "spec.databaseName",
+            lambda g: (g.cluster, g.database_name),
+            lambda g: f"database {g.database_name!r} on cluster {g.cluster!r} is already used by",
+        ),
+        (
+            "spec.exposure.host",
+            lambda g: g.hostname,
+            lambda g: f"host {g.hostname!r} is already used by",
+        ),
+    )
     problems = []
-    seen_name: dict[str, str] = {}
-    seen_ns: dict[tuple[str, str], str] = {}
-    seen_host: dict[str, str] = {}
-    seen_db: dict[tuple[str, str], str] = {}
-    for gateway in gateways:
-        if gateway.name in seen_name:
-            problems.append(
-                Problem(
-                    gateway.source,
-                    "metadata.name",
-                    f"gateway {gateway.name!r} is already declared in {seen_name[gateway.name]}",
-                )
-            )
-        seen_name.setdefault(gateway.name, gateway.source)
-        key = (gateway.cluster, gateway.namespace)
-        if key in seen_ns:
-            problems.append(
-                Problem(
-                    gateway.source,
-                    "spec.namespace",
-                    f"namespace {gateway.namespace!r} on cluster {gateway.cluster!r}"
-                    f" is already used by {seen_ns[key]}",
-                )
-            )
-        seen_ns.setdefault(key, gateway.source)
-        db_key = (gateway.cluster, gateway.database_name)
-        if db_key in seen_db:
-            problems.append(
-                Problem(
-                    gateway.source,
-                    "spec.databaseName",
-                    f"database {gateway.database_name!r} on cluster {gateway.cluster!r}"
-                    f" is already used by {seen_db[db_key]}",
-                )
-            )
-        seen_db.setdefault(db_key, gateway.source)
-        if gateway.hostname is not None:
-            if gateway.hostname in seen_host:
-                problems.append(
-                    Problem(
-                        gateway.source,
-                        "spec.exposure.host",
-                        f"host {gateway.hostname!r} is already used by"
-                        f" {seen_host[gateway.hostname]}",
-                    )
-                )
-            seen_host.setdefault(gateway.hostname, gateway.source)
+    for field, key, clash in rules:
+        seen: dict[object, str] = {}
+        for gateway in gateways:
+            value = key(gateway)
+            if value is None:
+                continue
+            if value in seen:
+                problems.append(Problem(gateway.source, field, f"{clash(gateway)} {seen[value]}"))
+            else:
+                seen[value] = gateway.source
     return problems
 
 
