@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rich.console import Console
 
 from stacks import cli, render
 from tests.conftest import ROOT, STACKS, rendered
@@ -231,3 +233,23 @@ def test_help_documents_commands_and_exit_codes(capsys: pytest.CaptureFixture[st
     text = capsys.readouterr().out
     assert "--all" in text and "--out" in text
     assert "exit codes: 0 ok; 2 invalid input" in text
+
+
+def test_progress_bar_for_many_gateways(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "p", reverse=False)
+    gateways = project / "stacks/local/gateways"
+    for index in range(cli.PROGRESS_MIN_GATEWAYS):
+        (gateways / f"t{index:02}.yaml").write_text(
+            "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\n"
+            f"metadata:\n  name: t{index:02}\n"
+        )
+    prepared = render.prepare(project, "local")
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=120)
+    result = cli._render_one(prepared, console, show_progress=True)
+    assert "rendering local" in buffer.getvalue()
+    assert f"{cli.PROGRESS_MIN_GATEWAYS + 3}/{cli.PROGRESS_MIN_GATEWAYS + 3}" in buffer.getvalue()
+    assert len(result.gateways) == cli.PROGRESS_MIN_GATEWAYS + 3
+    quiet = io.StringIO()
+    cli._render_one(prepared, Console(file=quiet, force_terminal=True), show_progress=False)
+    assert quiet.getvalue() == ""
