@@ -16,12 +16,11 @@ Not imported, and why:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from importlib import metadata
 from typing import Any
 
 from components import naming, network
-from stacks.offline import RecordedResource, Recording
+from stacks.offline import RecordedResource
 from stacks.render import Rendered
 
 # (kind, name) of the namespaced objects upstream's controller creates per gateway.
@@ -75,21 +74,6 @@ def import_id(resource: RecordedResource) -> str:
     return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
 
 
-def _ancestors(recording: Recording, resource: RecordedResource) -> Iterator[RecordedResource]:
-    urn = resource.parent
-    while urn is not None and urn in recording.resources:
-        parent = recording.resources[urn]
-        yield parent
-        urn = parent.parent
-
-
-def _gateway_of(recording: Recording, resource: RecordedResource) -> str | None:
-    for ancestor in _ancestors(recording, resource):
-        if ancestor.type == "hypershell:gateway:Gateway":
-            return ancestor.name
-    return None
-
-
 def _plugin(type_: str) -> str:
     return metadata.version(_PLUGINS[type_.split(":", 1)[0]])
 
@@ -117,13 +101,13 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
         return parent.name
 
     for resource in sorted(recording.resources.values(), key=lambda r: r.urn):
-        gateway = _gateway_of(recording, resource)
+        gateway = recording.ancestor_name(resource, "hypershell:gateway:Gateway")
         shared_role = (
             gateway is None
             and resource.inputs.get("kind") == "ClusterRole"
             and any(
                 a.type == "hypershell:cluster:Cluster" and a.name in clusters
-                for a in _ancestors(recording, resource)
+                for a in recording.ancestors(resource)
             )
         )
         if not shared_role and (gateway not in adopted or not _is_upstream(resource)):

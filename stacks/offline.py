@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,18 @@ class Recording:
 
     def of_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources.values() if r.type == type_]
+
+    def ancestors(self, resource: RecordedResource) -> Iterator[RecordedResource]:
+        """The registered parents of ``resource``, nearest first (the root stack is not one)."""
+        urn = resource.parent
+        while urn is not None and urn in self.resources:
+            parent = self.resources[urn]
+            yield parent
+            urn = parent.parent
+
+    def ancestor_name(self, resource: RecordedResource, type_: str) -> str | None:
+        """Name of the nearest parent of type ``type_`` (e.g. the gateway a resource is in)."""
+        return next((a.name for a in self.ancestors(resource) if a.type == type_), None)
 
 
 def _pem(kind: str, seed: str) -> str:

@@ -139,21 +139,11 @@ def manifest(resource: RecordedResource) -> dict[str, Any]:
 # --- the render -----------------------------------------------------------------------------
 
 
-def _ancestor(recording: Recording, resource: RecordedResource, type_: str) -> str | None:
-    urn = resource.parent
-    while urn is not None and urn in recording.resources:
-        parent = recording.resources[urn]
-        if parent.type == type_:
-            return parent.name
-        urn = parent.parent
-    return None
-
-
 def _cluster_of(recording: Recording, resource: RecordedResource) -> str:
     provider = recording.resources.get(resource.provider or "")
     if provider is None or provider.type != _K8S_PROVIDER:
         raise RuntimeError(f"{resource.urn} has no cluster Kubernetes provider")
-    cluster = _ancestor(recording, provider, "hypershell:cluster:Cluster")
+    cluster = recording.ancestor_name(provider, "hypershell:cluster:Cluster")
     if cluster is None:
         raise RuntimeError(f"provider {provider.urn} is not inside a Cluster")
     return cluster
@@ -316,7 +306,8 @@ def summarise(
     loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]
 ) -> tuple[GatewaySummary, ...]:
     counts = Counter(
-        _ancestor(recording, r, "hypershell:gateway:Gateway") for r in recording.resources.values()
+        recording.ancestor_name(r, "hypershell:gateway:Gateway")
+        for r in recording.resources.values()
     )
     return tuple(
         GatewaySummary(
