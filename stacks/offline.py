@@ -13,15 +13,18 @@ from other resources' outputs are present in the plan, as in a real preview.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import gc
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime import resource as sdk_resource
+from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
@@ -117,6 +120,37 @@ OnRegister = Callable[[RecordedResource], None]
 """Called after each registration (progress reporting)."""
 
 
+def _no_stack_trace() -> Any:
+    return source_pb2.StackTrace()
+
+
+def _finish(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that never waits (serialising plain values) to its result, here and now."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("the offline engine serialised a value that had to wait")
+
+
+class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
+    """Runs each call at once on the calling thread.
+
+    The SDK hands every engine call to the loop's default executor because a real engine is
+    across gRPC. The offline engine is in this process: a thread hop per resource only adds
+    GIL hand-offs and a self-pipe wake-up of the event loop.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # as a worker thread does: the awaiting task raises it
+            future.set_exception(error)
+        return future
+
+
 class RecordingMocks(pulumi.runtime.Mocks):
     """Outputs are the inputs plus placeholders; ids are ``<name>-id``."""
 
@@ -154,23 +188,14 @@ class RecordingMonitor(mocks.MockMonitor):
         urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == STACK_TYPE:
             return resource_pb2.RegisterResourceResponse(urn=urn)
-        _ensure_event_loop()  # type: ignore[no-untyped-call]
         inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
-        args = mocks.MockResourceArgs(
-            typ=request.type,
-            name=request.name,
-            inputs=inputs,
-            provider=request.provider,
-            resource_id=request.importId,
-            custom=request.custom or False,
-        )
-        id_, state = self.mocks.new_resource(args)
-        id_ = id_ or ""
+        id_ = f"{request.name}-id"
         secret_outputs = tuple(request.additionalSecretOutputs)
-        state = {
-            k: secret(v) if k in secret_outputs and not is_secret(v) else v
-            for k, v in state.items()
-        }
+        computed = placeholder_outputs(request.type, request.name, inputs)
+        state = {**inputs, **computed}
+        for key in secret_outputs:
+            if key in state and not is_secret(state[key]):
+                state[key] = computed[key] = secret(state[key])
         self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, state)
         recorded = self.recording.resources[urn] = RecordedResource(
             urn=urn,
@@ -189,8 +214,53 @@ class RecordingMonitor(mocks.MockMonitor):
         )
         if self._on_register is not None:
             self._on_register(recorded)
-        obj_proto = _sync_await(rpc.serialize_properties(state, {}))
-        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=obj_proto)
+        # The outputs are the inputs (already serialised: copied as they came) plus what
+        # only a provider computes; serialising every input again would walk it twice more.
+        response = resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=request.object)
+        if computed:
+            response.object.update(_finish(rpc.serialize_properties(computed, {})))
+        return response
+
+
+@contextlib.contextmanager
+def _offline_runtime() -> Iterator[None]:
+    """The SDK runtime as the offline engine runs it, for the length of one program run.
+
+    Each change is about work that only a remote engine needs; none changes what is registered:
+
+    - engine calls run inline (``_InlineExecutor``) instead of on a thread pool;
+    - no call-stack capture per resource: the engine turns it into source positions for its
+      diagnostics, the offline engine records none (about 15% of a render);
+    - no cyclic garbage collection during the run: the SDK allocates many short-lived,
+      cyclic objects per resource (Outputs, tasks, futures) and the collector spent about half
+      the run re-scanning them. At the end everything allocated is moved to the permanent
+      generation (``gc.freeze``), or the first collection after the run would traverse all of it
+      (seconds at hundreds of gateways); the next run's start collects it (``_collect_previous``).
+    """
+    _collect_previous()
+    loop = _ensure_event_loop()  # type: ignore[no-untyped-call]
+    if loop.is_closed():  # a previous run's loop; start a new one
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+    loop.set_default_executor(_InlineExecutor(max_workers=1))
+    capture = sdk_resource._get_stack_trace
+    sdk_resource._get_stack_trace = _no_stack_trace
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        sdk_resource._get_stack_trace = capture
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
+def _collect_previous() -> None:
+    """Free what an earlier run in this process left frozen (tests, ``render --all``)."""
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        gc.collect()
 
 
 def run_program(
@@ -207,31 +277,20 @@ def run_program(
     ``config`` maps full keys (``project:key``) to their string (JSON for objects) values, as
     the CLI hands them to a program. Each call starts from a fresh runtime state.
     """
-    settings.ROOT.set(None)
-    pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
-    monitor = RecordingMonitor(RecordingMocks(), on_register)
-    pulumi.runtime.set_mocks(
-        monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor
-    )
-    settings.SETTINGS.rpc_manager.clear()
-    settings.SETTINGS.outputs.clear()
     result: list[Any] = []
 
     async def run() -> None:
         value = program()
         result.append(await pulumi.Output.from_input(value).future(with_unknowns=True))
 
-    loop = _ensure_event_loop()  # type: ignore[no-untyped-call]
-    if loop.is_closed():  # a previous run's loop; start a new one
-        asyncio.set_event_loop(asyncio.new_event_loop())
-    # The SDK allocates many short-lived objects per resource (Outputs, tasks, futures) and
-    # the cyclic collector spent about half the run re-scanning them; nothing here needs it
-    # until the run ends.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with _offline_runtime():
+        settings.ROOT.set(None)
+        pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
+        monitor = RecordingMonitor(RecordingMocks(), on_register)
+        pulumi.runtime.set_mocks(
+            monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor
+        )
+        settings.SETTINGS.rpc_manager.clear()
+        settings.SETTINGS.outputs.clear()
         _sync_await(run_pulumi_func(run))
-    finally:
-        if collecting:
-            gc.enable()
     return monitor.recording, result[0] if result else None
