@@ -198,6 +198,44 @@ def child_floor(count: int) -> dict[str, Any]:
     }
 
 
+def child_typed_floor(count: int) -> dict[str, Any]:
+    """Register ``count`` typed ConfigMaps with constant inputs through the same mock runtime.
+
+    The least any program pays per resource once it uses the provider SDKs' typed classes, as
+    DESIGN.md's components do: no program logic, no Output passed between resources.
+    """
+    sys.path.insert(0, str(ROOT))
+    from pulumi_kubernetes.core.v1 import ConfigMap
+
+    from stacks.offline import run_program
+
+    labels = {"app.kubernetes.io/name": "openshell-gateway"}
+
+    def program() -> None:
+        for i in range(count):
+            ConfigMap(
+                f"r{i}",
+                metadata={"name": f"r{i}", "namespace": "bench", "labels": labels},
+                data={"key": f"value-{i}"},
+            )
+
+    baseline = _peak_kib()
+    start = time.perf_counter()
+    recording, _ = run_program(program, project=PROJECT, stack=STACK)
+    done = time.perf_counter()
+    if len(recording.resources) != count:
+        raise RuntimeError(f"typed floor registered {len(recording.resources)} of {count}")
+    return {
+        "seconds": done - start,
+        "prepare_seconds": 0.0,
+        "peak_kib": _peak_kib(),
+        "baseline_kib": baseline,
+        "resources": count,
+        "gateways": 0,
+        "gateway_resources": 0,
+    }
+
+
 @dataclass(frozen=True)
 class Sample:
     """What one child measured."""
@@ -243,11 +281,14 @@ class Row:
     program_seconds: float
     floor_seconds: float
     ratio: float
+    typed_floor_seconds: float
+    typed_ratio: float
     program_peak_mib: float
     floor_peak_mib: float
     program_baseline_mib: float
     program_runs: list[float]
     floor_runs: list[float]
+    typed_floor_runs: list[float]
 
 
 @dataclass(frozen=True)
@@ -269,6 +310,7 @@ def _progress(message: str) -> None:
 def measure(gateways: int, repeat: int) -> Row:
     programs: list[Sample] = []
     floors: list[Sample] = []
+    typed: list[Sample] = []
     with tempfile.TemporaryDirectory(prefix=f"render-bench-{gateways}-") as tmp:
         root = Path(tmp)
         write_stack(root, gateways)
@@ -277,6 +319,8 @@ def measure(gateways: int, repeat: int) -> Row:
             _progress(f"  N={gateways} run {run}/{repeat}: program {programs[-1].seconds:.3f}s")
             floors.append(run_child("floor", "--count", str(programs[0].resources)))
             _progress(f"  N={gateways} run {run}/{repeat}: floor   {floors[-1].seconds:.3f}s")
+            typed.append(run_child("typed-floor", "--count", str(programs[0].resources)))
+            _progress(f"  N={gateways} run {run}/{repeat}: typed   {typed[-1].seconds:.3f}s")
     counts = {(s.resources, s.gateways, s.gateway_resources) for s in programs}
     if len(counts) != 1:
         raise SystemExit(f"N={gateways}: runs registered different resources: {counts}")
@@ -285,6 +329,7 @@ def measure(gateways: int, repeat: int) -> Row:
         raise SystemExit(f"N={gateways}: the render has {first.gateways} gateways")
     program_seconds = statistics.median(s.seconds for s in programs)
     floor_seconds = statistics.median(s.seconds for s in floors)
+    typed_floor_seconds = statistics.median(s.seconds for s in typed)
     return Row(
         gateways=gateways,
         resources=first.resources,
@@ -293,11 +338,14 @@ def measure(gateways: int, repeat: int) -> Row:
         program_seconds=program_seconds,
         floor_seconds=floor_seconds,
         ratio=program_seconds / floor_seconds,
+        typed_floor_seconds=typed_floor_seconds,
+        typed_ratio=program_seconds / typed_floor_seconds,
         program_peak_mib=max(s.peak_kib for s in programs) / 1024,
         floor_peak_mib=max(s.peak_kib for s in floors) / 1024,
         program_baseline_mib=max(s.baseline_kib for s in programs) / 1024,
         program_runs=[s.seconds for s in programs],
         floor_runs=[s.seconds for s in floors],
+        typed_floor_runs=[s.seconds for s in typed],
     )
 
 
@@ -327,6 +375,8 @@ HEADERS = (
     "program s",
     "floor s",
     "ratio",
+    "typed floor s",
+    "ratio typed",
     "peak MiB program",
     "peak MiB floor",
     "prepare s",
@@ -343,6 +393,8 @@ def table(rows: Sequence[Row]) -> str:
             f"{row.program_seconds:.3f}",
             f"{row.floor_seconds:.3f}",
             f"{row.ratio:.2f}",
+            f"{row.typed_floor_seconds:.3f}",
+            f"{row.typed_ratio:.2f}",
             f"{row.program_peak_mib:.1f}",
             f"{row.floor_peak_mib:.1f}",
             f"{row.prepare_seconds:.3f}",
@@ -380,12 +432,20 @@ def report(rows: Sequence[Row], results: Sequence[Check], repeat: int) -> str:
         "",
         "resources: everything the render registered (both clusters' resources included);",
         "res/gateway: each Gateway component and its descendants, averaged; the floor registers",
-        "the same total number of bare CustomResources; prepare s: validation, not in the ratio.",
+        "the same total number of bare CustomResources, the typed floor as many typed ConfigMaps",
+        "with constant inputs; prepare s: validation, not in the ratios.",
         "",
     ]
     for check in results:
         value = "n/a" if check.value is None else f"{check.value:.2f}"
         lines.append(f"{check.verdict}  {check.name}: {value} (target <= {check.limit:g})")
+    for row in rows:
+        if row.gateways == RATIO_AT:
+            lines.append(
+                f"INFO  typed floor / floor at N={RATIO_AT}:"
+                f" {row.typed_floor_seconds / row.floor_seconds:.2f} (no target: what the typed"
+                " SDK classes cost with no program logic at all)"
+            )
     return "\n".join(lines)
 
 
@@ -410,7 +470,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (default: 3)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
-    parser.add_argument("--child", choices=("program", "floor"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", choices=("program", "floor", "typed-floor"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -426,6 +488,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.child == "floor":
         print(RESULT_PREFIX + json.dumps(child_floor(args.count)))
+        return 0
+    if args.child == "typed-floor":
+        print(RESULT_PREFIX + json.dumps(child_typed_floor(args.count)))
         return 0
 
     rows = []
