@@ -26,7 +26,7 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
+from pulumi.runtime.sync_await import _sync_await
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 SECRET_SIG_KEY = rpc._special_sig_key
@@ -228,7 +228,8 @@ def _offline_runtime() -> Iterator[None]:
 
     Each change is about work that only a remote engine needs; none changes what is registered:
 
-    - engine calls run inline (``_InlineExecutor``) instead of on a thread pool;
+    - engine calls run inline (``_InlineExecutor``, on the run's own event loop) instead of
+      on a thread pool;
     - no call-stack capture per resource: the engine turns it into source positions for its
       diagnostics, the offline engine records none (about 15% of a render);
     - no cyclic garbage collection during the run: the SDK allocates many short-lived,
@@ -238,10 +239,10 @@ def _offline_runtime() -> Iterator[None]:
       (seconds at hundreds of gateways); the next run's start collects it (``_collect_previous``).
     """
     _collect_previous()
-    loop = _ensure_event_loop()  # type: ignore[no-untyped-call]
-    if loop.is_closed():  # a previous run's loop; start a new one
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
+    # A loop of its own for each run: nothing left pending by an earlier run, and the inline
+    # executor is never the default of a loop anyone else uses.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     loop.set_default_executor(_InlineExecutor(max_workers=1))
     capture = sdk_resource._get_stack_trace
     sdk_resource._get_stack_trace = _no_stack_trace
@@ -251,6 +252,8 @@ def _offline_runtime() -> Iterator[None]:
         yield
     finally:
         sdk_resource._get_stack_trace = capture
+        loop.close()
+        asyncio.set_event_loop(None)
         gc.freeze()
         if collecting:
             gc.enable()
