@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -170,23 +170,17 @@ def child_program(root: Path) -> dict[str, Any]:
     }
 
 
-def child_floor(count: int) -> dict[str, Any]:
-    """Register ``count`` bare custom resources through the same mock runtime."""
+def _time_registrations(what: str, count: int, program: Callable[[], None]) -> dict[str, Any]:
+    """Run ``program`` (which registers ``count`` resources) through the offline engine, timed."""
     sys.path.insert(0, str(ROOT))
-    import pulumi
-
     from stacks.offline import run_program
-
-    def program() -> None:
-        for i in range(count):
-            pulumi.CustomResource("bench:index:Bare", f"r{i}", {"name": f"r{i}", "value": i})
 
     baseline = _peak_kib()
     start = time.perf_counter()
     recording, _ = run_program(program, project=PROJECT, stack=STACK)
     done = time.perf_counter()
     if len(recording.resources) != count:
-        raise RuntimeError(f"floor registered {len(recording.resources)} of {count} resources")
+        raise RuntimeError(f"{what} registered {len(recording.resources)} of {count} resources")
     return {
         "seconds": done - start,
         "prepare_seconds": 0.0,
@@ -198,16 +192,24 @@ def child_floor(count: int) -> dict[str, Any]:
     }
 
 
+def child_floor(count: int) -> dict[str, Any]:
+    """Register ``count`` bare custom resources through the same mock runtime."""
+    import pulumi
+
+    def program() -> None:
+        for i in range(count):
+            pulumi.CustomResource("bench:index:Bare", f"r{i}", {"name": f"r{i}", "value": i})
+
+    return _time_registrations("floor", count, program)
+
+
 def child_typed_floor(count: int) -> dict[str, Any]:
     """Register ``count`` typed ConfigMaps with constant inputs through the same mock runtime.
 
     The least any program pays per resource once it uses the provider SDKs' typed classes, as
     DESIGN.md's components do: no program logic, no Output passed between resources.
     """
-    sys.path.insert(0, str(ROOT))
     from pulumi_kubernetes.core.v1 import ConfigMap
-
-    from stacks.offline import run_program
 
     labels = {"app.kubernetes.io/name": "openshell-gateway"}
 
@@ -219,21 +221,7 @@ def child_typed_floor(count: int) -> dict[str, Any]:
                 data={"key": f"value-{i}"},
             )
 
-    baseline = _peak_kib()
-    start = time.perf_counter()
-    recording, _ = run_program(program, project=PROJECT, stack=STACK)
-    done = time.perf_counter()
-    if len(recording.resources) != count:
-        raise RuntimeError(f"typed floor registered {len(recording.resources)} of {count}")
-    return {
-        "seconds": done - start,
-        "prepare_seconds": 0.0,
-        "peak_kib": _peak_kib(),
-        "baseline_kib": baseline,
-        "resources": count,
-        "gateways": 0,
-        "gateway_resources": 0,
-    }
+    return _time_registrations("typed floor", count, program)
 
 
 @dataclass(frozen=True)
