@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pytest
 from pulumi.runtime import resource as sdk_resource
+from pulumi.runtime.proto import source_pb2
 
 from stacks.offline import RecordedResource, is_secret, run_program, secret
 
@@ -68,6 +69,20 @@ def test_outputs_are_the_inputs_with_declared_secret_outputs_marked() -> None:
     assert is_secret(sink.inputs["token"])
     assert sink.inputs["token"]["value"] == "t0ken"
     assert sink.inputs["spec"] == source.outputs["spec"]
+
+
+def test_no_call_stack_is_captured_during_a_run() -> None:
+    capture = sdk_resource._get_stack_trace
+    in_run: list[Any] = []
+
+    def program() -> Any:
+        in_run.append(sdk_resource._get_stack_trace)
+        return _chain(1)
+
+    run_program(program, project="p", stack="s")
+
+    assert in_run[0] is not capture
+    assert in_run[0]() == source_pb2.StackTrace()
 
 
 def test_the_sdk_runtime_is_restored_after_a_run() -> None:
