@@ -562,16 +562,19 @@ def build_report(
     command: str,
     secrets: Iterable[str] = (),
     limit: int | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """The Markdown report, at most ``limit`` (default :data:`REPORT_LIMIT`) characters.
 
-    The summaries come first and are always kept. Object diffs follow, each whole or not at
-    all: changed objects first (what a reviewer most needs), then added, then removed; those
-    that do not fit are counted in a note under the summaries.
+    ``notes`` (about the whole diff) come first; then the summaries. Both are always kept.
+    Object diffs follow, each whole or not at all: changed objects first (what a reviewer most
+    needs), then added, then removed; those that do not fit are counted in a note under the
+    summaries.
     """
     limit = REPORT_LIMIT if limit is None else limit
     secrets = frozenset(secrets)
-    kept = "".join(scrub(_summary(d, base_label), secrets) for d in diffs)
+    kept = "".join(f"> **Note:** {note}\n\n" for note in notes)
+    kept += "".join(scrub(_summary(d, base_label), secrets) for d in diffs)
     kept += "".join(scrub(_resource_section(d), secrets) for d in diffs)
     candidates = sorted(
         ((_RANK[obj.status], index, obj.path), obj)
@@ -615,6 +618,28 @@ def _heading(stack: str) -> str:
 
 # --- the command ----------------------------------------------------------------------------
 
+LOCK_FILE = "uv.lock"
+
+
+def dependencies_note(base_root: Path, head_root: Path, ref: str) -> str | None:
+    """Say so when ``ref`` pins other dependencies than the working tree.
+
+    Both sides run on this tree's virtualenv, so a render change that comes from a dependency
+    update itself (a provider SDK's defaults, say) is in neither side and not in the report.
+    """
+
+    def pins(root: Path) -> bytes | None:
+        path = root / LOCK_FILE
+        return path.read_bytes() if path.is_file() else None
+
+    if pins(base_root) == pins(head_root):
+        return None
+    return (
+        f"`{LOCK_FILE}` at `{ref}` differs from this working tree's. Both sides were rendered"
+        " with this tree's dependencies, so what the dependency update itself changes in the"
+        " render is not shown here."
+    )
+
 
 @dataclass(frozen=True, kw_only=True)
 class Result:
@@ -655,6 +680,7 @@ def run(
                 side = Side(files={}, note=f"has no stack `{stack}`")
             secrets |= base.secrets | side.secrets
             diffs.append(compare(stack, base, side))
+        lock_note = dependencies_note(base_root, root, ref)
     target = "--all" if every_stack else " ".join(sorted(prepared))
     report = build_report(
         diffs,
@@ -662,5 +688,6 @@ def run(
         command=f"python -m stacks diff {target} --base {ref}",
         secrets=secrets,
         limit=limit,
+        notes=[lock_note] if lock_note else [],
     )
     return Result(report=report, diffs=tuple(diffs))

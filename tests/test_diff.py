@@ -312,6 +312,22 @@ def test_no_change_exits_0_and_cleans_up(
     assert git(repo, "status", "--porcelain") == ""
 
 
+def test_a_dependency_update_is_noted_above_the_summaries(pristine: Path, tmp_path: Path) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    lock = repo / "uv.lock"
+    lock.write_text(lock.read_text(encoding="utf-8") + "# bumped\n", encoding="utf-8")
+
+    run = run_diff(repo, "local", "--base", "main")
+
+    assert run.code == 0, run.err  # the render itself did not change
+    assert run.out.startswith(
+        "> **Note:** `uv.lock` at `main` differs from this working tree's. Both sides were"
+        " rendered with this tree's dependencies, so what the dependency update itself changes"
+        " in the render is not shown here.\n\n## Offline diff: stack `local`\n\n"
+    )
+    assert "**No changes**" in run.out
+
+
 def test_invalid_working_tree_exits_2_with_the_problems(pristine: Path, tmp_path: Path) -> None:
     repo = clone(pristine, tmp_path / "repo")
     declare(repo, "local", "broken", "  replicas: 1\n  colour: blue")
