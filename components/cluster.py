@@ -79,7 +79,11 @@ class Cluster(pulumi.ComponentResource):
                 },
             },
             rules=wire(_NODE_READER_RULES),
-            opts=pulumi.ResourceOptions(parent=self, provider=self.kubernetes),
+            # Never deleted (upstream's rule): every tenant on the cluster is bound to it, and
+            # other stacks sharing the cluster (scale-out) apply the same object.
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=self.kubernetes, retain_on_delete=True
+            ),
         )
         self.node_reader_cluster_role = role.metadata.name
         self.register_outputs({"node_reader_cluster_role": self.node_reader_cluster_role})

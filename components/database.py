@@ -101,4 +101,5 @@ class Database(pulumi.ComponentResource):
 
         self.database_name = database.name
         self.credentials_secret = credentials.metadata.name
+        self.credentials_uri = uri
         self.register_outputs({"database_name": self.database_name})

@@ -124,6 +124,7 @@ class Gateway(pulumi.ComponentResource):
                 replicas=args.replicas,
                 server_sans=sans,
                 db_secret=database.credentials_secret,
+                db_uri=database.credentials_uri,
                 jwt_secret=pki.jwt_secret,
                 server_tls_secret=pki.server_tls_secret,
                 cert_pems=pulumi.Output.all(pki.ca_cert_pem, pki.server_cert_pem),

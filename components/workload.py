@@ -41,6 +41,8 @@ class WorkloadArgs:
     """SANs of the server certificate, written to ``server_sans`` in gateway.toml."""
     db_secret: pulumi.Input[str]
     """Name of the database credentials Secret (an output of the Database component)."""
+    db_uri: pulumi.Input[str]
+    """The credentials' connection URI (secret); its hash rolls the pod when it changes."""
     jwt_secret: pulumi.Input[str]
     """Name of the JWT keys Secret (an output of the Pki component)."""
     server_tls_secret: pulumi.Input[str]
@@ -57,11 +59,13 @@ class WorkloadArgs:
     """Standard labels of the gateway's objects."""
 
 
-def config_hash(toml: str, cert_pems: list[str]) -> str:
-    """SHA-256 over the config and certificates, so a change to either rolls the pod."""
+def config_hash(toml: str, cert_pems: list[str], db_uri: str) -> str:
+    """SHA-256 over the config, the certificates and the database credentials (upstream hashes
+    the ConfigMap, the server TLS Secret and the credentials Secret), so a change to any of them
+    rolls the pod: the gateway reads them only at start."""
     digest = hashlib.sha256(toml.encode())
-    for pem in cert_pems:
-        digest.update(b"\0" + pem.encode())
+    for part in (*cert_pems, db_uri):
+        digest.update(b"\0" + part.encode())
     return digest.hexdigest()
 
 
@@ -153,7 +157,9 @@ class Workload(pulumi.ComponentResource):
             metadata=meta(naming.KEK_SECRET),
             type="Opaque",
             string_data={"key-encryption-key": kek.base64},
-            opts=child,
+            # Create-only, never updated (upstream's rule): the gateway encrypts stored
+            # credentials with this key, so an adopted namespace's key must survive `up`.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["data", "stringData"]),
         )
 
         toml = render_gateway_toml(
@@ -168,8 +174,12 @@ class Workload(pulumi.ComponentResource):
             f"{name}-config", metadata=meta(naming.CONFIG_MAP), data={CONFIG_FILE: toml}, opts=child
         )
 
-        pod_hash = pulumi.Output.from_input(args.cert_pems).apply(
-            lambda pems: config_hash(toml, pems)
+        # A digest is not the secret it covers (the password is 32 random characters), and a
+        # secret annotation would make the whole Deployment spec secret, unreviewable.
+        pod_hash = pulumi.Output.unsecret(
+            pulumi.Output.all(args.cert_pems, args.db_uri).apply(
+                lambda v: config_hash(toml, v[0], v[1])
+            )
         )
         Deployment(
             f"{name}-deploy",

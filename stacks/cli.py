@@ -119,6 +119,7 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
             f"note: {notes} `secure:` config values cannot be decrypted offline; rendered"
             " with placeholders (redacted in the output like every secret)"
         )
+    _warn_absent_ca_bundles(console, root, prepared)
     rendered = [_render_one(p, console, not args.quiet) for p in prepared]
     base = args.out if args.out is not None else root / DEFAULT_OUT
     for item in rendered:
@@ -130,12 +131,26 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _warn_absent_ca_bundles(
+    console: Console, root: Path, prepared: Sequence[render.Prepared]
+) -> None:
+    for item in prepared:
+        for warning in render.absent_ca_bundles(root, item.loaded):
+            console.print(f"note: {warning}", markup=False, soft_wrap=True)
+
+
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    for prepared in _prepare_all(args.root, _stacks(args, args.root)):
+    stacks = _prepare_all(args.root, _stacks(args, args.root))
+    _warn_absent_ca_bundles(console, args.root, stacks)
+    for prepared in stacks:
         loaded = prepared.loaded
         console.print(
-            f"{loaded.config_path}: ok ({len(loaded.gateways)} gateways,"
-            f" {len(loaded.config.clusters)} clusters)"
+            f"{loaded.config_path}: ok ({_count(len(loaded.gateways), 'gateway')},"
+            f" {_count(len(loaded.config.clusters), 'cluster')})"
         )
     return EXIT_OK
 

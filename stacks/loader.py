@@ -252,6 +252,8 @@ def _resolve(
                 namespace=namespace, base_domain=cluster.base_domain, explicit=spec.exposure.host
             )
             problems += _foreign_domain(display, host, cluster_name, config)
+            if exposed:
+                problems += _outside_listener(display, host, mode, cluster.base_domain)
             hostname = host if exposed else None
         except HostnameError as error:
             problems.append(Problem(display, "spec.exposure.host", str(error)))
@@ -315,6 +317,27 @@ def _foreign_domain(display: str, host: str, own: str, config: StackConfig) -> l
     ]
 
 
+def _outside_listener(
+    display: str, host: str, mode: IngressMode, base_domain: str | None
+) -> list[Problem]:
+    """In gateway-api mode TLS ends at the shared Gateway's listener, whose certificate is the
+    wildcard ``*.<baseDomain>``: a GRPCRoute for any other host is not accepted (or is served
+    the wrong certificate). Route mode passes TLS through to the tenant's own certificate."""
+    if mode is not IngressMode.GATEWAY_API or base_domain is None:
+        return []
+    if host.endswith("." + base_domain) and "." not in host.removesuffix("." + base_domain):
+        return []
+    return [
+        Problem(
+            display,
+            "spec.exposure.host",
+            f"host {host!r} is outside the base domain {base_domain!r}: in gateway-api mode the"
+            f" shared Gateway's listener serves only *.{base_domain}; leave the host unset or"
+            " use a cluster in route mode for a vanity host",
+        )
+    ]
+
+
 def selects(config: StackConfig, declaration: GatewayDeclaration) -> bool:
     """A shared inventory's rule: on one of the stack's clusters, with every selector label."""
     wanted = config.selector.match_labels.items() if config.selector else ()
@@ -334,8 +357,14 @@ def _select(
     return [(s, d) for s, d in declarations if selects(config, d)], problems
 
 
-def _duplicates(gateways: Sequence[ResolvedGateway]) -> list[Problem]:
-    """Names, namespaces and databases (per cluster) and hosts (DNS is global) are unique."""
+def _duplicates(gateways: Sequence[ResolvedGateway], config: StackConfig) -> list[Problem]:
+    """Names, namespaces (per cluster), databases and their roles (per database server, which
+    clusters may share) and hosts (DNS is global) are unique."""
+
+    def server(gateway: ResolvedGateway) -> str:
+        database = config.clusters[gateway.cluster].database
+        return f"{database.admin_host}:{database.admin_port}"
+
     rules: tuple[
         tuple[str, Callable[[ResolvedGateway], object], Callable[[ResolvedGateway], str]], ...
     ] = (
@@ -347,8 +376,8 @@ def _duplicates(gateways: Sequence[ResolvedGateway]) -> list[Problem]:
         ),
         (
             "spec.databaseName",
-            lambda g: (g.cluster, g.database_name),
-            lambda g: f"database {g.database_name!r} on cluster {g.cluster!r} is already used by",
+            lambda g: (server(g), g.database_name),
+            lambda g: f"database {g.database_name!r} on server {server(g)} is already used by",
         ),
         (
             "spec.exposure.host",
@@ -404,7 +433,7 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         problems += found
         if gateway is not None:
             gateways.append(gateway)
-    problems += _duplicates(gateways)
+    problems += _duplicates(gateways, config)
     if problems:
         raise InvalidInputError(problems)
     return LoadedStack(

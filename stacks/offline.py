@@ -57,6 +57,7 @@ class RecordedResource:
     retain_on_delete: bool
     protect: bool
     secret_outputs: tuple[str, ...]
+    ignore_changes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -211,6 +212,7 @@ class RecordingMonitor(mocks.MockMonitor):
             else False,
             protect=request.protect if request.HasField("protect") else False,
             secret_outputs=secret_outputs,
+            ignore_changes=tuple(request.ignoreChanges),
         )
         if self._on_register is not None:
             self._on_register(recorded)

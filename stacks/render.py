@@ -218,6 +218,7 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
             "parent": r.parent,
             "provider": r.provider,
             "retainOnDelete": r.retain_on_delete,
+            "ignoreChanges": list(r.ignore_changes),
             "inputs": clean(r.inputs),
         }
         for r in sorted(recording.resources.values(), key=lambda r: r.urn)
@@ -256,6 +257,22 @@ class Rendered:
     @property
     def manifests(self) -> int:
         return sum(1 for path in self.files if path.startswith("manifests/"))
+
+
+def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
+    """Warnings for ``database.sslRootCert`` files that are not in the project directory.
+
+    The offline render never connects, so it does not need them; ``pulumi up`` does (the
+    PostgreSQL provider verifies the admin connection with the bundle, ``verify-full``).
+    """
+    return [
+        f"{loaded.config_path}: clusters.{name}.database.sslRootCert:"
+        f" {cluster.database.ssl_root_cert!r} is not in the project directory;"
+        " `pulumi up` needs it to verify the database server (the offline render does not)"
+        for name, cluster in sorted(loaded.config.clusters.items())
+        if cluster.database.ssl_root_cert is not None
+        and not (root / cluster.database.ssl_root_cert).is_file()
+    ]
 
 
 def prepare(root: Path, stack: str) -> Prepared:

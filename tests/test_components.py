@@ -14,7 +14,7 @@ from components.exposure import SharedGateway
 from components.gateway import Gateway, GatewayArgs, GatewayImages
 from components.ingress import IngressMode
 from stacks.offline import Recording, run_program
-from tests.helpers import k8s, kinds, one
+from tests.helpers import k8s, kinds, one, raw, secret_paths
 
 NS = "openshell-acme"
 HOST = "gw-openshell-acme.apps.example.com"
@@ -228,6 +228,31 @@ def test_pod_template_hash_changes_with_config_and_certificates() -> None:
     )
     # A new host changes the server certificate's SANs and gateway.toml's server_sans.
     assert config_hash(replace(BASE_ARGS, hostname="vanity.example.org")) != base
+    # The credentials Secret's URI changes with the database endpoint: pods read it at start.
+    assert config_hash(replace(BASE_ARGS, database_host="db2.example.com")) != base
+    assert config_hash(replace(BASE_ARGS, database_port=6432)) != base
+
+
+def test_pod_template_hash_is_reviewable_though_it_covers_the_credentials() -> None:
+    recording, _ = build(BASE_ARGS)
+    deployment = raw(recording, "Deployment", "openshell-gateway", NS)
+    assert secret_paths(deployment.inputs) == []
+    annotations = deployment.inputs["spec"]["template"]["metadata"]["annotations"]
+    assert len(annotations["hypershell.redhat.io/config-hash"]) == 64
+
+
+def test_kek_secret_is_never_updated_once_created() -> None:
+    recording, _ = build(BASE_ARGS)
+    kek = raw(recording, "Secret", "openshell-gateway-credential-kek", NS)
+    assert kek.ignore_changes == ("data", "stringData")
+    others = [r.name for r in recording.resources.values() if r.ignore_changes and r is not kek]
+    assert others == []
+
+
+def test_shared_node_reader_cluster_role_is_never_deleted() -> None:
+    recording, _ = build(BASE_ARGS)
+    role = raw(recording, "ClusterRole", "openshell-gateway-node-reader")
+    assert role.retain_on_delete is True
 
 
 def test_gateway_toml_is_generated_from_data() -> None:

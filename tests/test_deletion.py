@@ -35,7 +35,11 @@ WEST = cluster(
 )
 THREE = {
     "alpha": {"cluster": "east", "deletionPolicy": "Retain"},
-    "bravo": {"cluster": "west", "deletionPolicy": "Delete", "exposure": {"host": "b.example.org"}},
+    "bravo": {
+        "cluster": "west",
+        "deletionPolicy": "Delete",
+        "exposure": {"host": "gw-openshell-bravo.west.example.com"},
+    },
     "charlie": {
         "cluster": "east",
         "namespace": "legacy-charlie",
@@ -76,7 +80,20 @@ def cluster_level(recording: Recording) -> dict[str, tuple[object, ...]]:
 
 
 def retained(recording: Recording) -> list[tuple[str, str]]:
-    return sorted((r.type, r.name) for r in recording.resources.values() if r.retain_on_delete)
+    """Retained resources of the gateways (the clusters' shared ClusterRoles are always kept)."""
+    return sorted(
+        (r.type, r.name)
+        for r in recording.resources.values()
+        if r.retain_on_delete and recording.ancestor_name(r, "hypershell:gateway:Gateway")
+    )
+
+
+def retained_outside_gateways(recording: Recording) -> list[tuple[str, str]]:
+    return sorted(
+        (r.type, r.name)
+        for r in recording.resources.values()
+        if r.retain_on_delete and not recording.ancestor_name(r, "hypershell:gateway:Gateway")
+    )
 
 
 def plan_without(plan_text: str, recording: Recording, urns: set[str], gone: str) -> Any:
@@ -112,6 +129,11 @@ def test_deletion_policy_decides_whether_role_and_database_are_retained(
     assert retained(recording) == (
         [(DATABASE, "team-a-database-db"), (ROLE, "team-a-database-db-role")] if retain else []
     )
+    # Every tenant of a cluster is bound to its node-reader ClusterRole: never deleted.
+    assert retained_outside_gateways(recording) == [
+        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "east-node-reader"),
+        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "west-node-reader"),
+    ]
     assert [r.name for r in recording.resources.values() if r.protect] == []
 
 

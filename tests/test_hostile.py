@@ -292,7 +292,9 @@ def gateway_plan(draw: st.DrawFn, name: str, clusters: Mapping[str, ClusterPlan]
     exposure: dict[str, Any] = {}
     if draw(st.booleans()):
         exposure["enabled"] = draw(st.booleans())
-    hosts: list[str | None] = [None, f"{name}.vanity.example.org"]
+    hosts: list[str | None] = [None]
+    if cluster.mode != "gateway-api":  # there TLS ends at the listener: *.<baseDomain> only
+        hosts.append(f"{name}.vanity.example.org")
     if cluster.base_domain is not None:
         hosts.append(f"gw-{namespace}.{cluster.base_domain}")
     host = draw(st.sampled_from(hosts))
@@ -511,7 +513,9 @@ def duplicate_namespace(draw: st.DrawFn, project: Project) -> None:
 
 
 def duplicate_host(draw: st.DrawFn, project: Project) -> None:
-    partner = _target(draw, project, lambda g: g.cluster.exposes)
+    partner = _target(
+        draw, project, lambda g: g.cluster.exposes and g.cluster.mode != "gateway-api"
+    )
     host = f"{partner.name}.vanity.example.org"
     put(partner.doc, ("spec", "exposure"), {"enabled": True, "host": host})
     name = _fresh_name(draw, project)

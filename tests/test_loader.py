@@ -833,11 +833,8 @@ def test_explicit_host_equal_to_its_own_slot_passes(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("cluster_changes", [{}, GATEWAY_API_CLUSTER], ids=["route", "gateway-api"])
-def test_vanity_host_outside_the_base_domain_passes(
-    tmp_path: Path, cluster_changes: dict[str, Any]
-) -> None:
-    write_stack(tmp_path, clusters=one_cluster(**cluster_changes))
+def test_vanity_host_outside_the_base_domain_passes_in_route_mode(tmp_path: Path) -> None:
+    write_stack(tmp_path)
     # Ends with the base domain's text but is not under it.
     write_gateway(tmp_path, "team-a", {"exposure": {"host": "sandboxes.notapps.example.com"}})
 
@@ -845,6 +842,31 @@ def test_vanity_host_outside_the_base_domain_passes(
 
     assert gateway.hostname == "sandboxes.notapps.example.com"
     assert gateway.address == "grpcs://sandboxes.notapps.example.com:443"
+
+
+def test_vanity_host_is_a_problem_in_gateway_api_mode(tmp_path: Path) -> None:
+    # TLS ends at the shared Gateway's listener, whose certificate is *.<baseDomain>.
+    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API_CLUSTER))
+    source = write_gateway(
+        tmp_path, "team-a", {"exposure": {"host": "sandboxes.notapps.example.com"}}
+    )
+    # Not exposed: the host is still checked as a hostname, but no listener serves it.
+    write_gateway(
+        tmp_path,
+        "internal",
+        {"exposure": {"enabled": False, "host": "internal.notapps.example.com"}},
+    )
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.exposure.host",
+            "host 'sandboxes.notapps.example.com' is outside the base domain"
+            f" '{BASE_DOMAIN}': in gateway-api mode the shared Gateway's listener serves only"
+            f" *.{BASE_DOMAIN}; leave the host unset or use a cluster in route mode for a"
+            " vanity host",
+        )
+    ]
 
 
 @pytest.mark.parametrize(
@@ -987,7 +1009,11 @@ def test_gateway_names_are_unique_across_yaml_and_yml(tmp_path: Path) -> None:
     write_gateway(tmp_path, "team-a", {"cluster": "east"})
     second = write_gateway(tmp_path, "team-a", {"cluster": "west"}, file="team-a.yml")
 
-    assert where(load_problems(tmp_path)) == [(second, "metadata.name")]
+    # Both clusters use one database server, so gw_team_a would clash there too.
+    assert where(load_problems(tmp_path)) == [
+        (second, "metadata.name"),
+        (second, "spec.databaseName"),
+    ]
 
 
 def test_absolute_declarations_dir_does_not_crash(tmp_path: Path) -> None:
@@ -1450,6 +1476,27 @@ def test_adoption_names_the_existing_namespace_and_database(tmp_path: Path) -> N
     assert gateway.hostname == f"gw-openshell-b5a1cd34b5f99d11.{BASE_DOMAIN}"
 
 
+def test_database_names_are_unique_per_database_server_across_clusters(tmp_path: Path) -> None:
+    shared = {"database": {"adminHost": "shared-pg.example.com"}}
+    clusters = {
+        "east": cluster(baseDomain=EAST_DOMAIN, **shared),
+        "west": cluster(baseDomain=WEST_DOMAIN, **shared),
+        "north": cluster(baseDomain="north.example.com"),
+    }
+    write_stack(tmp_path, clusters=clusters)
+    first = write_gateway(tmp_path, "a", {"cluster": "east", "databaseName": "gw_shared"})
+    second = write_gateway(tmp_path, "b", {"cluster": "west", "databaseName": "gw_shared"})
+    write_gateway(tmp_path, "c", {"cluster": "north", "databaseName": "gw_shared"})
+
+    assert load_problems(tmp_path) == [
+        (
+            second,
+            "spec.databaseName",
+            f"database 'gw_shared' on server shared-pg.example.com:5432 is already used by {first}",
+        )
+    ]
+
+
 def test_database_names_are_identifiers_and_unique_per_cluster(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_gateway(tmp_path, "a", {"databaseName": "shared_db"})
@@ -1459,7 +1506,8 @@ def test_database_names_are_identifiers_and_unique_per_cluster(tmp_path: Path) -
         (
             second,
             "spec.databaseName",
-            f"database 'shared_db' on cluster 'c1' is already used by {DECLARATIONS}/a.yaml",
+            f"database 'shared_db' on server db.example.com:5432 is already used by"
+            f" {DECLARATIONS}/a.yaml",
         ),
         (
             bad,

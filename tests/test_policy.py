@@ -392,7 +392,7 @@ def test_route_host_missing_from_the_sans_fails() -> None:
 
 def test_grpcroute_hostname_missing_from_the_sans_fails() -> None:
     recording = broken("aws")
-    host = "sandboxes.search.example.net"
+    host = "gw-openshell-search.usw2.openshell.example.com"
     drop_san(recording, "search-pki-server-csr", host)
     assert messages("server-cert-covers-host", recording, "aws") == [
         f"GRPCRoute openshell-search/openshell-gateway: spec.hostnames[0] '{host}' is not among"

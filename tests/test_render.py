@@ -145,8 +145,8 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
         "cluster": "rosa-us-west-2",
         "namespace": "openshell-search",
         "ingressMode": "gateway-api",
-        "hostname": "sandboxes.search.example.net",
-        "address": "grpcs://sandboxes.search.example.net:443",
+        "hostname": "gw-openshell-search.usw2.openshell.example.com",
+        "address": "grpcs://gw-openshell-search.usw2.openshell.example.com:443",
         "images": {
             "gateway": "ghcr.io/nvidia/openshell/gateway:0.0.109",
             "supervisor": "ghcr.io/nvidia/openshell/supervisor:0.0.109",
@@ -212,11 +212,28 @@ def test_unexpected_failure_exits_1(
 
 def test_validate_reports_each_stack(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["validate", "--all"]) == 0
+    absent = " is not in the project directory; `pulumi up` needs it to verify the database"
+    absent += " server (the offline render does not)"
     assert capsys.readouterr().out.splitlines() == [
+        "note: Pulumi.aws.yaml: clusters.rosa-us-east-1.database.sslRootCert:"
+        f" 'certs/aws-rds-global-bundle.pem'{absent}",
+        "note: Pulumi.aws.yaml: clusters.rosa-us-west-2.database.sslRootCert:"
+        f" 'certs/aws-rds-global-bundle.pem'{absent}",
+        "note: Pulumi.ibm.yaml: clusters.roks-us-east.database.sslRootCert:"
+        f" 'certs/ibm-databases-for-postgresql-ca.pem'{absent}",
         "Pulumi.aws.yaml: ok (4 gateways, 2 clusters)",
-        "Pulumi.ibm.yaml: ok (4 gateways, 1 clusters)",
-        "Pulumi.local.yaml: ok (3 gateways, 1 clusters)",
+        "Pulumi.ibm.yaml: ok (4 gateways, 1 cluster)",
+        "Pulumi.local.yaml: ok (3 gateways, 1 cluster)",
     ]
+
+
+def test_a_present_ca_bundle_gives_no_note(tmp_path: Path) -> None:
+    loaded = render.prepare(ROOT, "aws").loaded
+    assert len(render.absent_ca_bundles(tmp_path, loaded)) == 2
+    bundle = tmp_path / "certs" / "aws-rds-global-bundle.pem"
+    bundle.parent.mkdir()
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n", encoding="utf-8")
+    assert render.absent_ca_bundles(tmp_path, loaded) == []
 
 
 def test_unknown_stack_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
