@@ -2,11 +2,14 @@
 
 Every problem of every file is collected and raised at once as ``InvalidInputError``; nothing is
 returned half-valid. Cross-file rules: the cluster exists (or is the only one), names,
-namespaces and hosts are unique, hosts obey the one hostname function, images resolve.
+namespaces and hosts are unique, hosts obey the one hostname function, images resolve, no
+gateway takes a namespace or role the stack config refers to, and every entry of the
+declarations directory is read or reported (dotfiles and READMEs aside).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,25 +177,85 @@ def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     return config
 
 
+DECLARATION_SUFFIXES = (".yaml", ".yml")
+
+
+def _directory_problem(root: Path, directory: str) -> str | None:
+    """What is wrong with the declarations directory itself, if anything. ``declarationsDir``
+    is a relative path without ``..`` (the model); here it must also not lead out of the
+    project through a symbolic link."""
+    base = root / directory
+    if not base.exists():
+        return f"{directory!r} does not exist"
+    if not base.is_dir():
+        return f"{directory!r} is not a directory"
+    if not base.resolve().is_relative_to(root.resolve()):
+        return (
+            f"{directory!r} leads outside the project through a symbolic link; it must be a"
+            " path inside the project"
+        )
+    return None
+
+
+def _unread_entry(root: Path, path: Path) -> str | None:
+    """Why an entry of the declarations directory is not read as a declaration, or None when
+    it is one. Nothing there is skipped silently (a gateway whose file is skipped would be
+    deleted), except dotfiles and READMEs."""
+    if path.is_symlink():
+        target = os.readlink(path)
+        try:
+            resolved = Path(os.path.realpath(path, strict=True))
+        except OSError as error:
+            return f"broken symbolic link to {target!r}: {error.strerror}"
+        if not resolved.is_relative_to(root.resolve()):
+            return (
+                f"symbolic link to {target!r} leads outside the project; a declaration must be"
+                " inside it"
+            )
+    if path.is_dir():
+        return "is a directory; declarations are not read from subdirectories"
+    if path.suffix not in DECLARATION_SUFFIXES:
+        return (
+            "only *.yaml and *.yml files are declarations (names starting with '.' or README"
+            " are ignored)"
+        )
+    if not path.is_file():
+        return "not a regular file"
+    return None
+
+
 def load_declarations(
-    root: Path, directory: str, clusters: Iterable[str] | None
+    root: Path,
+    directory: str,
+    clusters: Iterable[str] | None,
+    *,
+    config_path: str | None = None,
 ) -> tuple[list[tuple[str, GatewayDeclaration]], list[Problem]]:
-    """Parse every ``*.yaml`` under the declarations directory, in name order.
+    """Parse every ``*.yaml`` and ``*.yml`` file of the declarations directory, in name order.
 
     Returns the declarations that are valid on their own and the problems of the others, so
     the cross-file rules still run over the valid ones and every problem is reported at once.
+    Every other entry of the directory is a problem too, except dotfiles and READMEs. A problem
+    of the directory itself names ``config_path``'s ``declarationsDir`` (the directory alone
+    when there is no config path, as for a shared inventory).
     """
     # In a shared inventory (clusters None) other stacks' clusters are not errors.
     context = {"clusters": sorted(clusters) if clusters is not None else None}
-    base = root / directory
-    if not base.is_dir():
-        return [], [Problem(directory, "", "declarations directory does not exist")]
+    wrong = _directory_problem(root, directory)
+    if wrong is not None:
+        if config_path is None:
+            return [], [Problem(directory, "", wrong)]
+        return [], [Problem(config_path, "declarationsDir", wrong)]
     problems: list[Problem] = []
     declarations: list[tuple[str, GatewayDeclaration]] = []
-    for path in sorted(base.iterdir()):
-        if path.suffix not in {".yaml", ".yml"} or not path.is_file():
+    for path in sorted((root / directory).iterdir()):
+        if path.name.startswith((".", "README")):
             continue
         display = path.relative_to(root).as_posix()
+        unread = _unread_entry(root, path)
+        if unread is not None:
+            problems.append(Problem(display, "", unread))
+            continue
         try:
             document = read_yaml_mapping(path, display)
             declaration = GatewayDeclaration.model_validate(
@@ -241,6 +304,13 @@ def _resolve(
     cluster = config.clusters[cluster_name]
     mode = cluster.ingress_mode
     namespace = spec.namespace or naming.default_namespace(name)
+    database_name = spec.database_name or naming.postgres_identifier(name)
+    problems += _reserved_namespace(
+        display, namespace, spec.namespace is not None, cluster_name, cluster
+    )
+    problems += _admin_role(
+        display, database_name, spec.database_name is not None, cluster_name, config
+    )
 
     # An explicit host is checked whenever it is written, even if unused (exposure disabled or
     # mode none), so a declaration stays valid when it moves to another cluster.
@@ -293,11 +363,57 @@ def _resolve(
             images=GatewayImages(**resolved),
             replicas=spec.replicas,
             retain_database=spec.deletion_policy == "Retain",
-            database_name=spec.database_name or naming.postgres_identifier(name),
+            database_name=database_name,
             adopted=spec.namespace is not None,
         ),
         [],
     )
+
+
+def _reserved_namespace(
+    display: str, namespace: str, explicit: bool, cluster_name: str, cluster: ClusterConfig
+) -> list[Problem]:
+    """The stack config's own namespaces (shared Gateway, router, metrics, in-cluster database
+    service) are not a tenant's: removing the gateway would delete its namespace."""
+    referenced = cluster.referenced_namespaces().get(namespace)
+    if referenced is None:
+        return []
+    what, field = referenced
+    value = repr(namespace) if explicit else f"the default namespace {namespace!r}"
+    return [
+        Problem(
+            display,
+            "spec.namespace",
+            f"{value} is {what} of cluster {cluster_name!r} ({field}); a gateway needs its own",
+        )
+    ]
+
+
+def _admin_role(
+    display: str, database_name: str, explicit: bool, cluster_name: str, config: StackConfig
+) -> list[Problem]:
+    """The gateway manages the role named after its database (and drops it with
+    ``deletionPolicy: Delete``): never the admin role of its database server, which other
+    clusters may share."""
+    own = config.clusters[cluster_name].database
+    owners = [
+        name
+        for name in sorted(config.clusters, key=lambda n: (n != cluster_name, n))
+        if (server := config.clusters[name].database).admin_user == database_name
+        and (server.admin_host, server.admin_port) == (own.admin_host, own.admin_port)
+    ]
+    if not owners:
+        return []
+    value = repr(database_name) if explicit else f"the default database name {database_name!r}"
+    return [
+        Problem(
+            display,
+            "spec.databaseName",
+            f"{value} is the database server's admin user (database.adminUser of cluster"
+            f" {owners[0]!r}): the gateway would take over that role (reset its password) and,"
+            " with deletionPolicy Delete, drop it; a gateway needs a role and database of its own",
+        )
+    ]
 
 
 def _foreign_domain(display: str, host: str, own: str, config: StackConfig) -> list[Problem]:
@@ -399,12 +515,12 @@ def _duplicates(gateways: Sequence[ResolvedGateway], config: StackConfig) -> lis
     return problems
 
 
-def _declaration_problems(root: Path, raw_config: Mapping[str, Any]) -> list[Problem]:
+def _declaration_problems(root: Path, display: str, raw_config: Mapping[str, Any]) -> list[Problem]:
     """With the stack config broken, still check each declaration on its own (no clusters)."""
     directory = raw_config.get("declarationsDir")
     if not isinstance(directory, str) or not is_inside_project(directory):
         return []
-    return load_declarations(root, directory, None)[1]
+    return load_declarations(root, directory, None, config_path=display)[1]
 
 
 def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = None) -> LoadedStack:
@@ -419,10 +535,12 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     try:
         config = parse_stack_config(display, raw_config)
     except InvalidInputError as error:
-        raise InvalidInputError(error.problems + _declaration_problems(root, raw_config)) from None
+        raise InvalidInputError(
+            error.problems + _declaration_problems(root, display, raw_config)
+        ) from None
     inventory = config.selector is not None
     declarations, problems = load_declarations(
-        root, config.declarations_dir, None if inventory else config.clusters
+        root, config.declarations_dir, None if inventory else config.clusters, config_path=display
     )
     if inventory:
         declarations, missing = _select(declarations, config)

@@ -111,6 +111,15 @@ class DatabaseServer(Model):
         return check_dns_name(value, what="database host")
 
 
+_SERVICE_HOST = re.compile(r"[a-z0-9-]+\.(?P<namespace>[a-z0-9-]+)\.svc(\.cluster\.local)?")
+
+
+def service_namespace(host: str) -> str | None:
+    """The namespace of an in-cluster service name (``<svc>.<ns>.svc[.cluster.local]``)."""
+    match = _SERVICE_HOST.fullmatch(host)
+    return match["namespace"] if match is not None else None
+
+
 class ClusterConfig(Model):
     kubeconfig_context: str | None = Field(None, alias="kubeconfigContext")
     capabilities: Capabilities = Capabilities()
@@ -150,6 +159,34 @@ class ClusterConfig(Model):
             openshift=self.capabilities.openshift,
             gateway_api=self.capabilities.gateway_api,
         )
+
+    def referenced_namespaces(self) -> dict[str, tuple[str, str]]:
+        """Namespaces this config refers to: namespace -> (what it is, the field naming it).
+
+        A gateway owns its namespace (removing the gateway deletes it), so it may not take one
+        of these. The first field naming a namespace wins.
+        """
+        found: dict[str, tuple[str, str]] = {}
+        mode = self.ingress_mode
+        if mode is IngressMode.GATEWAY_API and self.ingress.gateway is not None:
+            found.setdefault(
+                self.ingress.gateway.namespace,
+                ("the shared Gateway's namespace", "ingress.gateway.namespace"),
+            )
+        if mode is IngressMode.ROUTE:
+            found.setdefault(
+                self.ingress.router_namespace, ("the router's namespace", "ingress.routerNamespace")
+            )
+        if self.metrics_namespace is not None:
+            found.setdefault(self.metrics_namespace, ("the metrics namespace", "metricsNamespace"))
+        for field, host in (("host", self.database.host), ("adminHost", self.database.admin_host)):
+            namespace = service_namespace(host)
+            if namespace is not None:
+                found.setdefault(
+                    namespace,
+                    (f"the namespace of the database service {host!r}", f"database.{field}"),
+                )
+        return found
 
 
 class ImageDefaults(Model):
@@ -286,6 +323,26 @@ def _postgres_identifier(value: object) -> object:
     return value
 
 
+_SYSTEM_DATABASES = frozenset({"postgres", "template0", "template1"})
+_OWN_DATABASE = "a gateway needs a role and database of its own"
+
+
+def _database_name(value: object) -> object:
+    """A gateway manages the role and database of this name (and drops both with
+    ``deletionPolicy: Delete``): never the server's own."""
+    _postgres_identifier(value)
+    if not isinstance(value, str):
+        return value  # the str type reports it
+    if value in _SYSTEM_DATABASES:
+        raise ValueError(f"{value!r} is a PostgreSQL system database; {_OWN_DATABASE}")
+    if value.startswith("pg_"):
+        raise ValueError(
+            f"{value!r} starts with 'pg_', which PostgreSQL reserves for its system roles;"
+            f" {_OWN_DATABASE}"
+        )
+    return value
+
+
 class GatewaySpec(Model):
     cluster: DnsLabel | None = None
     """Key of the stack's clusters; checked against them when validated with the context
@@ -295,7 +352,7 @@ class GatewaySpec(Model):
     images: ImageOverrides = ImageOverrides()
     replicas: int = Field(1, ge=1, le=10)
     deletion_policy: Literal["Retain", "Delete"] = Field("Retain", alias="deletionPolicy")
-    database_name: Annotated[str, BeforeValidator(_postgres_identifier)] | None = Field(
+    database_name: Annotated[str, BeforeValidator(_database_name)] | None = Field(
         None, alias="databaseName"
     )
     """Role and database name; default ``gw_<name>``. Set it to adopt an upstream gateway's

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -264,12 +265,19 @@ def test_gateways_are_sorted_by_name_not_by_file_or_creation_order(tmp_path: Pat
     assert [g.name for g in load(tmp_path).gateways] == ["alpha", "team", "team-b", "zeta"]
 
 
-def test_yml_suffix_is_read_and_other_files_are_ignored(tmp_path: Path) -> None:
+def test_yml_suffix_is_read_and_dotfiles_and_readmes_are_ignored(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_gateway(tmp_path, "team-a", file="team-a.yml")
-    write_declaration_text(tmp_path, "README.md", "not a declaration: [")
-    write_declaration_text(tmp_path, "notes.txt", "\xff")
-    (tmp_path / DECLARATIONS / "archive.yaml").mkdir()
+    for name in (
+        "README.md",
+        "README",
+        "README.rst",
+        ".gitkeep",
+        ".team-b.yaml",
+        ".team-b.yaml.swp",
+    ):
+        write_declaration_text(tmp_path, name, "not a declaration: [")
+    (tmp_path / DECLARATIONS / ".archive").mkdir()
 
     gateway = only_gateway(tmp_path)
 
@@ -282,12 +290,62 @@ def test_empty_declarations_directory_loads_no_gateways(tmp_path: Path) -> None:
     assert load(tmp_path).gateways == ()
 
 
-def test_missing_declarations_directory_is_a_problem(tmp_path: Path) -> None:
+def test_missing_declarations_directory_is_a_problem_of_the_stack_config(tmp_path: Path) -> None:
     write_stack(tmp_path, extra={f"{PREFIX}declarationsDir": "stacks/nowhere"})
 
     assert load_problems(tmp_path) == [
-        ("stacks/nowhere", "", "declarations directory does not exist")
+        (CONFIG_FILE, "declarationsDir", "'stacks/nowhere' does not exist")
     ]
+
+
+def test_declarations_directory_that_is_a_file_is_a_problem_of_the_stack_config(
+    tmp_path: Path,
+) -> None:
+    write_stack(tmp_path, extra={f"{PREFIX}declarationsDir": "stacks/test/gateways.yaml"})
+    write_text(tmp_path, "stacks/test/gateways.yaml", head("team-a"))
+
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, "declarationsDir", "'stacks/test/gateways.yaml' is not a directory")
+    ]
+
+
+def test_missing_declarations_directory_is_reported_with_a_broken_config(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        clusters=one_cluster(baseDomain="Not A Domain"),
+        extra={f"{PREFIX}declarationsDir": "stacks/nowhere"},
+    )
+
+    assert where(load_problems(tmp_path)) == [
+        (CONFIG_FILE, "declarationsDir"),
+        (CONFIG_FILE, f"{PREFIX}clusters.c1.baseDomain"),
+    ]
+
+
+def test_declarations_directory_linked_outside_the_project_is_a_problem(tmp_path: Path) -> None:
+    root, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    write_stack(root)
+    (root / DECLARATIONS).rmdir()
+    (root / DECLARATIONS).symlink_to(elsewhere, target_is_directory=True)
+    write_text(elsewhere, "team-a.yaml", yaml.safe_dump(declaration("team-a")))
+
+    assert load_problems(root) == [
+        (
+            CONFIG_FILE,
+            "declarationsDir",
+            f"{DECLARATIONS!r} leads outside the project through a symbolic link; it must be a"
+            " path inside the project",
+        )
+    ]
+
+
+def test_declarations_directory_linked_inside_the_project_is_read(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    (tmp_path / DECLARATIONS).rmdir()
+    (tmp_path / DECLARATIONS).symlink_to(tmp_path / "inventory", target_is_directory=True)
+    write_text(tmp_path, "inventory/team-a.yaml", yaml.safe_dump(declaration("team-a")))
+
+    assert only_gateway(tmp_path).source == f"{DECLARATIONS}/team-a.yaml"
 
 
 # --- images ---------------------------------------------------------------------------------
@@ -1544,4 +1602,378 @@ def test_a_non_string_ingress_mode_says_what_is_expected(tmp_path: Path) -> None
             f"{PREFIX}clusters.c1.ingress.mode",
             "expected a string such as route, gateway-api, none or auto, not 5",
         )
+    ]
+
+
+# --- reserved database names ----------------------------------------------------------------
+
+OWN_DATABASE = "a gateway needs a role and database of its own"
+
+
+@pytest.mark.parametrize(
+    ("database", "message"),
+    [
+        ("postgres", f"'postgres' is a PostgreSQL system database; {OWN_DATABASE}"),
+        ("template0", f"'template0' is a PostgreSQL system database; {OWN_DATABASE}"),
+        ("template1", f"'template1' is a PostgreSQL system database; {OWN_DATABASE}"),
+        (
+            "pg_monitor",
+            "'pg_monitor' starts with 'pg_', which PostgreSQL reserves for its system roles;"
+            f" {OWN_DATABASE}",
+        ),
+        (
+            "pg_",
+            "'pg_' starts with 'pg_', which PostgreSQL reserves for its system roles;"
+            f" {OWN_DATABASE}",
+        ),
+    ],
+)
+def test_system_database_names_are_refused(tmp_path: Path, database: str, message: str) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(
+        tmp_path, "team-a", {"databaseName": database, "deletionPolicy": "Delete"}
+    )
+
+    assert load_problems(tmp_path) == [(source, "spec.databaseName", message)]
+
+
+@pytest.mark.parametrize("database", ["postgres_app", "gw_postgres", "template2", "apg_x", "pgx"])
+def test_names_that_only_resemble_system_databases_pass(tmp_path: Path, database: str) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a", {"databaseName": database})
+
+    assert only_gateway(tmp_path).database_name == database
+
+
+def test_system_database_name_is_refused_even_when_the_stack_config_is_broken(
+    tmp_path: Path,
+) -> None:
+    write_stack(tmp_path, clusters=one_cluster(baseDomain="Not A Domain"))
+    source = write_gateway(tmp_path, "team-a", {"databaseName": "template1"})
+
+    assert where(load_problems(tmp_path)) == [
+        (CONFIG_FILE, f"{PREFIX}clusters.c1.baseDomain"),
+        (source, "spec.databaseName"),
+    ]
+
+
+def admin_role_message(value: str, cluster_name: str) -> str:
+    return (
+        f"{value} is the database server's admin user (database.adminUser of cluster"
+        f" {cluster_name!r}): the gateway would take over that role (reset its password) and,"
+        f" with deletionPolicy Delete, drop it; {OWN_DATABASE}"
+    )
+
+
+@pytest.mark.parametrize("policy", ["Retain", "Delete"])
+def test_database_name_equal_to_the_admin_user_is_refused(tmp_path: Path, policy: str) -> None:
+    write_stack(tmp_path, clusters=one_cluster(database={"adminUser": "hypershell_admin"}))
+    source = write_gateway(
+        tmp_path, "team-a", {"databaseName": "hypershell_admin", "deletionPolicy": policy}
+    )
+
+    assert load_problems(tmp_path) == [
+        (source, "spec.databaseName", admin_role_message("'hypershell_admin'", "c1"))
+    ]
+
+
+def test_default_database_name_equal_to_the_admin_user_is_refused(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(database={"adminUser": "gw_team_a"}))
+    source = write_gateway(tmp_path, "team-a")
+    write_gateway(tmp_path, "team-b")
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.databaseName",
+            admin_role_message("the default database name 'gw_team_a'", "c1"),
+        )
+    ]
+
+
+def test_admin_user_of_another_cluster_on_the_same_server_is_refused(tmp_path: Path) -> None:
+    shared = {"adminHost": "shared-pg.example.com"}
+    clusters = {
+        "east": cluster(baseDomain=EAST_DOMAIN, database={**shared, "adminUser": "east_admin"}),
+        "west": cluster(baseDomain=WEST_DOMAIN, database={**shared, "adminUser": "west_admin"}),
+        "north": cluster(baseDomain="north.example.com", database={"adminUser": "north_admin"}),
+    }
+    write_stack(tmp_path, clusters=clusters)
+    source = write_gateway(tmp_path, "a", {"cluster": "west", "databaseName": "east_admin"})
+    # Another server: its admin role is not on this gateway's server.
+    write_gateway(tmp_path, "b", {"cluster": "west", "databaseName": "north_admin"})
+
+    assert load_problems(tmp_path) == [
+        (source, "spec.databaseName", admin_role_message("'east_admin'", "east"))
+    ]
+
+
+# --- reserved namespaces --------------------------------------------------------------------
+
+
+def namespace_message(value: str, what: str, field: str, cluster_name: str = "c1") -> str:
+    return f"{value} is {what} of cluster {cluster_name!r} ({field}); a gateway needs its own"
+
+
+def test_metrics_namespace_is_refused(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(metricsNamespace="monitoring"))
+    source = write_gateway(tmp_path, "team-a", {"namespace": "monitoring"})
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.namespace",
+            namespace_message("'monitoring'", "the metrics namespace", "metricsNamespace"),
+        )
+    ]
+
+
+def test_default_namespace_equal_to_a_referenced_namespace_is_refused(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(metricsNamespace="openshell-monitoring"))
+    source = write_gateway(tmp_path, "monitoring")
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.namespace",
+            namespace_message(
+                "the default namespace 'openshell-monitoring'",
+                "the metrics namespace",
+                "metricsNamespace",
+            ),
+        )
+    ]
+
+
+def test_shared_gateway_namespace_is_refused_in_gateway_api_mode(tmp_path: Path) -> None:
+    ingress = {"mode": "gateway-api", "gateway": {"name": "shared-gw", "namespace": "gw-system"}}
+    write_stack(tmp_path, clusters=one_cluster(**(GATEWAY_API_CLUSTER | {"ingress": ingress})))
+    source = write_gateway(tmp_path, "team-a", {"namespace": "gw-system"})
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.namespace",
+            namespace_message(
+                "'gw-system'", "the shared Gateway's namespace", "ingress.gateway.namespace"
+            ),
+        )
+    ]
+
+
+def test_shared_gateway_namespace_is_not_reserved_when_no_gateway_api_is_used(
+    tmp_path: Path,
+) -> None:
+    ingress = {"mode": "route", "gateway": {"name": "shared-gw", "namespace": "gw-system"}}
+    write_stack(tmp_path, clusters=one_cluster(ingress=ingress))
+    write_gateway(tmp_path, "team-a", {"namespace": "gw-system"})
+
+    assert only_gateway(tmp_path).namespace == "gw-system"
+
+
+def test_router_namespace_is_refused_in_route_mode(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(ingress={"routerNamespace": "router"}))
+    source = write_gateway(tmp_path, "team-a", {"namespace": "router"})
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.namespace",
+            namespace_message("'router'", "the router's namespace", "ingress.routerNamespace"),
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("database", "field", "host"),
+    [
+        ({}, "database.host", "postgres.db.svc.cluster.local"),
+        ({"host": "postgres.db.svc"}, "database.host", "postgres.db.svc"),
+        (
+            {"host": "pg.example.com", "adminHost": "pg-rw.db.svc.cluster.local"},
+            "database.adminHost",
+            "pg-rw.db.svc.cluster.local",
+        ),
+    ],
+    ids=["host-cluster-local", "host-svc", "admin-host"],
+)
+def test_namespace_of_an_in_cluster_database_service_is_refused(
+    tmp_path: Path, database: dict[str, str], field: str, host: str
+) -> None:
+    write_stack(tmp_path, clusters=one_cluster(database=database))
+    source = write_gateway(tmp_path, "team-a", {"namespace": "db"})
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.namespace",
+            namespace_message("'db'", f"the namespace of the database service {host!r}", field),
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "host", ["db.example.com", "postgres.db.svc.example.com", "db.svc.cluster.local"]
+)
+def test_database_hosts_that_are_no_in_cluster_service_reserve_nothing(
+    tmp_path: Path, host: str
+) -> None:
+    write_stack(tmp_path, clusters=one_cluster(database={"host": host}))
+    write_gateway(tmp_path, "team-a", {"namespace": "db"})
+
+    assert only_gateway(tmp_path).namespace == "db"
+
+
+def test_another_clusters_namespaces_are_not_reserved(tmp_path: Path) -> None:
+    clusters = two_clusters()
+    clusters["east"]["metricsNamespace"] = "monitoring"
+    clusters["east"]["database"]["host"] = "postgres.east-db.svc"
+    write_stack(tmp_path, clusters=clusters)
+    write_gateway(tmp_path, "a", {"cluster": "west", "namespace": "monitoring"})
+    write_gateway(tmp_path, "b", {"cluster": "west", "namespace": "east-db"})
+
+    assert [g.namespace for g in load(tmp_path).gateways] == ["monitoring", "east-db"]
+
+
+# --- what the declarations directory may hold -----------------------------------------------
+
+ONLY_DECLARATIONS = (
+    "only *.yaml and *.yml files are declarations (names starting with '.' or README are ignored)"
+)
+
+
+@pytest.mark.parametrize(
+    "file",
+    ["team-a.YAML", "team-a.Yml", "team-a.json", "team-a", "team-a.yaml~", "team-a.yaml.bak"],
+)
+def test_file_that_is_not_yaml_or_yml_is_a_problem(tmp_path: Path, file: str) -> None:
+    write_stack(tmp_path)
+    source = write_declaration_text(tmp_path, file, yaml.safe_dump(declaration("team-a")))
+
+    assert load_problems(tmp_path) == [(source, "", ONLY_DECLARATIONS)]
+
+
+def test_subdirectory_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a", file="archive.yaml/team-a.yaml")
+    (tmp_path / DECLARATIONS / "empty").mkdir()
+
+    assert load_problems(tmp_path) == [
+        (
+            f"{DECLARATIONS}/archive.yaml",
+            "",
+            "is a directory; declarations are not read from subdirectories",
+        ),
+        (
+            f"{DECLARATIONS}/empty",
+            "",
+            "is a directory; declarations are not read from subdirectories",
+        ),
+    ]
+
+
+def test_dangling_symbolic_link_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("team-a.yaml.orig")
+
+    assert load_problems(tmp_path) == [
+        (
+            f"{DECLARATIONS}/team-a.yaml",
+            "",
+            "broken symbolic link to 'team-a.yaml.orig': No such file or directory",
+        )
+    ]
+
+
+def test_symbolic_link_loop_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    (tmp_path / DECLARATIONS / "a.yaml").symlink_to("b.yaml")
+    (tmp_path / DECLARATIONS / "b.yaml").symlink_to("a.yaml")
+    (tmp_path / DECLARATIONS / "self.yml").symlink_to("self.yml")
+
+    assert load_problems(tmp_path) == [
+        (
+            f"{DECLARATIONS}/a.yaml",
+            "",
+            "broken symbolic link to 'b.yaml': Too many levels of symbolic links",
+        ),
+        (
+            f"{DECLARATIONS}/b.yaml",
+            "",
+            "broken symbolic link to 'a.yaml': Too many levels of symbolic links",
+        ),
+        (
+            f"{DECLARATIONS}/self.yml",
+            "",
+            "broken symbolic link to 'self.yml': Too many levels of symbolic links",
+        ),
+    ]
+
+
+def test_symbolic_link_outside_the_project_is_a_problem(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write_stack(root)
+    write_text(tmp_path, "team-a.yaml", yaml.safe_dump(declaration("team-a")))
+    (root / DECLARATIONS / "team-a.yaml").symlink_to("../../../../team-a.yaml")
+    (root / DECLARATIONS / "team-b.yaml").symlink_to(tmp_path / "team-a.yaml")
+
+    assert load_problems(root) == [
+        (
+            f"{DECLARATIONS}/team-a.yaml",
+            "",
+            "symbolic link to '../../../../team-a.yaml' leads outside the project; a declaration"
+            " must be inside it",
+        ),
+        (
+            f"{DECLARATIONS}/team-b.yaml",
+            "",
+            f"symbolic link to '{tmp_path / 'team-a.yaml'}' leads outside the project; a"
+            " declaration must be inside it",
+        ),
+    ]
+
+
+def test_symbolic_link_inside_the_project_is_read(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_text(tmp_path, "shared/team-a.yaml", yaml.safe_dump(declaration("team-a")))
+    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("../../../shared/team-a.yaml")
+
+    assert only_gateway(tmp_path).source == f"{DECLARATIONS}/team-a.yaml"
+
+
+def test_symbolic_link_to_a_directory_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / DECLARATIONS / "more.yaml").symlink_to(tmp_path / "shared")
+
+    assert load_problems(tmp_path) == [
+        (
+            f"{DECLARATIONS}/more.yaml",
+            "",
+            "is a directory; declarations are not read from subdirectories",
+        )
+    ]
+
+
+def test_special_file_is_a_problem_and_is_not_opened(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    os.mkfifo(tmp_path / DECLARATIONS / "team-a.yaml")  # opening it would block
+
+    assert load_problems(tmp_path) == [(f"{DECLARATIONS}/team-a.yaml", "", "not a regular file")]
+
+
+def test_every_unread_entry_is_reported_with_the_declarations_problems(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "good")
+    bad = write_gateway(tmp_path, "bad", {"replicas": 0})
+    write_declaration_text(tmp_path, "notes.txt", "\xff")
+    (tmp_path / DECLARATIONS / "gone.yml").symlink_to("nowhere.yml")
+    (tmp_path / DECLARATIONS / "old").mkdir()
+    write_declaration_text(tmp_path, "README.md", "docs")
+
+    assert where(load_problems(tmp_path)) == [
+        (bad, "spec.replicas"),
+        (f"{DECLARATIONS}/gone.yml", ""),
+        (f"{DECLARATIONS}/notes.txt", ""),
+        (f"{DECLARATIONS}/old", ""),
     ]
