@@ -32,21 +32,55 @@ def _configs(root: Path) -> dict[str, StackConfig]:
     return configs
 
 
+def _resolved(root: Path, directory: str) -> Path:
+    """Where a declarations directory really is: two spellings or a symlink are one inventory."""
+    try:
+        return (root / directory).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compare as written
+        return root / directory
+
+
+def _sharing_problems(configs: dict[str, StackConfig], members: list[str]) -> list[Problem]:
+    """Stacks without a selector that share their declarations directory with another stack.
+
+    Such a stack takes every declaration of the directory, so each one it shares is owned twice.
+    """
+    problems = []
+    for stack in members:
+        if configs[stack].selector is not None:
+            continue
+        others = [f"Pulumi.{m}.yaml" for m in members if m != stack]
+        read_by = " and ".join(filter(None, [", ".join(others[:-1]), others[-1]]))
+        message = (
+            f"{configs[stack].declarations_dir!r} is also read by {read_by}; stacks sharing"
+            " declarations need a selector each (a shared inventory)"
+        )
+        problems.append(Problem(f"Pulumi.{stack}.yaml", "declarationsDir", message))
+    return problems
+
+
 def coverage_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
     """Declarations of a shared inventory taken by no stack, or by more than one.
 
-    Only inventories read by one of ``stacks`` and by a stack with a selector are checked; a
-    stack without a selector takes every declaration of its directory.
+    Only inventories read by one of ``stacks`` are checked. Stacks reading one directory
+    (compared by resolved path) each need a selector: a stack without one takes every
+    declaration of its directory, which is reported on its config file. When some stacks of
+    the directory have a selector, each declaration is also checked to be taken by exactly one.
     """
     configs = _configs(root)
-    groups: dict[str, list[str]] = {}
+    groups: dict[Path, list[str]] = {}
     for stack, config in configs.items():
-        groups.setdefault(config.declarations_dir, []).append(stack)
+        groups.setdefault(_resolved(root, config.declarations_dir), []).append(stack)
     wanted = set(stacks)
     problems: list[Problem] = []
-    for directory, members in sorted(groups.items()):
-        if not wanted & set(members) or all(configs[m].selector is None for m in members):
+    for members in groups.values():
+        if not wanted & set(members):
             continue
+        if len(members) > 1:
+            problems += _sharing_problems(configs, members)
+        if all(configs[m].selector is None for m in members):
+            continue
+        directory = configs[members[0]].declarations_dir
         declarations, _ = load_declarations(root, directory, None)  # parse problems: per stack
         for source, declaration in declarations:
             takers = [
@@ -62,4 +96,4 @@ def coverage_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
                 else f"taken by stacks {' and '.join(takers)}; a gateway belongs to exactly one"
             )
             problems.append(Problem(source, "metadata.labels", message))
-    return problems
+    return sorted(problems)

@@ -6,6 +6,8 @@ name). The objects validate against the operator's CRD (pulumi.com/v1 Stack).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,8 @@ from stacks.models import DnsLabel, Model
 
 SETTINGS = "deploy/operator.yaml"
 STACK_NAME_MAX = 42  # the CRD's CEL rule on metadata.name
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+"""A Kubernetes object name (DNS-1123 subdomain, at most 253 characters)."""
 
 
 class SecretKey(Model):
@@ -84,17 +88,61 @@ def stack_object(settings: OperatorSettings, stack: str) -> dict[str, Any]:
     }
 
 
+def settings_problems(settings: OperatorSettings, stacks: Sequence[str]) -> list[Problem]:
+    """Stack names in ``exclude`` and ``envFromSecrets`` that name no ``Pulumi.<stack>.yaml``.
+
+    A typo there is silent otherwise: the stack meant to be left out gets a ``Stack`` object,
+    or the stack meant to get credentials runs without them.
+    """
+    known = set(stacks)
+    named = [(f"exclude.{i}", stack) for i, stack in enumerate(settings.exclude)]
+    named += [(f"envFromSecrets.{stack}", stack) for stack in settings.env_from_secrets]
+    listed = ", ".join(stacks) if stacks else "none"
+    return [
+        Problem(
+            SETTINGS,
+            field,
+            f"{stack!r} names no stack of this project (no Pulumi.{stack}.yaml; stacks: {listed})",
+        )
+        for field, stack in named
+        if stack not in known
+    ]
+
+
+def name_problems(name: str, stack: str) -> list[Problem]:
+    """``metadata.name`` of the operator ``Stack`` must be a Kubernetes name the CRD accepts."""
+    display = f"Pulumi.{stack}.yaml"
+    problems = []
+    if not _DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
+        message = (
+            f"operator Stack name {name!r} (from the stack name) is not a valid Kubernetes name:"
+            " lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+        )
+        problems.append(Problem(display, "", message))
+    if len(name) > STACK_NAME_MAX:
+        message = f"operator Stack name {name!r} is longer than {STACK_NAME_MAX} characters"
+        problems.append(Problem(display, "", message))
+    return problems
+
+
 def operator_manifests(root: Path) -> dict[str, str]:
-    """File name → YAML of one ``Stack`` object per stack not excluded."""
+    """File name → YAML of one ``Stack`` object per stack not excluded.
+
+    Raises InvalidInputError with every problem (unknown stack names in the settings, stack
+    names that make no valid Kubernetes name) before anything is returned.
+    """
     settings = load_settings(root)
+    stacks = all_stacks(root)
+    problems = settings_problems(settings, stacks)
     files = {}
-    for stack in all_stacks(root):
+    for stack in stacks:
         if stack in settings.exclude:
             continue
         obj = stack_object(settings, stack)
-        name = obj["metadata"]["name"]
-        if len(name) > STACK_NAME_MAX:
-            message = f"operator Stack name {name!r} is longer than {STACK_NAME_MAX} characters"
-            raise InvalidInputError([Problem(f"Pulumi.{stack}.yaml", "", message)])
-        files[f"stack-{stack}.yaml"] = yaml.safe_dump(obj, sort_keys=False)
+        found = name_problems(obj["metadata"]["name"], stack)
+        problems += found
+        if not found:
+            files[f"stack-{stack}.yaml"] = yaml.safe_dump(obj, sort_keys=False)
+    if problems:
+        raise InvalidInputError(problems)
     return files

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,6 +103,84 @@ def test_a_gateway_taken_by_two_stacks_is_reported(fleet: Path) -> None:
             "taken by stacks east-all and east-standard; a gateway belongs to exactly one",
         ),
     ]
+
+
+SHARING = "stacks sharing declarations need a selector each (a shared inventory)"
+
+
+def test_stacks_sharing_declarations_without_selectors_are_reported(tmp_path: Path) -> None:
+    # The three read one directory, spelled two ways: compared by resolved path.
+    write_stack(tmp_path, "one", ["east"], None)
+    write_stack(tmp_path, "two", ["east"], None)
+    write_stack(tmp_path, "three", ["east"], None)
+    three = tmp_path / "Pulumi.three.yaml"
+    three.write_text(three.read_text().replace(INVENTORY, f"./{INVENTORY}/"))
+    write_gateway(tmp_path, "a", "east", {})
+    problems = inventory.coverage_problems(tmp_path, ["one"])
+    assert [str(p) for p in problems] == [
+        "Pulumi.one.yaml: declarationsDir: 'inventory/gateways' is also read by"
+        f" Pulumi.three.yaml and Pulumi.two.yaml; {SHARING}",
+        "Pulumi.three.yaml: declarationsDir: './inventory/gateways/' is also read by"
+        f" Pulumi.one.yaml and Pulumi.two.yaml; {SHARING}",
+        "Pulumi.two.yaml: declarationsDir: 'inventory/gateways' is also read by"
+        f" Pulumi.one.yaml and Pulumi.three.yaml; {SHARING}",
+    ]
+
+
+def test_a_stack_without_selector_in_a_shared_inventory_is_reported(fleet: Path) -> None:
+    write_stack(fleet, "east-all", ["east"], None)  # takes every declaration of the directory
+    problems = inventory.coverage_problems(fleet, ["east-all"])
+    assert [str(p) for p in problems] == [
+        "Pulumi.east-all.yaml: declarationsDir: 'inventory/gateways' is also read by"
+        f" Pulumi.east-gold.yaml, Pulumi.east-standard.yaml and Pulumi.west.yaml; {SHARING}",
+        f"{INVENTORY}/a.yaml: metadata.labels: taken by stacks east-all and east-gold;"
+        " a gateway belongs to exactly one",
+        f"{INVENTORY}/b.yaml: metadata.labels: taken by stacks east-all and east-standard;"
+        " a gateway belongs to exactly one",
+        f"{INVENTORY}/c.yaml: metadata.labels: taken by stacks east-all and west;"
+        " a gateway belongs to exactly one",
+        f"{INVENTORY}/d.yaml: metadata.labels: taken by stacks east-all and west;"
+        " a gateway belongs to exactly one",
+    ]
+
+
+def test_a_symlinked_declarations_directory_is_the_same_inventory(tmp_path: Path) -> None:
+    write_stack(tmp_path, "one", ["east"], None)
+    write_stack(tmp_path, "two", ["east"], None)
+    two = tmp_path / "Pulumi.two.yaml"
+    two.write_text(two.read_text().replace(INVENTORY, "alias"))
+    (tmp_path / INVENTORY).mkdir(parents=True)
+    (tmp_path / "alias").symlink_to(tmp_path / INVENTORY, target_is_directory=True)
+    problems = inventory.coverage_problems(tmp_path, ["two"])
+    assert [(p.path, p.field) for p in problems] == [
+        ("Pulumi.one.yaml", "declarationsDir"),
+        ("Pulumi.two.yaml", "declarationsDir"),
+    ]
+    assert problems[1].message == f"'alias' is also read by Pulumi.one.yaml; {SHARING}"
+
+
+def test_cli_validate_fails_on_a_copied_stack_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `cp Pulumi.ibm.yaml Pulumi.prod.yaml`: both stacks would manage every ibm gateway.
+    shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path)
+    shutil.copytree(ROOT / "stacks" / "ibm", tmp_path / "stacks" / "ibm")
+    assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 0
+    shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path / "Pulumi.prod.yaml")
+    capsys.readouterr()
+    assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: Pulumi.ibm.yaml: declarationsDir: 'stacks/ibm/gateways' is also read by"
+        f" Pulumi.prod.yaml; {SHARING}",
+        "error: Pulumi.prod.yaml: declarationsDir: 'stacks/ibm/gateways' is also read by"
+        f" Pulumi.ibm.yaml; {SHARING}",
+        "2 problem(s); nothing written",
+    ]
+    # A stack of its own directory is fine again.
+    shutil.copytree(ROOT / "stacks" / "ibm" / "gateways", tmp_path / "stacks" / "prod" / "gateways")
+    prod = tmp_path / "Pulumi.prod.yaml"
+    prod.write_text(prod.read_text().replace("stacks/ibm/gateways", "stacks/prod/gateways"))
+    assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 0
 
 
 def test_inventories_not_read_by_the_requested_stacks_are_not_checked(fleet: Path) -> None:
@@ -231,11 +310,99 @@ def test_cli_validate_fails_on_an_orphan_gateway(
 def test_cli_writes_operator_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
     assert cli.main(["operator-manifests", "--out", str(tmp_path / "op")]) == 0
-    assert sorted(p.name for p in (tmp_path / "op").iterdir()) == [
+    written = (p.name for p in (tmp_path / "op").iterdir())
+    assert sorted(n for n in written if not n.startswith(".")) == [
         "stack-aws.yaml",
         "stack-ibm.yaml",
     ]
     assert capsys.readouterr().out.splitlines() == [
         f"{tmp_path}/op/stack-aws.yaml",
         f"{tmp_path}/op/stack-ibm.yaml",
+    ]
+
+
+def operator_project(root: Path, stacks: list[str], **settings: Any) -> Path:
+    """A project with the committed operator settings (``settings`` replacing keys) and an
+    (empty) ``Pulumi.<stack>.yaml`` per stack: operator-manifests reads only their names.
+
+    The committed settings name aws and local, so ``stacks`` includes them."""
+    (root / "deploy").mkdir(parents=True)
+    document = yaml.safe_load((ROOT / operator.SETTINGS).read_text()) | settings
+    (root / operator.SETTINGS).write_text(yaml.safe_dump(document))
+    for stack in stacks:
+        (root / f"Pulumi.{stack}.yaml").write_text("config: {}\n")
+    return root
+
+
+NAME_RULE = (
+    "is not a valid Kubernetes name: lowercase letters, digits, '-' and '.', starting and"
+    " ending with a letter or digit"
+)
+
+
+@pytest.mark.parametrize("stack", ["Prod_EU", "prod-", "eu.", "a..b", "prod eu"])
+def test_a_stack_name_that_makes_no_kubernetes_name_is_a_problem(
+    tmp_path: Path, stack: str
+) -> None:
+    root = operator_project(tmp_path, ["aws", "local", stack])
+    with pytest.raises(InvalidInputError) as caught:
+        operator.operator_manifests(root)
+    assert [str(p) for p in caught.value.problems] == [
+        f"Pulumi.{stack}.yaml: operator Stack name 'hypershell-gateways-{stack}'"
+        f" (from the stack name) {NAME_RULE}"
+    ]
+
+
+@pytest.mark.parametrize("stack", ["prod-eu", "eu.west", "p1", "prod--eu"])
+def test_stack_names_that_make_kubernetes_names_are_written(tmp_path: Path, stack: str) -> None:
+    files = operator.operator_manifests(operator_project(tmp_path, ["aws", "local", stack]))
+    assert sorted(files) == sorted(["stack-aws.yaml", f"stack-{stack}.yaml"])  # local excluded
+    obj = yaml.safe_load(files[f"stack-{stack}.yaml"])
+    assert obj["metadata"]["name"] == f"hypershell-gateways-{stack}"
+
+
+def test_every_operator_name_problem_is_reported_at_once(tmp_path: Path) -> None:
+    long = "a" * 23  # 20 + 23 = 43 characters, one more than the CRD allows
+    root = operator_project(
+        tmp_path, ["aws", "local", "Prod_EU", long, "Local"], exclude=["local", "Local"]
+    )
+    with pytest.raises(InvalidInputError) as caught:
+        operator.operator_manifests(root)
+    assert [str(p) for p in caught.value.problems] == [
+        f"Pulumi.Prod_EU.yaml: operator Stack name 'hypershell-gateways-Prod_EU'"
+        f" (from the stack name) {NAME_RULE}",
+        f"Pulumi.{long}.yaml: operator Stack name 'hypershell-gateways-{long}' is longer"
+        " than 42 characters",
+    ]
+
+
+def test_operator_settings_naming_no_stack_are_problems(tmp_path: Path) -> None:
+    secret = {"name": "hypershell-aws", "key": "roleArn"}
+    root = operator_project(
+        tmp_path,
+        ["aws", "ibm", "local"],
+        exclude=["local", "lcoal"],
+        envFromSecrets={"awz": {"AWS_ROLE_ARN": secret}, "ibm": {"IC_API_KEY": secret}},
+    )
+    with pytest.raises(InvalidInputError) as caught:
+        operator.operator_manifests(root)
+    assert [str(p) for p in caught.value.problems] == [
+        "deploy/operator.yaml: envFromSecrets.awz: 'awz' names no stack of this project"
+        " (no Pulumi.awz.yaml; stacks: aws, ibm, local)",
+        "deploy/operator.yaml: exclude.1: 'lcoal' names no stack of this project"
+        " (no Pulumi.lcoal.yaml; stacks: aws, ibm, local)",
+    ]
+
+
+def test_cli_operator_manifests_writes_nothing_on_a_settings_typo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = operator_project(tmp_path / "project", ["aws", "local"], exclude=["lcoal"])
+    out = tmp_path / "out"
+    assert cli.main(["--root", str(root), "operator-manifests", "--out", str(out)]) == 2
+    assert not out.exists()
+    assert capsys.readouterr().err.splitlines() == [
+        "error: deploy/operator.yaml: exclude.0: 'lcoal' names no stack of this project"
+        " (no Pulumi.lcoal.yaml; stacks: aws, local)",
+        "1 problem(s); nothing written",
     ]
