@@ -14,13 +14,16 @@ two plans, Kubernetes objects per kind from the manifest trees, other plan resou
 tls, postgresql and random), then per-object unified diffs, within :data:`REPORT_LIMIT`
 characters; what does not fit is counted in a note under the summary. Nothing is decrypted or
 read from a backend: the render already redacts every secret, and every plaintext value of the
-stacks' ``clusterSecrets`` is scrubbed from the report as a second guard.
+stacks' ``clusterSecrets`` is scrubbed from the report as a second guard. A plaintext secret
+value that differs between the sides is only said to have changed (its summary line
+:data:`SECRETS_CHANGED`), and counts as a change.
 """
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -30,7 +33,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -57,6 +60,8 @@ _PLAN = "plan.json"
 _MANIFESTS = "manifests/"
 _COMPONENT_PREFIXES = ("hypershell:", "pulumi:pulumi:")
 _GATEWAY_TYPE = "hypershell:gateway:Gateway"
+SECRETS_CHANGED = f"{SECRETS_KEY} values changed (not shown)"
+"""Summary line of a stack whose plaintext secret values differ between the sides."""
 
 Status = Literal["added", "changed", "removed"]
 STATUSES: tuple[Status, ...] = ("added", "changed", "removed")
@@ -73,13 +78,22 @@ class BaseRefError(Exception):
 # --- the two sides --------------------------------------------------------------------------
 
 
+SecretPath = tuple[str, ...]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Side:
-    """One side's rendered files (relative path → text); empty with ``note`` saying why."""
+    """One side's rendered files (relative path → text); empty with ``note`` saying why.
+
+    ``secrets`` are the plaintext ``clusterSecrets`` values to scrub from the report;
+    ``secret_digests`` fingerprint each plaintext value by its path under ``clusterSecrets``,
+    so a changed value is noticed though the render redacts it (see :func:`secrets_changed`).
+    """
 
     files: Mapping[str, str]
     note: str | None = None
     secrets: frozenset[str] = frozenset()
+    secret_digests: Mapping[SecretPath, str] = field(default_factory=dict)
 
 
 def _git(root: Path, *args: str) -> str:
@@ -131,12 +145,41 @@ def base_checkout(root: Path, commit: str) -> Iterator[Path]:
 
 
 def read_tree(directory: Path) -> dict[str, str]:
-    """Relative POSIX path → text of every file under ``directory``."""
+    """Relative POSIX path → text of every file under ``directory`` (the marker aside)."""
     return {
         p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(directory.rglob("*"))
-        if p.is_file()
+        if p.is_file() and p.relative_to(directory).as_posix() != render.MARKER
     }
+
+
+def _secret_leaves(project: Path, stack: str) -> list[tuple[SecretPath, Any]]:
+    """(path, value) of every plaintext value under ``clusterSecrets`` of ``Pulumi.<stack>.yaml``.
+
+    Best effort: an unreadable file or no secrets gives none. ``secure:`` values (ciphertext,
+    or the committed placeholders) are not plaintext and are left out.
+    """
+    try:
+        document = yaml.safe_load((project / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8"))
+        secrets = document["config"][f"{PROJECT}:{SECRETS_KEY}"]
+    except Exception:  # unreadable or no secrets: nothing to scrub
+        return []
+    found: list[tuple[SecretPath, Any]] = []
+
+    def walk(value: Any, path: SecretPath) -> None:
+        if isinstance(value, dict):
+            if set(value) == {"secure"}:
+                return
+            for key, item in value.items():
+                walk(item, (*path, str(key)))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, (*path, str(index)))
+        else:
+            found.append((path, value))
+
+    walk(secrets, ())
+    return found
 
 
 def stack_secrets(project: Path, stack: str) -> frozenset[str]:
@@ -144,29 +187,36 @@ def stack_secrets(project: Path, stack: str) -> frozenset[str]:
 
     Only used to scrub them from the report; never printed. ``secure:`` values are ciphertext.
     """
-    try:
-        document = yaml.safe_load((project / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8"))
-        secrets = document["config"][f"{PROJECT}:{SECRETS_KEY}"]
-    except Exception:  # unreadable or no secrets: nothing to scrub
-        return frozenset()
     found: set[str] = set()
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if set(value) == {"secure"}:
-                return
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif value is not None and not isinstance(value, bool):
+    for _, value in _secret_leaves(project, stack):
+        if value is not None and not isinstance(value, bool):
             text = str(value)
             found.add(text)
             found.update(line.strip() for line in text.splitlines())
-
-    walk(secrets)
     return frozenset(s for s in found if len(s) >= MIN_SCRUBBED)
+
+
+def secret_digests(project: Path, stack: str) -> dict[SecretPath, str]:
+    """Path under ``clusterSecrets`` → SHA-256 of its plaintext value (short values included).
+
+    Only compared between the two sides, never printed: enough to tell that a value changed.
+    """
+    return {
+        path: hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()
+        for path, value in _secret_leaves(project, stack)
+    }
+
+
+def stack_side(
+    project: Path, stack: str, files: Mapping[str, str], note: str | None = None
+) -> Side:
+    """A side of ``stack`` with the secrets of its ``Pulumi.<stack>.yaml`` in ``project``."""
+    return Side(
+        files=files,
+        note=note,
+        secrets=stack_secrets(project, stack),
+        secret_digests=secret_digests(project, stack),
+    )
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
@@ -202,12 +252,11 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
     interpreter start); if that reports invalid input, each stack is rendered on its own so
     only the invalid ones become empty sides.
     """
-    secrets = {stack: stack_secrets(project, stack) for stack in stacks}
     if not (project / "stacks" / "__main__.py").is_file():
         note = "has no offline render (`python -m stacks`)"
-        return {s: Side(files={}, note=note, secrets=secrets[s]) for s in stacks}
+        return {s: stack_side(project, s, {}, note) for s in stacks}
     sides = {
-        s: Side(files={}, note=f"has no stack `{s}`", secrets=secrets[s])
+        s: stack_side(project, s, {}, f"has no stack `{s}`")
         for s in stacks
         if not (project / f"Pulumi.{s}.yaml").is_file()
     }
@@ -218,31 +267,26 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
             code, _ = _render_process(project, ["--all"], out / "all")
             if code == 0:
                 for stack in present:
-                    sides[stack] = Side(
-                        files=read_tree(out / "all" / stack), secrets=secrets[stack]
-                    )
+                    sides[stack] = stack_side(project, stack, read_tree(out / "all" / stack))
                 return sides
         for stack in present:
             code, stderr = _render_process(project, [stack], out / stack)
             if code == 2:
                 note = f"has invalid input for stack `{stack}` (its render exits 2)"
-                sides[stack] = Side(files={}, note=note, secrets=secrets[stack])
+                sides[stack] = stack_side(project, stack, {}, note)
             elif code != 0:
-                lines = scrub(stderr, secrets[stack]).strip().splitlines()
+                lines = scrub(stderr, stack_secrets(project, stack)).strip().splitlines()
                 last = f": {lines[-1]}" if lines else ""
                 raise DiffError(f"base render of {stack} exited {code}{last}")
             else:
-                sides[stack] = Side(files=read_tree(out / stack), secrets=secrets[stack])
+                sides[stack] = stack_side(project, stack, read_tree(out / stack))
     return sides
 
 
 def render_head(prepared: render.Prepared) -> Side:
     """Render a validated working-tree stack in process."""
     stack = prepared.loaded.name
-    return Side(
-        files=render.execute(prepared).files,
-        secrets=stack_secrets(prepared.root, stack),
-    )
+    return stack_side(prepared.root, stack, render.execute(prepared).files)
 
 
 # --- comparison -----------------------------------------------------------------------------
@@ -284,10 +328,17 @@ class StackDiff:
     gateways: tuple[GatewayChange, ...]
     objects: tuple[ObjectChange, ...]
     resources: tuple[ResourceChange, ...]
+    secrets_changed: bool = False
+    """A plaintext ``clusterSecrets`` value differs (the render redacts it, so nothing else
+    shows it)."""
+
+    @property
+    def rendered_changed(self) -> bool:
+        return bool(self.gateways or self.objects or self.resources)
 
     @property
     def changed(self) -> bool:
-        return bool(self.gateways or self.objects or self.resources)
+        return self.rendered_changed or self.secrets_changed
 
 
 def _kind(path: str, text: str) -> str:
@@ -445,6 +496,22 @@ def compare_plans(
     return gateways, resources
 
 
+def secrets_changed(base: Side, head: Side) -> bool:
+    """Whether a plaintext ``clusterSecrets`` value differs between two rendered sides.
+
+    Only what both sides have is compared: an empty side (with a note) shows every object as
+    added or removed already; a value that is ``secure:`` (ciphertext or a placeholder) on
+    either side, or present on one side only, cannot be compared. Sides built without digests
+    fall back to their scrub sets, when both have one.
+    """
+    if base.note is not None or head.note is not None:
+        return False
+    old, new = base.secret_digests, head.secret_digests
+    if old and new:
+        return any(old[path] != new[path] for path in old.keys() & new.keys())
+    return bool(base.secrets and head.secrets and base.secrets != head.secrets)
+
+
 def compare(stack: str, base: Side, head: Side) -> StackDiff:
     gateways, resources = compare_plans(_plan(base.files), _plan(head.files))
     return StackDiff(
@@ -455,6 +522,7 @@ def compare(stack: str, base: Side, head: Side) -> StackDiff:
         objects=tuple(compare_objects(base.files, head.files)),
         resources=tuple(r for r in resources if not r.type.startswith("kubernetes:"))
         + tuple(r for r in resources if r.type.startswith("kubernetes:")),
+        secrets_changed=secrets_changed(base, head),
     )
 
 
@@ -476,8 +544,15 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         if note:
             lines.append(f"{side} {note}; its side is treated as empty.")
     lines.append("")
-    if not diff.changed:
-        lines += ["**No changes**: the rendered manifests and plan are the same.", ""]
+    if diff.secrets_changed:
+        lines += [SECRETS_CHANGED, ""]
+    if not diff.rendered_changed:
+        lines += [
+            "**No changes**: the rendered manifests and plan are the same."
+            if not diff.secrets_changed
+            else "The rendered manifests and plan are the same (the render redacts secrets).",
+            "",
+        ]
         return "\n".join(lines) + "\n"
 
     lines += [f"**Gateways:** {_totals(_counts(diff.gateways))}", ""]

@@ -8,6 +8,7 @@ what each test changes.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -222,6 +223,19 @@ def test_summary_counts_gateways_and_objects_per_kind(changed: Changed) -> None:
     assert f"**Gateways:** {BULK} added, 0 changed, 0 removed" in aws
 
 
+def test_a_changed_plaintext_secret_is_said_to_change_in_its_stack_only(changed: Changed) -> None:
+    # local's password changed; ibm and aws hold `secure:` placeholders, unchanged.
+    line = f"\n{diff.SECRETS_CHANGED}\n"
+    assert line in stack_section(changed.run.out, "local")
+    assert changed.run.out.count(line) == 1
+    assert changed.run.result is not None
+    assert [(d.stack, d.secrets_changed) for d in changed.run.result.diffs] == [
+        ("aws", False),
+        ("ibm", False),
+        ("local", True),
+    ]
+
+
 def test_other_plan_resources_are_listed_by_type_and_name(changed: Changed) -> None:
     report = changed.run.out
     assert "- added 1 `postgresql:index/role:Role`: `team-b-database-db-role`" in report
@@ -312,6 +326,46 @@ def test_no_change_exits_0_and_cleans_up(
     assert git(repo, "status", "--porcelain") == ""
 
 
+ROTATED = "rotated-sentinel-Pa55word-must-never-show"
+
+
+def test_a_changed_plaintext_secret_alone_exits_3_without_showing_it(
+    pristine: Path, tmp_path: Path
+) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    set_password(repo, "local", ROTATED)
+    run = run_diff(repo, "local", "--base", "main")
+    assert run.code == 3, run.err
+    commit = git(repo, "rev-parse", "HEAD")
+    assert run.out == (
+        "## Offline diff: stack `local`\n\n"
+        f"Base `main` (`{commit[:12]}`) -> this working tree.\n\n"
+        "clusterSecrets values changed (not shown)\n\n"
+        "The rendered manifests and plan are the same (the render redacts secrets).\n\n"
+    )
+    assert run.err == ""
+    assert run.result is not None and run.result.changed
+    assert run_diff(repo, "local", "--base", "main").out == run.out  # deterministic
+
+
+def test_secure_values_are_not_compared(pristine: Path, tmp_path: Path) -> None:
+    # ibm's password is a `secure:` placeholder: a new ciphertext cannot be compared, and
+    # neither can a plaintext value replaced by one.
+    repo = clone(pristine, tmp_path / "repo")
+    ibm = repo / "Pulumi.ibm.yaml"
+    ibm.write_text(ibm.read_text(encoding="utf-8").replace("secure: v1:", "secure: v2:"))
+    local = repo / "Pulumi.local.yaml"
+    document = yaml.safe_load(local.read_text(encoding="utf-8"))
+    document["config"]["hypershell-gateways:clusterSecrets"]["kind"]["dbAdminPassword"] = {
+        "secure": "v1:Y2lwaGVydGV4dA=="
+    }
+    local.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    run = run_diff(repo, "--all", "--base", "main")
+    assert run.code == 0, run.err
+    assert diff.SECRETS_CHANGED not in run.out
+    assert run.out.count("**No changes**") == 3
+
+
 def test_a_dependency_update_is_noted_above_the_summaries(pristine: Path, tmp_path: Path) -> None:
     repo = clone(pristine, tmp_path / "repo")
     lock = repo / "uv.lock"
@@ -349,7 +403,9 @@ def test_unknown_base_ref_exits_2(pristine: Path, tmp_path: Path) -> None:
 def test_base_without_the_stack_is_an_empty_side(pristine: Path, tmp_path: Path) -> None:
     repo = clone(pristine, tmp_path / "repo")
     text = (repo / "Pulumi.local.yaml").read_text(encoding="utf-8")
+    text = text.replace("stacks/local/gateways", "stacks/extra/gateways")  # not shared
     (repo / "Pulumi.extra.yaml").write_text(text, encoding="utf-8")
+    shutil.copytree(repo / "stacks/local/gateways", repo / "stacks/extra/gateways")
     first = run_diff(repo, "extra", "--base", "HEAD")
     assert first.code == 3, first.err
     assert "The base has no stack `extra`; its side is treated as empty." in first.out
@@ -358,6 +414,8 @@ def test_base_without_the_stack_is_an_empty_side(pristine: Path, tmp_path: Path)
     assert "\n#### changed " not in first.out
     assert "\n#### added " in first.out
     assert BASE_SENTINEL not in first.out
+    # The head has a plaintext password, the empty base none: not a secret change.
+    assert diff.SECRETS_CHANGED not in first.out
     second = run_diff(repo, "extra", "--base", "HEAD")
     assert second.out == first.out  # deterministic
 
@@ -533,3 +591,79 @@ def test_an_invalid_base_stack_is_an_empty_side_and_the_others_still_diff(
     assert f"{note}; its side is treated as empty." in stack_section(run.out, "local")
     assert "**No changes**" in stack_section(run.out, "extra")
     assert "colour" not in run.out
+
+
+def secrets_side(root: Path, secrets: dict[str, object], *, note: str | None = None) -> diff.Side:
+    """A rendered side (same files on both sides) whose stack ``s`` has these clusterSecrets."""
+    root.mkdir(parents=True, exist_ok=True)
+    config = {"config": {"hypershell-gateways:clusterSecrets": secrets}}
+    (root / "Pulumi.s.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return diff.stack_side(root, "s", {} if note else {"plan.json": "{}"}, note)
+
+
+SECURE = {"secure": "v1:cGxhY2Vob2xkZXI="}
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "changed"),
+    [
+        ({"c": {"pw": "same-password"}}, {"c": {"pw": "same-password"}}, False),
+        ({"c": {"pw": "old-password"}}, {"c": {"pw": "new-password"}}, True),
+        # Too short to be scrubbed, still compared (by digest).
+        ({"c": {"pw": "abc"}}, {"c": {"pw": "xyz"}}, True),
+        # Swapped between clusters: the same set of values, changed nonetheless.
+        (
+            {"a": {"pw": "password-1"}, "b": {"pw": "password-2"}},
+            {"a": {"pw": "password-2"}, "b": {"pw": "password-1"}},
+            True,
+        ),
+        # `secure:` on either side, or a value on one side only: nothing to compare.
+        ({"c": {"pw": SECURE}}, {"c": {"pw": SECURE}}, False),
+        ({"c": {"pw": "old-password"}}, {"c": {"pw": SECURE}}, False),
+        ({"c": {"pw": SECURE}}, {"c": {"pw": "new-password"}}, False),
+        ({"c": {"pw": {"secure": "v1:b2xk"}}}, {"c": {"pw": {"secure": "v1:bmV3"}}}, False),
+        (
+            {"c": {"pw": "same-password"}},
+            {"c": {"pw": "same-password", "kubeconfig": "apiVersion: v1"}},
+            False,
+        ),
+        (
+            {"a": {"pw": "same-password"}, "b": {"pw": "old-password"}},
+            {"a": {"pw": "same-password"}, "b": {"pw": SECURE}},
+            False,
+        ),
+    ],
+)
+def test_secret_changes_compare_only_what_both_sides_have(
+    tmp_path: Path, base: dict[str, object], head: dict[str, object], changed: bool
+) -> None:
+    old, new = secrets_side(tmp_path / "base", base), secrets_side(tmp_path / "head", head)
+    assert diff.secrets_changed(old, new) is changed
+    stack = diff.compare("s", old, new)
+    assert (stack.secrets_changed, stack.changed) == (changed, changed)
+    report = diff.build_report([stack], base_label="b", command="c", secrets=old.secrets)
+    assert (diff.SECRETS_CHANGED in report) is changed
+    for value in ("old-password", "new-password", "password-1", "abc", "xyz"):
+        assert value not in report
+        assert hashlib.sha256(repr(value).encode()).hexdigest() not in report
+
+
+def test_an_empty_side_is_no_secret_change(tmp_path: Path) -> None:
+    base = secrets_side(tmp_path / "base", {"c": {"pw": "old-password"}}, note="has no stack `s`")
+    head = secrets_side(tmp_path / "head", {"c": {"pw": "new-password"}})
+    assert base.secrets and base.secret_digests  # read, but not compared
+    assert not diff.secrets_changed(base, head)
+    assert not diff.secrets_changed(head, diff.Side(files={}, note="has no stack `s`"))
+    assert not diff.secrets_changed(diff.Side(files={}), head)  # built without any secrets
+
+
+def test_sides_built_without_digests_compare_their_scrub_sets() -> None:
+    files = {"plan.json": "{}"}
+
+    def side(*secrets: str) -> diff.Side:
+        return diff.Side(files=files, secrets=frozenset(secrets))
+
+    assert diff.secrets_changed(side("old-password"), side("new-password"))
+    assert not diff.secrets_changed(side("same-password"), side("same-password"))
+    assert not diff.secrets_changed(side(), side("new-password"))
+    assert not diff.secrets_changed(side("old-password"), side())
