@@ -9,21 +9,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from stacks import adoption, diff, inventory, operator, render
-from stacks.errors import InvalidInputError
+from stacks.errors import InvalidInputError, Problem
 from stacks.offline import RecordedResource
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build/rendered")
 PROGRESS_MIN_GATEWAYS = 25
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 EPILOG = """\
 exit codes: 0 ok; 2 invalid input (every problem listed as `path: field: problem`, nothing
@@ -53,8 +54,22 @@ examples:
 def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
     if args.all == bool(args.stack):
         raise SystemExit("error: name one STACK or pass --all")
-    stacks = inventory.all_stacks(root) if args.all else [args.stack]
-    return stacks
+    known = inventory.all_stacks(root)
+    if not known:
+        raise InvalidInputError(
+            [Problem(str(root), "", "no Pulumi.<stack>.yaml here; is --root the project?")]
+        )
+    if not args.all and args.stack not in known:
+        raise InvalidInputError(
+            [
+                Problem(
+                    f"Pulumi.{args.stack}.yaml",
+                    "",
+                    f"no such stack; the stacks here are {', '.join(known)}",
+                )
+            ]
+        )
+    return known if args.all else [args.stack]
 
 
 def _prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
@@ -75,7 +90,12 @@ def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> N
     loaded = rendered.prepared.loaded
     table = Table(title=f"stack {loaded.name}", title_justify="left")
     for column in ("gateway", "cluster", "mode", "address", "resources"):
-        table.add_column(column, justify="right" if column == "resources" else "left")
+        # Addresses are what operators copy: wrapped whole, never cut with an ellipsis.
+        table.add_column(
+            column,
+            justify="right" if column == "resources" else "left",
+            overflow="fold",
+        )
     for gw in rendered.gateways:
         table.add_row(gw.name, gw.cluster, gw.mode, gw.address or "-", str(gw.resources))
     console.print(table)
@@ -92,19 +112,19 @@ def _render_one(
     gateways = len(prepared.loaded.gateways)
     if not show_progress or gateways < PROGRESS_MIN_GATEWAYS:
         return render.execute(prepared)
+    # Resources register in waves across all gateways (each waits on the outputs it uses), so
+    # a per-gateway count would sit at zero until the last wave: count registrations instead.
     columns = (
-        TextColumn(f"rendering {prepared.loaded.name}"),
+        TextColumn(f"rendering {prepared.loaded.name} ({gateways} gateways)"),
         BarColumn(),
-        MofNCompleteColumn(),
+        TextColumn("{task.completed} resources"),
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("gateways", total=gateways)
+        task = progress.add_task("resources", total=None)
 
-        def on_register(resource: RecordedResource) -> None:
-            # The Deployment waits on the gateway's Secrets and ConfigMap: it comes last.
-            if resource.type == "kubernetes:apps/v1:Deployment":
-                progress.advance(task)
+        def on_register(_: RecordedResource) -> None:
+            progress.advance(task)
 
         return render.execute(prepared, on_register)
 
@@ -119,33 +139,46 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
             f"note: {notes} `secure:` config values cannot be decrypted offline; rendered"
             " with placeholders (redacted in the output like every secret)"
         )
-    _warn_absent_ca_bundles(console, root, prepared)
-    rendered = [_render_one(p, console, not args.quiet) for p in prepared]
     base = args.out if args.out is not None else root / DEFAULT_OUT
+    outs = {
+        p.loaded.name: base / p.loaded.name if args.all or args.out is None else base
+        for p in prepared
+    }
+    _check_outputs(root, outs.values())
+    _warn(console, root, prepared)
+    rendered = [_render_one(p, console, not args.quiet) for p in prepared]
     for item in rendered:
-        stack = item.prepared.loaded.name
-        out = base / stack if args.all or args.out is None else base
+        out = outs[item.prepared.loaded.name]
         render.write_tree(out, item.files)
         if not args.quiet:
             _summary(console, item, out)
     return EXIT_OK
 
 
+def _check_outputs(root: Path, outs: Iterable[Path]) -> None:
+    """Every output directory is checked before anything is rendered or written."""
+    problems = [problem for out in outs for problem in render.output_problems(out, root)]
+    if problems:
+        raise InvalidInputError(problems)
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _warn_absent_ca_bundles(
-    console: Console, root: Path, prepared: Sequence[render.Prepared]
-) -> None:
+def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> None:
+    """Notes on what the offline run does not need but ``pulumi up`` does, or should not see."""
     for item in prepared:
-        for warning in render.absent_ca_bundles(root, item.loaded):
+        for warning in [
+            *render.plaintext_secrets(root, item.loaded),
+            *render.absent_ca_bundles(root, item.loaded),
+        ]:
             console.print(f"note: {warning}", markup=False, soft_wrap=True)
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     stacks = _prepare_all(args.root, _stacks(args, args.root))
-    _warn_absent_ca_bundles(console, args.root, stacks)
+    _warn(console, args.root, stacks)
     for prepared in stacks:
         loaded = prepared.loaded
         console.print(
@@ -179,6 +212,7 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
 def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
     files = operator.operator_manifests(args.root)
     out = args.out or args.root / "build" / "operator"
+    _check_outputs(args.root, [out])
     render.write_tree(out, files)
     for name in sorted(files):
         console.print(f"{out / name}", markup=False)
@@ -313,6 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as error:
         errors.print(str(error.code), markup=False)
         return EXIT_INVALID
+    except KeyboardInterrupt:
+        # Each output directory is replaced whole or not at all; earlier ones stay written.
+        errors.print("interrupted", markup=False)
+        return EXIT_INTERRUPTED
     except Exception as error:  # last resort: a message and exit 1, no traceback
         errors.print(f"error: {type(error).__name__}: {error}", markup=False, soft_wrap=True)
         return EXIT_ERROR

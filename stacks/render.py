@@ -10,6 +10,7 @@ whole only once everything has been rendered.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from collections import Counter
@@ -259,6 +260,35 @@ class Rendered:
         return sum(1 for path in self.files if path.startswith("manifests/"))
 
 
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+
+
+def plaintext_secrets(root: Path, loaded: LoadedStack) -> list[str]:
+    """Warnings for ``clusterSecrets`` values written in plaintext in the committed stack file.
+
+    They are still read as secrets and redacted everywhere, but they are in git. A cluster
+    whose database is on this machine (a local kind stack) is exempt.
+    """
+    _, raw = read_stack_config(root, loaded.name)
+    secrets = raw.get(SECRETS_KEY)
+    if not isinstance(secrets, dict):
+        return []
+    warnings = []
+    for cluster, values in sorted(secrets.items(), key=lambda item: str(item[0])):
+        config = loaded.config.clusters.get(cluster)
+        if not isinstance(values, dict) or (
+            config is not None and config.database.admin_host in _LOOPBACK
+        ):
+            continue
+        warnings += [
+            f"{loaded.config_path}: {SECRETS_KEY}.{cluster}.{key}: plaintext in a file kept in"
+            f" git; set it with `pulumi config set --secret --path '{SECRETS_KEY}.{cluster}.{key}'`"
+            for key, value in sorted(values.items(), key=lambda item: str(item[0]))
+            if not (isinstance(value, dict) and set(value) == {"secure"})
+        ]
+    return warnings
+
+
 def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
     """Warnings for ``database.sslRootCert`` files that are not in the project directory.
 
@@ -302,11 +332,61 @@ def execute(prepared: Prepared, on_register: OnRegister | None = None) -> Render
     )
 
 
+MARKER = ".stacks-output"
+"""Written into every output directory: only such a directory (or an empty one) is replaced."""
+_MARKER_TEXT = (
+    "Written by `python -m stacks`. The next run replaces this directory whole:"
+    " keep nothing else here.\n"
+)
+_LEGACY_RENDER = {"manifests", "plan.json"}
+"""What a render wrote before the marker existed."""
+
+
+def output_problems(out: Path, root: Path, flag: str = "--out") -> list[Problem]:
+    """Why ``out`` may not be replaced whole (it would be deleted), or why it cannot be written.
+
+    Only a directory this tool wrote (it holds :data:`MARKER`, or is a render from before the
+    marker), an empty directory or a new path are replaced; never the project or a directory
+    holding it.
+    """
+    shown = str(out)
+    target, project = out.resolve(), root.resolve()
+    if target == project or target in project.parents:
+        return [Problem(shown, flag, "holds the project itself; choose a directory of its own")]
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        return [Problem(shown, flag, "exists and is not a directory")]
+    if out.is_dir():
+        entries = {entry.name for entry in out.iterdir()}
+        if entries and MARKER not in entries and not entries <= _LEGACY_RENDER:
+            return [
+                Problem(
+                    shown,
+                    flag,
+                    f"exists and was not written by this tool (no {MARKER} in it); it would be"
+                    " replaced whole: choose a new or empty directory",
+                )
+            ]
+    ancestor = out.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return [Problem(shown, flag, f"{ancestor} is not a directory")]
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return [Problem(shown, flag, f"cannot write in {ancestor}")]
+    return []
+
+
 def write_tree(out: Path, files: Mapping[str, str]) -> None:
-    """Replace ``out`` whole with exactly ``files``; on failure the old tree stays."""
+    """Replace ``out`` whole with exactly ``files`` (and :data:`MARKER`); on failure the old
+    tree stays. Check :func:`output_problems` first."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
+        # mkdtemp makes it private (0700); the tree is for reviewers and scanners too.
+        umask = os.umask(0)
+        os.umask(umask)
+        staging.chmod(0o777 & ~umask)
+        (staging / MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
         for relative, text in sorted(files.items()):
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)

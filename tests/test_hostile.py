@@ -25,6 +25,7 @@ import yaml
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from stacks.render import MARKER
 from tests.hostile_helpers import (
     Outcome,
     Reported,
@@ -859,27 +860,45 @@ def test_a_valid_generated_project_renders_completely(project: Project) -> None:
         f"manifests/{g.cluster.key}/{g.namespace}/deployment-openshell-gateway.yaml"
         for g in project.gateways
     )
-    assert {p.split("/")[0] for p in result.written} == {"plan.json", "manifests"}
+    assert {p.split("/")[0] for p in result.written} == {"plan.json", "manifests", MARKER}
+    gateways, clusters = len(project.gateways), len(project.clusters)
     assert result.validate == Outcome(
         0,
-        f"{CONFIG_FILE}: ok ({len(project.gateways)} gateways, {len(project.clusters)} clusters)\n",
+        _plaintext_notes(project) + f"{CONFIG_FILE}: ok ({gateways} gateway{'s' * (gateways != 1)},"
+        f" {clusters} cluster{'s' * (clusters != 1)})\n",
         "",
     )
 
 
 def _secure_note(project: Project) -> str:
+    """The render's notes: `secure:` placeholders, then plaintext secrets."""
     count = sum(
         1
         for entry in project.secrets.values()
         for value in entry.values()
         if isinstance(value, dict) and set(value) == {"secure"}
     )
-    if not count:
-        return ""
-    return (
-        f"note: {count} `secure:` config values cannot be decrypted offline; rendered with"
-        " placeholders (redacted in the output like every secret)\n"
-    )
+    notes = ""
+    if count:
+        notes += (
+            f"note: {count} `secure:` config values cannot be decrypted offline; rendered with"
+            " placeholders (redacted in the output like every secret)\n"
+        )
+    return notes + _plaintext_notes(project)
+
+
+def _plaintext_notes(project: Project) -> str:
+    """One note per plaintext secret (the generated clusters' database is never on localhost)."""
+    notes = ""
+    for cluster, entry in sorted(project.secrets.items()):
+        for key, value in sorted(entry.items()):
+            if not (isinstance(value, dict) and set(value) == {"secure"}):
+                path = f"clusterSecrets.{cluster}.{key}"
+                notes += (
+                    f"note: Pulumi.test.yaml: {path}: plaintext in a file kept in git; set it"
+                    f" with `pulumi config set --secret --path '{path}'`\n"
+                )
+    return notes
 
 
 @settings(HOSTILE, max_examples=60)

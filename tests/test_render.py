@@ -21,10 +21,11 @@ GOLDEN = ROOT / "tests" / "golden"
 
 
 def tree(directory: Path) -> dict[str, str]:
+    """Every file under ``directory`` but the output marker."""
     return {
         p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(directory.rglob("*"))
-        if p.is_file()
+        if p.is_file() and p.relative_to(directory).as_posix() != render.MARKER
     }
 
 
@@ -166,6 +167,8 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
 
 def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
     out = tmp_path / "ibm"
+    assert cli.main(["render", "ibm", "--out", str(out), "-q"]) == 0
+    assert (out / render.MARKER).is_file()
     stale = out / "manifests" / "roks-us-east" / "openshell-gone" / "route-openshell-gateway.yaml"
     stale.parent.mkdir(parents=True)
     stale.write_text("left over from a removed declaration\n")
@@ -173,6 +176,114 @@ def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
     assert not stale.exists()
     assert tree(out) == rendered("ibm").files
     assert [p.name for p in tmp_path.iterdir()] == ["ibm"]  # no staging directory left
+
+
+def test_a_render_from_before_the_marker_is_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "ibm"
+    (out / "manifests").mkdir(parents=True)
+    (out / "plan.json").write_text("{}\n")
+    assert cli.main(["render", "ibm", "--out", str(out), "-q"]) == 0
+    assert tree(out) == rendered("ibm").files
+
+
+def test_the_output_tree_is_readable_by_others(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        assert cli.main(["render", "local", "--out", str(tmp_path / "local"), "-q"]) == 0
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "local").stat().st_mode & 0o777 == 0o755
+
+
+def test_a_directory_it_did_not_write_is_never_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "todo.txt").write_text("keep me\n")
+    assert cli.main(["render", "local", "--out", str(mine), "-q"]) == 2
+    assert (mine / "todo.txt").read_text() == "keep me\n"
+    assert [p.name for p in mine.iterdir()] == ["todo.txt"]
+    assert capsys.readouterr().err == (
+        f"error: {mine}: --out: exists and was not written by this tool (no .stacks-output in"
+        " it); it would be replaced whole: choose a new or empty directory\n"
+        "1 problem(s); nothing written\n"
+    )
+
+
+def test_the_project_itself_is_never_an_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(tmp_path / "p", reverse=False)
+    before = tree(project)
+    for out in (project, tmp_path):
+        args = ["--root", str(project), "render", "local", "--out", str(out), "-q"]
+        assert cli.main(args) == 2
+        assert (
+            f"error: {out}: --out: holds the project itself; choose a directory of its own"
+            in capsys.readouterr().err
+        )
+    assert tree(project) == before
+
+
+def test_every_output_is_checked_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "ibm").write_text("a file where a stack's directory would go\n")
+    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 2
+    assert sorted(p.name for p in out.iterdir()) == ["ibm"]
+    assert f"error: {out / 'ibm'}: --out: exists and is not a directory" in (
+        capsys.readouterr().err
+    )
+
+
+def test_no_stack_under_root_and_unknown_stacks_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path}: no Pulumi.<stack>.yaml here; is --root the project?\n"
+        "1 problem(s); nothing written\n"
+    )
+    assert cli.main(["render", "gcp"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "error: Pulumi.gcp.yaml: no such stack; the stacks here are aws, ibm, local\n"
+    )
+
+
+def test_an_interrupt_exits_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(render, "execute", interrupted)
+    assert cli.main(["render", "local", "--out", str(tmp_path / "x")]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+    assert not (tmp_path / "x").exists()
+
+
+def test_plaintext_secrets_of_a_remote_database_are_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(tmp_path / "p", reverse=False)
+    config = project / "Pulumi.ibm.yaml"
+    document = yaml.safe_load(config.read_text(encoding="utf-8"))
+    secrets = document["config"]["hypershell-gateways:clusterSecrets"]
+    secrets["roks-us-east"]["dbAdminPassword"] = "Prod-Hunter2-Password"
+    config.write_text(yaml.safe_dump(document), encoding="utf-8")
+
+    assert cli.main(["--root", str(project), "validate", "--all"]) == 0
+    out = capsys.readouterr().out
+    key = "clusterSecrets.roks-us-east.dbAdminPassword"
+    notes = [line for line in out.splitlines() if "plaintext" in line]
+    assert notes == [
+        f"note: Pulumi.ibm.yaml: {key}: plaintext in a file kept in git; set it with"
+        f" `pulumi config set --secret --path '{key}'`"
+    ]  # local's plaintext password is for a database on localhost: no note
+    assert "Prod-Hunter2-Password" not in out
 
 
 def test_invalid_input_exits_2_and_writes_nothing(
@@ -239,7 +350,8 @@ def test_a_present_ca_bundle_gives_no_note(tmp_path: Path) -> None:
 def test_unknown_stack_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["validate", "gcp"]) == 2
     assert (
-        "error: Pulumi.gcp.yaml: cannot read: No such file or directory" in capsys.readouterr().err
+        "error: Pulumi.gcp.yaml: no such stack; the stacks here are aws, ibm, local"
+        in capsys.readouterr().err
     )
 
 
@@ -264,8 +376,9 @@ def test_progress_bar_for_many_gateways(tmp_path: Path) -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
     result = cli._render_one(prepared, console, show_progress=True)
-    assert "rendering local" in buffer.getvalue()
-    assert f"{cli.PROGRESS_MIN_GATEWAYS + 3}/{cli.PROGRESS_MIN_GATEWAYS + 3}" in buffer.getvalue()
+    gateways = cli.PROGRESS_MIN_GATEWAYS + 3
+    assert f"rendering local ({gateways} gateways)" in buffer.getvalue()
+    assert f"{len(result.recording.resources)} resources" in buffer.getvalue()
     assert len(result.gateways) == cli.PROGRESS_MIN_GATEWAYS + 3
     quiet = io.StringIO()
     cli._render_one(prepared, Console(file=quiet, force_terminal=True), show_progress=False)
