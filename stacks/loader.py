@@ -9,6 +9,7 @@ declarations directory is read or reported (dotfiles and READMEs aside).
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -117,6 +118,26 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
     return f"{line}invalid YAML: {reason}"
 
 
+MAX_VALUES = 100_000
+"""Values a YAML file may expand to: aliases can make a few lines stand for billions."""
+
+
+def _expands_beyond(value: Any, budget: int) -> bool:
+    """True when ``value``, with every alias expanded, holds more than ``budget`` values."""
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > budget:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
     """Parse a YAML file that must hold one mapping; problems raise InvalidInputError."""
     try:
@@ -138,6 +159,10 @@ def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
     if not isinstance(documents[0], dict):
         kind = type(documents[0]).__name__
         raise InvalidInputError([Problem(display, "", f"expected a YAML mapping, found {kind}")])
+    if _expands_beyond(documents[0], MAX_VALUES):
+        raise InvalidInputError(
+            [Problem(display, "", f"expands to more than {MAX_VALUES:,} values (YAML aliases?)")]
+        )
     return documents[0]
 
 
@@ -145,6 +170,14 @@ def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
     """Read ``Pulumi.<stack>.yaml``; return its path for messages and the project's keys."""
     display = f"Pulumi.{stack}.yaml"
     document = read_yaml_mapping(root / display, display)
+    if "config" not in document:
+        # Other top-level keys are the stack file's own (secretsprovider, ...) or hold YAML
+        # anchors; one that looks like a misspelt `config` would hide the whole config.
+        near = [str(k) for k in document if difflib.get_close_matches(str(k), ["config"], 1, 0.8)]
+        if near:
+            raise InvalidInputError(
+                Problem(display, key, "unknown key; did you mean config?") for key in sorted(near)
+            )
     config = document.get("config", {})
     if not isinstance(config, dict):
         raise InvalidInputError([Problem(display, "config", "expected a mapping")])

@@ -1977,3 +1977,46 @@ def test_every_unread_entry_is_reported_with_the_declarations_problems(tmp_path:
         (f"{DECLARATIONS}/notes.txt", ""),
         (f"{DECLARATIONS}/old", ""),
     ]
+
+
+# --- file-level guards ------------------------------------------------------------------------
+
+
+def test_yaml_aliases_that_expand_beyond_the_budget_are_refused(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for level, previous in zip("bcdef", "abcde", strict=True):
+        bomb.append(f"{level}: &{level} [" + ", ".join([f"*{previous}"] * 10) + "]")
+    source = f"{DECLARATIONS}/bomb.yaml"
+    write_text(tmp_path, source, "\n".join(bomb) + "\n")
+
+    assert load_problems(tmp_path) == [
+        (source, "", "expands to more than 100,000 values (YAML aliases?)")
+    ]
+
+
+def test_yaml_aliases_within_the_budget_are_read(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_text(
+        tmp_path,
+        f"{DECLARATIONS}/team-a.yaml",
+        f"apiVersion: {API_VERSION}\nkind: Gateway\nmetadata:\n  name: team-a\n"
+        "  labels: &labels {tier: gold}\nspec:\n  replicas: 2\n",
+    )
+
+    gateway = only_gateway(tmp_path)
+
+    assert (gateway.name, gateway.replicas) == ("team-a", 2)
+
+
+def test_a_misspelt_config_key_is_named(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    path = tmp_path / CONFIG_FILE
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document["configg"] = document.pop("config")
+    document["secretsprovider"] = "passphrase"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, "configg", "unknown key; did you mean config?")
+    ]
