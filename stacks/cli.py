@@ -51,6 +51,25 @@ examples:
 """
 
 
+IMPORT_EPILOG = """\
+exit codes: 0 ok (also when no declaration adopts a namespace: nothing is written); 2 invalid
+input (every problem listed as `path: field: problem`); 1 any other error.
+
+examples:
+  python -m stacks import-file ibm       # → build/import/ibm.json, and the commands to run
+  python -m stacks import-file ibm --out /tmp/ibm-import.json
+"""
+
+OPERATOR_EPILOG = """\
+exit codes: 0 ok; 2 invalid input (the settings file or a stack, every problem listed as
+`path: field: problem`, nothing written); 1 any other error.
+
+examples:
+  python -m stacks operator-manifests    # → build/operator/stack-<stack>.yaml
+  python -m stacks operator-manifests --out /tmp/operator
+"""
+
+
 def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
     if args.all == bool(args.stack):
         raise SystemExit("error: name one STACK or pass --all")
@@ -311,7 +330,7 @@ def parser() -> argparse.ArgumentParser:
         " controller created for the stack's adopted gateways (declarations with"
         " spec.namespace), the shared ClusterRole and their PostgreSQL role and database to"
         " their existing IDs. See README, 'Adopting gateways'.",
-        epilog=EPILOG,
+        epilog=IMPORT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     imp.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
@@ -324,7 +343,7 @@ def parser() -> argparse.ArgumentParser:
         description=f"Write one pulumi.com/v1 Stack per stack from {operator.SETTINGS}: git"
         " source, refresh, resync and Secret references, so each stack runs in its own"
         " workspace pod. The output directory is replaced whole.",
-        epilog=EPILOG,
+        epilog=OPERATOR_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     opm.add_argument("--out", type=Path, metavar="DIR", help="default build/operator")

@@ -364,6 +364,24 @@ def test_help_documents_commands_and_exit_codes(capsys: pytest.CaptureFixture[st
     assert "exit codes: 0 ok; 2 invalid input" in text
 
 
+@pytest.mark.parametrize(
+    ("command", "example"),
+    [
+        ("import-file", "python -m stacks import-file ibm "),
+        ("operator-manifests", "python -m stacks operator-manifests "),
+    ],
+)
+def test_each_command_help_shows_its_own_examples(
+    capsys: pytest.CaptureFixture[str], command: str, example: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert example in text
+    assert "python -m stacks render" not in text
+
+
 def test_progress_bar_for_many_gateways(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "p", reverse=False)
     gateways = project / "stacks/local/gateways"
