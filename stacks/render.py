@@ -58,6 +58,15 @@ def _replace_secure(value: Any, counter: list[int]) -> Any:
 
 
 def _secret_problems(display: str, secrets: Any, clusters: list[str]) -> list[Problem]:
+    if secrets is not None and not isinstance(secrets, dict):
+        return [
+            Problem(
+                display,
+                f"{PROJECT}:{SECRETS_KEY}",
+                "expected a mapping of cluster name to its secrets, found"
+                f" {type(secrets).__name__}",
+            )
+        ]
     problems: list[Problem] = []
     for cluster in clusters:
         try:

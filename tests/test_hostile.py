@@ -745,8 +745,11 @@ def secret_for_unknown_cluster(draw: st.DrawFn, project: Project) -> None:
 def secrets_not_a_mapping(draw: st.DrawFn, project: Project) -> None:
     project.secrets = draw(st.sampled_from(["pw", ["pw"], 5, None]))
     _secrets(project)
-    for key in project.clusters:
-        _expect(project, CONFIG_FILE, f"{PREFIX}clusterSecrets.{key}", "missing")
+    if project.secrets is None:  # absent: each cluster's secrets are missing
+        for key in project.clusters:
+            _expect(project, CONFIG_FILE, f"{PREFIX}clusterSecrets.{key}", "missing")
+    else:
+        _expect(project, CONFIG_FILE, f"{PREFIX}clusterSecrets", "expected a mapping")
 
 
 CONFIG_MUTATIONS: tuple[Callable[[st.DrawFn, Project], None], ...] = (

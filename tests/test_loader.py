@@ -1341,6 +1341,18 @@ def test_missing_cluster_secrets_key_names_every_cluster(tmp_path: Path) -> None
     ]
 
 
+def test_cluster_secrets_that_are_not_a_mapping_are_one_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters(), secrets="somestring")
+
+    assert problems_of(lambda: prepared(tmp_path)) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusterSecrets",
+            "expected a mapping of cluster name to its secrets, found str",
+        )
+    ]
+
+
 def test_secure_values_are_accepted_and_counted(tmp_path: Path) -> None:
     secure = {"secure": "v1:cmVwbGFjZS1tZQ=="}
     write_stack(
