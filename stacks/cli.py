@@ -171,6 +171,9 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
         render.write_tree(out, item.files)
         if not args.quiet:
             _summary(console, item, out)
+    if args.all:
+        for gone in render.remove_stale_outputs(base, keep=outs.keys()):
+            console.print(f"removed {gone} (no such stack any more)", markup=False)
     return EXIT_OK
 
 

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -383,6 +383,24 @@ def output_problems(out: Path, root: Path, flag: str = "--out") -> list[Problem]
     if not os.access(ancestor, os.W_OK | os.X_OK):
         return [Problem(shown, flag, f"cannot write in {ancestor}")]
     return []
+
+
+def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
+    """Remove the output directories under ``base`` of stacks that no longer exist (``render
+    --all``): only renders (:data:`MARKER` and a ``plan.json``) not named in ``keep``."""
+    kept = set(keep)
+    stale = sorted(
+        child
+        for child in base.iterdir()
+        if child.name not in kept
+        and not child.is_symlink()
+        and child.is_dir()
+        and (child / MARKER).is_file()
+        and (child / "plan.json").is_file()
+    )
+    for child in stale:
+        shutil.rmtree(child)
+    return stale
 
 
 def write_tree(out: Path, files: Mapping[str, str]) -> None:

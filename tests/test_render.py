@@ -178,6 +178,21 @@ def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["ibm"]  # no staging directory left
 
 
+def test_render_all_removes_the_outputs_of_removed_stacks_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert cli.main(["render", "local", "--out", str(out / "gone"), "-q"]) == 0
+    (out / "notes").mkdir()
+    (out / "notes" / "todo.txt").write_text("keep me\n")
+    capsys.readouterr()
+
+    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
+
+    assert sorted(p.name for p in out.iterdir()) == ["aws", "ibm", "local", "notes"]
+    assert capsys.readouterr().out.endswith(f"removed {out / 'gone'} (no such stack any more)\n")
+
+
 def test_a_render_from_before_the_marker_is_replaced(tmp_path: Path) -> None:
     out = tmp_path / "ibm"
     (out / "manifests").mkdir(parents=True)
