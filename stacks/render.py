@@ -351,6 +351,13 @@ _LEGACY_RENDER = {"manifests", "plan.json"}
 """What a render wrote before the marker existed."""
 
 
+def _legacy_output(entries: set[str]) -> bool:
+    """A render or an operator-manifests tree written before the marker existed."""
+    return entries <= _LEGACY_RENDER or all(
+        name.startswith("stack-") and name.endswith(".yaml") for name in entries
+    )
+
+
 def output_problems(out: Path, root: Path, flag: str = "--out") -> list[Problem]:
     """Why ``out`` may not be replaced whole (it would be deleted), or why it cannot be written.
 
@@ -366,7 +373,7 @@ def output_problems(out: Path, root: Path, flag: str = "--out") -> list[Problem]
         return [Problem(shown, flag, "exists and is not a directory")]
     if out.is_dir():
         entries = {entry.name for entry in out.iterdir()}
-        if entries and MARKER not in entries and not entries <= _LEGACY_RENDER:
+        if entries and MARKER not in entries and not _legacy_output(entries):
             return [
                 Problem(
                     shown,

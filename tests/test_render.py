@@ -201,6 +201,18 @@ def test_a_render_from_before_the_marker_is_replaced(tmp_path: Path) -> None:
     assert tree(out) == rendered("ibm").files
 
 
+def test_operator_manifests_from_before_the_marker_are_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "operator"
+    out.mkdir()
+    (out / "stack-old.yaml").write_text("kind: Stack\n")
+    assert cli.main(["operator-manifests", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        render.MARKER,
+        "stack-aws.yaml",
+        "stack-ibm.yaml",
+    ]
+
+
 def test_the_output_tree_is_readable_by_others(tmp_path: Path) -> None:
     umask = os.umask(0o022)
     try:
