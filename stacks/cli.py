@@ -192,7 +192,7 @@ def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> 
     """Notes on what the offline run does not need but ``pulumi up`` does, or should not see."""
     for item in prepared:
         for warning in [
-            *render.plaintext_secrets(root, item.loaded),
+            *item.plaintext_notes,
             *render.absent_ca_bundles(root, item.loaded),
         ]:
             console.print(f"note: {warning}", markup=False, soft_wrap=True)

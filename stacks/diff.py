@@ -168,7 +168,7 @@ def _secret_leaves(project: Path, stack: str) -> list[tuple[SecretPath, Any]]:
 
     def walk(value: Any, path: SecretPath) -> None:
         if isinstance(value, dict):
-            if set(value) == {"secure"}:
+            if render.is_secure(value):
                 return
             for key, item in value.items():
                 walk(item, (*path, str(key)))
@@ -187,8 +187,12 @@ def stack_secrets(project: Path, stack: str) -> frozenset[str]:
 
     Only used to scrub them from the report; never printed. ``secure:`` values are ciphertext.
     """
+    return _scrubbed(_secret_leaves(project, stack))
+
+
+def _scrubbed(leaves: Iterable[tuple[SecretPath, Any]]) -> frozenset[str]:
     found: set[str] = set()
-    for _, value in _secret_leaves(project, stack):
+    for _, value in leaves:
         if value is not None and not isinstance(value, bool):
             text = str(value)
             found.add(text)
@@ -196,14 +200,14 @@ def stack_secrets(project: Path, stack: str) -> frozenset[str]:
     return frozenset(s for s in found if len(s) >= MIN_SCRUBBED)
 
 
-def secret_digests(project: Path, stack: str) -> dict[SecretPath, str]:
+def _digests(leaves: Iterable[tuple[SecretPath, Any]]) -> dict[SecretPath, str]:
     """Path under ``clusterSecrets`` → SHA-256 of its plaintext value (short values included).
 
     Only compared between the two sides, never printed: enough to tell that a value changed.
     """
     return {
         path: hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()
-        for path, value in _secret_leaves(project, stack)
+        for path, value in leaves
     }
 
 
@@ -211,12 +215,8 @@ def stack_side(
     project: Path, stack: str, files: Mapping[str, str], note: str | None = None
 ) -> Side:
     """A side of ``stack`` with the secrets of its ``Pulumi.<stack>.yaml`` in ``project``."""
-    return Side(
-        files=files,
-        note=note,
-        secrets=stack_secrets(project, stack),
-        secret_digests=secret_digests(project, stack),
-    )
+    leaves = _secret_leaves(project, stack)  # the stack file is read once per side
+    return Side(files=files, note=note, secrets=_scrubbed(leaves), secret_digests=_digests(leaves))
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:

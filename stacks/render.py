@@ -45,10 +45,15 @@ class GatewaySummary:
 # --- config ---------------------------------------------------------------------------------
 
 
+def is_secure(value: Any) -> bool:
+    """True for a ``secure:`` config value (ciphertext; placeholders in committed stacks)."""
+    return isinstance(value, dict) and set(value) == {"secure"}
+
+
 def _replace_secure(value: Any, counter: list[int]) -> Any:
     """Substitute a placeholder for every ``secure:`` leaf (ciphertext cannot be decrypted here)."""
     if isinstance(value, dict):
-        if set(value) == {"secure"}:
+        if is_secure(value):
             counter[0] += 1
             return SECURE_PLACEHOLDER
         return {k: _replace_secure(v, counter) for k, v in value.items()}
@@ -81,8 +86,38 @@ def _secret_problems(display: str, secrets: Any, clusters: list[str]) -> list[Pr
     return problems
 
 
-def offline_config(root: Path, stack: str) -> tuple[LoadedStack, dict[str, str], int]:
-    """Validate the stack and build the config map a real ``pulumi up`` would hand the program.
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+
+
+def _plaintext_notes(loaded: LoadedStack, secrets: Any) -> tuple[str, ...]:
+    """Warnings for ``clusterSecrets`` values written in plaintext in the committed stack file.
+
+    They are still read as secrets and redacted everywhere, but they are in git. A cluster
+    whose database is on this machine (a local kind stack) is exempt.
+    """
+    if not isinstance(secrets, dict):
+        return ()
+    warnings: list[str] = []
+    for cluster, values in sorted(secrets.items(), key=lambda item: str(item[0])):
+        config = loaded.config.clusters.get(cluster)
+        if not isinstance(values, dict) or (
+            config is not None and config.database.admin_host in _LOOPBACK
+        ):
+            continue
+        warnings += [
+            f"{loaded.config_path}: {SECRETS_KEY}.{cluster}.{key}: plaintext in a file kept in"
+            f" git; set it with `pulumi config set --secret --path '{SECRETS_KEY}.{cluster}.{key}'`"
+            for key, value in sorted(values.items(), key=lambda item: str(item[0]))
+            if not is_secure(value)
+        ]
+    return tuple(warnings)
+
+
+def offline_config(
+    root: Path, stack: str
+) -> tuple[LoadedStack, dict[str, str], int, tuple[str, ...]]:
+    """Validate the stack and build the config map a real ``pulumi up`` would hand the program;
+    also count its ``secure:`` values and warn of its plaintext secrets.
 
     Declaration, config and secret problems are reported together.
     """
@@ -93,6 +128,7 @@ def offline_config(root: Path, stack: str) -> tuple[LoadedStack, dict[str, str],
     except InvalidInputError as error:
         problems += error.problems
         loaded = None
+    notes = _plaintext_notes(loaded, raw.get(SECRETS_KEY)) if loaded is not None else ()
     counter = [0]
     raw = _replace_secure(raw, counter)
     clusters = raw.get("clusters")
@@ -107,7 +143,7 @@ def offline_config(root: Path, stack: str) -> tuple[LoadedStack, dict[str, str],
         f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
         for key, value in raw.items()
     }
-    return loaded, config, counter[0]
+    return loaded, config, counter[0], notes
 
 
 # --- redaction and normalisation ------------------------------------------------------------
@@ -253,6 +289,8 @@ class Prepared:
     loaded: LoadedStack
     config: dict[str, str]
     secure_placeholders: int
+    plaintext_notes: tuple[str, ...] = ()
+    """Warnings for plaintext ``clusterSecrets`` (see ``_plaintext_notes``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,35 +305,6 @@ class Rendered:
     @property
     def manifests(self) -> int:
         return sum(1 for path in self.files if path.startswith("manifests/"))
-
-
-_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
-
-
-def plaintext_secrets(root: Path, loaded: LoadedStack) -> list[str]:
-    """Warnings for ``clusterSecrets`` values written in plaintext in the committed stack file.
-
-    They are still read as secrets and redacted everywhere, but they are in git. A cluster
-    whose database is on this machine (a local kind stack) is exempt.
-    """
-    _, raw = read_stack_config(root, loaded.name)
-    secrets = raw.get(SECRETS_KEY)
-    if not isinstance(secrets, dict):
-        return []
-    warnings = []
-    for cluster, values in sorted(secrets.items(), key=lambda item: str(item[0])):
-        config = loaded.config.clusters.get(cluster)
-        if not isinstance(values, dict) or (
-            config is not None and config.database.admin_host in _LOOPBACK
-        ):
-            continue
-        warnings += [
-            f"{loaded.config_path}: {SECRETS_KEY}.{cluster}.{key}: plaintext in a file kept in"
-            f" git; set it with `pulumi config set --secret --path '{SECRETS_KEY}.{cluster}.{key}'`"
-            for key, value in sorted(values.items(), key=lambda item: str(item[0]))
-            if not (isinstance(value, dict) and set(value) == {"secure"})
-        ]
-    return warnings
 
 
 def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
@@ -316,8 +325,14 @@ def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
 
 def prepare(root: Path, stack: str) -> Prepared:
     """Validate config, declarations and secrets; raise InvalidInputError with every problem."""
-    loaded, config, placeholders = offline_config(root, stack)
-    return Prepared(root=root, loaded=loaded, config=config, secure_placeholders=placeholders)
+    loaded, config, placeholders, notes = offline_config(root, stack)
+    return Prepared(
+        root=root,
+        loaded=loaded,
+        config=config,
+        secure_placeholders=placeholders,
+        plaintext_notes=notes,
+    )
 
 
 def execute(prepared: Prepared, on_register: OnRegister | None = None) -> Rendered:
