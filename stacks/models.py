@@ -132,6 +132,9 @@ class ClusterConfig(Model):
     storage_class: DnsLabel | None = Field(None, alias="storageClass")
     metrics_namespace: DnsLabel | None = Field(None, alias="metricsNamespace")
     """Namespace allowed to scrape the gateways' metrics port."""
+    delete_unreachable: bool = Field(False, alias="deleteUnreachable")
+    """Decommissioned cluster: the Kubernetes provider drops the cluster's objects from the
+    state when its API server cannot be reached, instead of failing the stack's runs."""
 
     @field_validator("base_domain")
     @classmethod
