@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from components import naming
-from components.hostnames import check_dns_name
+from components.hostnames import check_dns_name, check_host
 from components.images import parse_image
 from components.ingress import IngressMode, parse_ingress_mode, resolve_ingress_mode
 
@@ -136,7 +136,7 @@ class ClusterConfig(Model):
     @field_validator("base_domain")
     @classmethod
     def _base_domain(cls, value: str | None) -> str | None:
-        return None if value is None else check_dns_name(value, what="base domain")
+        return None if value is None else check_host(value, what="base domain")
 
     @model_validator(mode="after")
     def _gateway_api_needs_gateway(self) -> ClusterConfig:
