@@ -138,6 +138,21 @@ class ClusterConfig(Model):
     def _base_domain(cls, value: str | None) -> str | None:
         return None if value is None else check_host(value, what="base domain")
 
+    @field_validator("registry_mirrors")
+    @classmethod
+    def _one_prefix_per_registry_host(cls, value: dict[str, str]) -> dict[str, str]:
+        """Registry hosts compare case-insensitively (``images.rewrite_with_mirrors``), so
+        two keys that differ only in the host's case would be one prefix with two targets."""
+        seen: dict[str, str] = {}
+        for key in value:
+            other = seen.setdefault(key.lower(), key)
+            if other != key:
+                raise ValueError(
+                    f"{other!r} and {key!r} are the same prefix (registry hosts compare"
+                    " case-insensitively); keep one"
+                )
+        return value
+
     @model_validator(mode="after")
     def _gateway_api_needs_gateway(self) -> ClusterConfig:
         if self.ingress_mode is IngressMode.GATEWAY_API and self.ingress.gateway is None:
