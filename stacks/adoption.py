@@ -12,6 +12,17 @@ Not imported, and why:
   imported Secrets (the tenant CA changes: clients re-pin the ``caCertificate`` output);
 - objects upstream never creates (the default-deny and metrics NetworkPolicies) and the
   PUBLIC revoke Grant: created by the next ``up``.
+
+References inside the file are URNs, never logical names. Pulumi resolves an entry's
+``parent`` in ``nameTable`` first and only then among the entries' ``name`` keys, and its
+``provider`` in ``nameTable`` only (pulumi/pulumi ``pkg/cmd/pulumi/operations/import.go``,
+``parseImportFile``); ``nameTable`` keys and ``name`` keys share one namespace. Logical names
+do not keep them apart: a gateway named like its cluster, ``<cluster>-k8s`` or
+``<cluster>-postgres`` would have its children parented to the Cluster component or to a
+provider. So each entry's ``name`` is the URN it will have (unique in a stack by Pulumi's own
+rule), its ``logicalName`` is the name the program registers (``importSpec.LogicalName``: "the
+first argument to `new Resource`", which the URN is computed from), and ``nameTable`` maps
+each URN it refers to to itself.
 """
 
 from __future__ import annotations
@@ -78,6 +89,11 @@ def _plugin(type_: str) -> str:
     return metadata.version(_PLUGINS[type_.split(":", 1)[0]])
 
 
+def _entry(resource: RecordedResource) -> dict[str, Any]:
+    """Keyed by URN; the logical name is what Pulumi computes the imported URN from."""
+    return {"type": resource.type, "name": resource.urn, "logicalName": resource.name}
+
+
 def import_file(rendered: Rendered) -> dict[str, Any]:
     """The import file for the stack's adopted gateways (empty ``resources`` when none)."""
     recording = rendered.recording
@@ -92,13 +108,13 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
         if parent is None:
             return None  # the stack itself
         if parent.type == "hypershell:cluster:Cluster":
-            name_table[parent.name] = parent.urn  # created before the import (README)
-        elif parent.name not in components:
-            components[parent.name] = {"type": parent.type, "name": parent.name, "component": True}
+            name_table[parent.urn] = parent.urn  # created before the import (README)
+        elif parent.urn not in components:
+            components[parent.urn] = {**_entry(parent), "component": True}
             grandparent = parent_ref(parent)
             if grandparent is not None:
-                components[parent.name]["parent"] = grandparent
-        return parent.name
+                components[parent.urn]["parent"] = grandparent
+        return parent.urn
 
     for resource in sorted(recording.resources.values(), key=lambda r: r.urn):
         gateway = recording.ancestor_name(resource, "hypershell:gateway:Gateway")
@@ -113,19 +129,21 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
         if not shared_role and (gateway not in adopted or not _is_upstream(resource)):
             continue
         provider = recording.resources[resource.provider or ""]
-        name_table[provider.name] = provider.urn
+        name_table[provider.urn] = provider.urn
         entry: dict[str, Any] = {
-            "type": resource.type,
-            "name": resource.name,
+            **_entry(resource),
             "id": import_id(resource),
-            "provider": provider.name,
+            "provider": provider.urn,
             "version": _plugin(resource.type),
         }
         parent = parent_ref(resource)
         if parent is not None:
             entry["parent"] = parent
         resources.append(entry)
-    ordered = sorted(components.values(), key=lambda c: c["name"]) + resources
+    # Parents before their children (the engine imports in parallel; the order is for readers).
+    depth = {urn: len(list(recording.ancestors(recording.resources[urn]))) for urn in components}
+    ordered = [components[urn] for urn in sorted(components, key=lambda u: (depth[u], u))]
+    ordered += resources
     return {"nameTable": dict(sorted(name_table.items())), "resources": ordered}
 
 

@@ -227,7 +227,9 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
     console.print("create the parents and providers it refers to first, then import:")
     targets = " ".join(f"--target '{urn}'" for urn in adoption.targets(document))
     console.print(f"  pulumi up {targets}", markup=False, soft_wrap=True)
-    console.print(f"  pulumi import --file {out} --protect=false", markup=False, soft_wrap=True)
+    # The program declares them already; code generated from URN-keyed entries would not bind.
+    import_command = f"pulumi import --file {out} --protect=false --generate-code=false"
+    console.print(f"  {import_command}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
