@@ -27,6 +27,7 @@ each URN it refers to to itself.
 
 from __future__ import annotations
 
+import json
 from importlib import metadata
 from typing import Any
 
@@ -62,6 +63,7 @@ UPSTREAM_OBJECTS = frozenset(
 )
 _POSTGRES_TYPES = {"postgresql:index/role:Role", "postgresql:index/database:Database"}
 _PLUGINS = {"kubernetes": "pulumi-kubernetes", "postgresql": "pulumi-postgresql"}
+_URN = "urn:pulumi:"
 
 
 def _is_upstream(resource: RecordedResource) -> bool:
@@ -145,6 +147,31 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
     ordered = [components[urn] for urn in sorted(components, key=lambda u: (depth[u], u))]
     ordered += resources
     return {"nameTable": dict(sorted(name_table.items())), "resources": ordered}
+
+
+def is_import_file(text: str) -> bool:
+    """True for a file as :func:`import_file` writes it (every reference a URN, every entry
+    with a logical name): ``import-file --out`` overwrites only such a file."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(document, dict) or set(document) != {"nameTable", "resources"}:
+        return False
+    table, resources = document["nameTable"], document["resources"]
+    return (
+        isinstance(table, dict)
+        and all(isinstance(k, str) and k == v and k.startswith(_URN) for k, v in table.items())
+        and isinstance(resources, list)
+        and bool(resources)
+        and all(
+            isinstance(entry, dict)
+            and isinstance(entry.get("name"), str)
+            and entry["name"].startswith(_URN)
+            and isinstance(entry.get("logicalName"), str)
+            for entry in resources
+        )
+    )
 
 
 def targets(document: dict[str, Any]) -> list[str]:

@@ -63,6 +63,7 @@ CLUSTER = "roks-us-east"
 
 def adopting_project(root: Path, gateway: str = "legacy") -> Path:
     """The ibm stack with one more declaration, ``gateway``, adopting an upstream namespace."""
+    root.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "Pulumi.ibm.yaml", root)
     shutil.copytree(ROOT / "stacks" / "ibm", root / "stacks" / "ibm")
     (root / f"stacks/ibm/gateways/{gateway}.yaml").write_text(
