@@ -359,6 +359,13 @@ def execute(prepared: Prepared, on_register: OnRegister | None = None) -> Render
     )
 
 
+def _only_ours(directory: Path) -> bool:
+    try:
+        return not outputs.unlisted(directory)
+    except OSError:
+        return False  # what cannot be read is not removed
+
+
 def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
     """Remove the output directories under ``base`` of stacks that no longer exist (``render
     --all``): only renders (:data:`MARKER`, a ``plan.json`` and nothing the marker does not
@@ -372,7 +379,7 @@ def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
         and child.is_dir()
         and (child / MARKER).is_file()
         and (child / "plan.json").is_file()
-        and not outputs.unlisted(child)
+        and _only_ours(child)
     )
     for child in stale:
         shutil.rmtree(child)

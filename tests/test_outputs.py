@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -428,3 +429,14 @@ def test_a_stack_file_whose_name_is_no_stack_name_is_a_problem_for_all(
     code, _, err = run("--root", str(project), "render", "local", "--out", str(out), "-q")
     assert (code, err) == (0, "")  # a stack of its own is unaffected
     assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, "manifests", "plan.json"]
+
+
+def test_the_pull_request_workflows_placeholder_may_be_overwritten_by_the_report() -> None:
+    # pull-request.yml writes a placeholder comment to the report file, then runs
+    # `diff --output` on it: the placeholder must count as a report, or the diff exits 2.
+    workflow = (ROOT / ".github/workflows/pull-request.yml").read_text()
+    formats = re.findall(r"printf '(## Offline diff[^']*)'", workflow)
+    assert len(formats) >= 1
+    for template in formats:
+        text = template.replace("%s", "local").replace("\\n", "\n")
+        assert diff.is_report(text), template
