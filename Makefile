@@ -36,8 +36,11 @@ lint: setup
 test: lint
 	$(PY) -m pytest
 
-# Regenerate the golden snapshots after a reviewed change to the rendered output.
+# Regenerate the golden snapshots after a reviewed change to the rendered output. They are
+# removed first: a merged golden tree holds files no single render wrote, and the render
+# never replaces such a directory (its .stacks-output, not kept in git, lists what it wrote).
 golden: setup
+	rm -rf tests/golden
 	$(PY) -m stacks render --all --out tests/golden -q
 
 # checkov (Kubernetes framework, offline) over every stack's rendered manifests. It lives in

@@ -14,10 +14,22 @@ Not imported, and why:
   PUBLIC revoke Grant: created by the next ``up``;
 - the shared node-reader ClusterRole: the program applies it as a ``ClusterRolePatch``
   (server-side apply), which takes over the existing object without an import.
+
+References inside the file are URNs, never logical names. Pulumi resolves an entry's
+``parent`` in ``nameTable`` first and only then among the entries' ``name`` keys, and its
+``provider`` in ``nameTable`` only (pulumi/pulumi ``pkg/cmd/pulumi/operations/import.go``,
+``parseImportFile``); ``nameTable`` keys and ``name`` keys share one namespace. Logical names
+do not keep them apart: a gateway named like its cluster, ``<cluster>-k8s`` or
+``<cluster>-postgres`` would have its children parented to the Cluster component or to a
+provider. So each entry's ``name`` is the URN it will have (unique in a stack by Pulumi's own
+rule), its ``logicalName`` is the name the program registers (``importSpec.LogicalName``: "the
+first argument to `new Resource`", which the URN is computed from), and ``nameTable`` maps
+each URN it refers to to itself.
 """
 
 from __future__ import annotations
 
+import json
 from importlib import metadata
 from typing import Any
 
@@ -53,6 +65,7 @@ UPSTREAM_OBJECTS = frozenset(
 )
 _POSTGRES_TYPES = {"postgresql:index/role:Role", "postgresql:index/database:Database"}
 _PLUGINS = {"kubernetes": "pulumi-kubernetes", "postgresql": "pulumi-postgresql"}
+_URN = "urn:pulumi:"
 
 
 def _is_upstream(resource: RecordedResource) -> bool:
@@ -80,6 +93,11 @@ def _plugin(type_: str) -> str:
     return metadata.version(_PLUGINS[type_.split(":", 1)[0]])
 
 
+def _entry(resource: RecordedResource) -> dict[str, Any]:
+    """Keyed by URN; the logical name is what Pulumi computes the imported URN from."""
+    return {"type": resource.type, "name": resource.urn, "logicalName": resource.name}
+
+
 def import_file(rendered: Rendered) -> dict[str, Any]:
     """The import file for the stack's adopted gateways (empty ``resources`` when none)."""
     recording = rendered.recording
@@ -93,34 +111,61 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
         if parent is None:
             return None  # the stack itself
         if parent.type == "hypershell:cluster:Cluster":
-            name_table[parent.name] = parent.urn  # created before the import (README)
-        elif parent.name not in components:
-            components[parent.name] = {"type": parent.type, "name": parent.name, "component": True}
+            name_table[parent.urn] = parent.urn  # created before the import (README)
+        elif parent.urn not in components:
+            components[parent.urn] = {**_entry(parent), "component": True}
             grandparent = parent_ref(parent)
             if grandparent is not None:
-                components[parent.name]["parent"] = grandparent
-        return parent.name
+                components[parent.urn]["parent"] = grandparent
+        return parent.urn
 
     for resource in sorted(recording.resources.values(), key=lambda r: r.urn):
         gateway = recording.ancestor_name(resource, "hypershell:gateway:Gateway")
         if gateway not in adopted or not _is_upstream(resource):
             continue
         provider = recording.resources[resource.provider or ""]
-        name_table[provider.name] = provider.urn
+        name_table[provider.urn] = provider.urn
         parent_ref(provider)  # its Cluster: created with it before the import (README)
         entry: dict[str, Any] = {
-            "type": resource.type,
-            "name": resource.name,
+            **_entry(resource),
             "id": import_id(resource),
-            "provider": provider.name,
+            "provider": provider.urn,
             "version": _plugin(resource.type),
         }
         parent = parent_ref(resource)
         if parent is not None:
             entry["parent"] = parent
         resources.append(entry)
-    ordered = sorted(components.values(), key=lambda c: c["name"]) + resources
+    # Parents before their children (the engine imports in parallel; the order is for readers).
+    depth = {urn: len(list(recording.ancestors(recording.resources[urn]))) for urn in components}
+    ordered = [components[urn] for urn in sorted(components, key=lambda u: (depth[u], u))]
+    ordered += resources
     return {"nameTable": dict(sorted(name_table.items())), "resources": ordered}
+
+
+def is_import_file(text: str) -> bool:
+    """True for a file as :func:`import_file` writes it (every reference a URN, every entry
+    with a logical name): ``import-file --out`` overwrites only such a file."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(document, dict) or set(document) != {"nameTable", "resources"}:
+        return False
+    table, resources = document["nameTable"], document["resources"]
+    return (
+        isinstance(table, dict)
+        and all(isinstance(k, str) and k == v and k.startswith(_URN) for k, v in table.items())
+        and isinstance(resources, list)
+        and bool(resources)
+        and all(
+            isinstance(entry, dict)
+            and isinstance(entry.get("name"), str)
+            and entry["name"].startswith(_URN)
+            and isinstance(entry.get("logicalName"), str)
+            for entry in resources
+        )
+    )
 
 
 def targets(document: dict[str, Any]) -> list[str]:

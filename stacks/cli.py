@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stacks import adoption, diff, inventory, operator, render
-from stacks.errors import InvalidInputError, Problem
+from stacks import adoption, diff, inventory, operator, outputs, render
+from stacks.errors import InvalidInputError
 from stacks.offline import RecordedResource
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,22 +73,7 @@ examples:
 def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
     if args.all == bool(args.stack):
         raise SystemExit("error: name one STACK or pass --all")
-    known = inventory.all_stacks(root)
-    if not known:
-        raise InvalidInputError(
-            [Problem(str(root), "", "no Pulumi.<stack>.yaml here; is --root the project?")]
-        )
-    if not args.all and args.stack not in known:
-        raise InvalidInputError(
-            [
-                Problem(
-                    f"Pulumi.{args.stack}.yaml",
-                    "",
-                    f"no such stack; the stacks here are {', '.join(known)}",
-                )
-            ]
-        )
-    return known if args.all else [args.stack]
+    return inventory.requested_stacks(root, None if args.all else args.stack)
 
 
 def _prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
@@ -179,7 +164,7 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
 
 def _check_outputs(root: Path, outs: Iterable[Path]) -> None:
     """Every output directory is checked before anything is rendered or written."""
-    problems = [problem for out in outs for problem in render.output_problems(out, root)]
+    problems = [problem for out in outs for problem in outputs.directory_problems(out, root)]
     if problems:
         raise InvalidInputError(problems)
 
@@ -211,7 +196,12 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
-    (prepared,) = _prepare_all(args.root, [args.stack])
+    (prepared,) = _prepare_all(args.root, inventory.requested_stacks(args.root, args.stack))
+    out = args.out or args.root / "build" / "import" / f"{args.stack}.json"
+    if problems := outputs.file_problems(
+        out, args.root, ours=adoption.is_import_file, kind="an import file"
+    ):
+        raise InvalidInputError(problems)
     document = adoption.import_file(render.execute(prepared))
     if not document["resources"]:
         console.print(
@@ -219,15 +209,15 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
             " nothing written"
         )
         return EXIT_OK
-    out = args.out or args.root / "build" / "import" / f"{args.stack}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    outputs.write_file(out, json.dumps(document, indent=2) + "\n")
     imported = sum(1 for r in document["resources"] if "id" in r)
     console.print(f"{imported} resources to import → {out}", markup=False)
     console.print("create the parents and providers it refers to first, then import:")
     targets = " ".join(f"--target '{urn}'" for urn in adoption.targets(document))
     console.print(f"  pulumi up {targets}", markup=False, soft_wrap=True)
-    console.print(f"  pulumi import --file {out} --protect=false", markup=False, soft_wrap=True)
+    # The program declares them already; code generated from URN-keyed entries would not bind.
+    import_command = f"pulumi import --file {out} --protect=false --generate-code=false"
+    console.print(f"  {import_command}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -244,6 +234,12 @@ def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
+    if args.output is not None and (
+        problems := outputs.file_problems(
+            args.output, root, ours=diff.is_report, kind="a diff report", flag="--output"
+        )
+    ):
+        raise InvalidInputError(problems)
     errors = Console(stderr=True, highlight=False, emoji=False)
     try:
         result = diff.run(root, prepared, args.base, every_stack=args.all)
@@ -257,8 +253,7 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     sys.stdout.write(result.report)
     sys.stdout.flush()
     if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(result.report, encoding="utf-8")
+        outputs.write_file(args.output, result.report)
     return EXIT_CHANGES if result.changed else EXIT_OK
 
 

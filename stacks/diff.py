@@ -691,6 +691,16 @@ def _heading(stack: str) -> str:
     return f"### Object diffs: stack `{stack}`\n\n"
 
 
+_REPORT_HEADING = "## Offline diff: stack `"
+
+
+def is_report(text: str) -> bool:
+    """True for a report as :func:`build_report` writes it: notes or a stack summary first.
+    ``--output`` overwrites only such a file."""
+    starts = text.startswith((_REPORT_HEADING, "> **Note:** "))
+    return starts and any(line.startswith(_REPORT_HEADING) for line in text.splitlines())
+
+
 # --- the command ----------------------------------------------------------------------------
 
 LOCK_FILE = "uv.lock"

@@ -178,12 +178,15 @@ class RecordingMonitor(mocks.MockMonitor):
         self._on_register = on_register
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
-        # As the engine does (and the stock mock does not): children of the root stack carry
-        # no "pulumi:pulumi:Stack$" in their type chain, so URNs here are the real ones (the
-        # import file's name table depends on it).
-        if parent.split("::")[2:3] == [STACK_TYPE]:
-            parent = ""
-        return super().make_urn(parent, type_, name)
+        # As the engine does (pulumi/pulumi pkg/resource/deploy/deployment.go, generateURN),
+        # and the stock mock does not: the type chain is the parent's whole qualified type
+        # (`a$b$c`, not only `b$c`), and children of the root stack carry no
+        # "pulumi:pulumi:Stack$". So URNs here are the real ones (the import file's references
+        # are URNs: stacks/adoption.py).
+        parent_type = parent.split("::")[2] if parent else ""
+        if parent_type not in {"", STACK_TYPE}:
+            type_ = f"{parent_type}${type_}"
+        return super().make_urn("", type_, name)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         urn = self.make_urn(request.parent, request.type, request.name)

@@ -15,7 +15,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from stacks.errors import InvalidInputError, Problem, from_validation_error
-from stacks.inventory import all_stacks
+from stacks.inventory import all_stacks, stack_file_problems
 from stacks.loader import PROJECT, read_yaml_mapping
 from stacks.models import DnsLabel, Model
 
@@ -133,7 +133,7 @@ def operator_manifests(root: Path) -> dict[str, str]:
     """
     settings = load_settings(root)
     stacks = all_stacks(root)
-    problems = settings_problems(settings, stacks)
+    problems = settings_problems(settings, stacks) + stack_file_problems(root)
     files = {}
     for stack in stacks:
         if stack in settings.exclude:

@@ -22,10 +22,11 @@ from typing import Any
 import pulumi
 import yaml
 
-from stacks import program
+from stacks import inventory, outputs, program
 from stacks.errors import InvalidInputError, Problem
 from stacks.loader import PROJECT, SECRETS_KEY, LoadedStack, load_stack, read_stack_config
 from stacks.offline import OnRegister, RecordedResource, Recording, is_secret, run_program
+from stacks.outputs import MARKER as MARKER  # re-exported: the marker of a render
 
 REDACTED = "[secret]"
 SECURE_PLACEHOLDER = "offline-placeholder-for-secure-value"
@@ -309,6 +310,8 @@ def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
 
 def prepare(root: Path, stack: str) -> Prepared:
     """Validate config, declarations and secrets; raise InvalidInputError with every problem."""
+    if problems := inventory.stack_name_problems(stack):
+        raise InvalidInputError(problems)  # before its name makes a path
     loaded, config, placeholders, notes = offline_config(root, stack)
     return Prepared(
         root=root,
@@ -340,60 +343,17 @@ def execute(prepared: Prepared, on_register: OnRegister | None = None) -> Render
     )
 
 
-MARKER = ".stacks-output"
-"""Written into every output directory: only such a directory (or an empty one) is replaced."""
-_MARKER_TEXT = (
-    "Written by `python -m stacks`. The next run replaces this directory whole:"
-    " keep nothing else here.\n"
-)
-_LEGACY_RENDER = {"manifests", "plan.json"}
-"""What a render wrote before the marker existed."""
-
-
-def _legacy_output(entries: set[str]) -> bool:
-    """A render or an operator-manifests tree written before the marker existed."""
-    return entries <= _LEGACY_RENDER or all(
-        name.startswith("stack-") and name.endswith(".yaml") for name in entries
-    )
-
-
-def output_problems(out: Path, root: Path, flag: str = "--out") -> list[Problem]:
-    """Why ``out`` may not be replaced whole (it would be deleted), or why it cannot be written.
-
-    Only a directory this tool wrote (it holds :data:`MARKER`, or is a render from before the
-    marker), an empty directory or a new path are replaced; never the project or a directory
-    holding it.
-    """
-    shown = str(out)
-    target, project = out.resolve(), root.resolve()
-    if target == project or target in project.parents:
-        return [Problem(shown, flag, "holds the project itself; choose a directory of its own")]
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        return [Problem(shown, flag, "exists and is not a directory")]
-    if out.is_dir():
-        entries = {entry.name for entry in out.iterdir()}
-        if entries and MARKER not in entries and not _legacy_output(entries):
-            return [
-                Problem(
-                    shown,
-                    flag,
-                    f"exists and was not written by this tool (no {MARKER} in it); it would be"
-                    " replaced whole: choose a new or empty directory",
-                )
-            ]
-    ancestor = out.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        return [Problem(shown, flag, f"{ancestor} is not a directory")]
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        return [Problem(shown, flag, f"cannot write in {ancestor}")]
-    return []
+def _only_ours(directory: Path) -> bool:
+    try:
+        return not outputs.unlisted(directory)
+    except OSError:
+        return False  # what cannot be read is not removed
 
 
 def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
     """Remove the output directories under ``base`` of stacks that no longer exist (``render
-    --all``): only renders (:data:`MARKER` and a ``plan.json``) not named in ``keep``."""
+    --all``): only renders (:data:`MARKER`, a ``plan.json`` and nothing the marker does not
+    list) not named in ``keep``."""
     kept = set(keep)
     stale = sorted(
         child
@@ -403,6 +363,7 @@ def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
         and child.is_dir()
         and (child / MARKER).is_file()
         and (child / "plan.json").is_file()
+        and _only_ours(child)
     )
     for child in stale:
         shutil.rmtree(child)
@@ -410,8 +371,8 @@ def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
 
 
 def write_tree(out: Path, files: Mapping[str, str]) -> None:
-    """Replace ``out`` whole with exactly ``files`` (and :data:`MARKER`); on failure the old
-    tree stays. Check :func:`output_problems` first."""
+    """Replace ``out`` whole with exactly ``files`` (and :data:`MARKER`, which lists them); on
+    failure the old tree stays. Check :func:`stacks.outputs.directory_problems` first."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
@@ -419,7 +380,7 @@ def write_tree(out: Path, files: Mapping[str, str]) -> None:
         umask = os.umask(0)
         os.umask(umask)
         staging.chmod(0o777 & ~umask)
-        (staging / MARKER).write_text(_MARKER_TEXT, encoding="utf-8")
+        (staging / MARKER).write_text(outputs.marker_text(files), encoding="utf-8")
         for relative, text in sorted(files.items()):
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)

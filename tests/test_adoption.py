@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from tests.conftest import ROOT, rendered
 # Pulumi's import file format (`pulumi import --file`, docs "Bulk import operations"):
 # a name table of existing parents/providers and the resources to import. Resources with
 # `component: true` are created as empty parents (Pulumi >= 3.94); parents imported in the
-# same file are referenced by name.
+# same file are referenced by name (`name`; `logicalName` is the name the URN is built from).
 IMPORT_FILE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -31,7 +33,7 @@ IMPORT_FILE_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["type", "name"],
+                "required": ["type", "name", "logicalName"],
                 "properties": {
                     "type": {
                         "type": "string",
@@ -55,18 +57,100 @@ IMPORT_FILE_SCHEMA: dict[str, Any] = {
 
 ADOPTED_NS = "openshell-b5a1cd34b5f99d11"
 ADOPTED_DB = "gw_0ujtsycgvstl8pauadqwysmnlov"
+PROJECT = "hypershell-gateways"
+CLUSTER = "roks-us-east"
+
+
+def adopting_project(root: Path, gateway: str = "legacy") -> Path:
+    """The ibm stack with one more declaration, ``gateway``, adopting an upstream namespace."""
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "Pulumi.ibm.yaml", root)
+    shutil.copytree(ROOT / "stacks" / "ibm", root / "stacks" / "ibm")
+    (root / f"stacks/ibm/gateways/{gateway}.yaml").write_text(
+        "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n"
+        f"  name: {gateway}\nspec:\n  namespace: {ADOPTED_NS}\n  databaseName: {ADOPTED_DB}\n"
+    )
+    return root
 
 
 @pytest.fixture(scope="module")
 def adopted(tmp_path_factory: pytest.TempPathFactory) -> render.Rendered:
-    root = tmp_path_factory.mktemp("project")
-    shutil.copy(ROOT / "Pulumi.ibm.yaml", root)
-    shutil.copytree(ROOT / "stacks" / "ibm", root / "stacks" / "ibm")
-    (root / "stacks/ibm/gateways/legacy.yaml").write_text(
-        "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: legacy\n"
-        f"spec:\n  namespace: {ADOPTED_NS}\n  databaseName: {ADOPTED_DB}\n"
-    )
-    return render.execute(render.prepare(root, "ibm"))
+    return render.execute(render.prepare(adopting_project(tmp_path_factory.mktemp("p")), "ibm"))
+
+
+@dataclass(frozen=True)
+class Resolved:
+    urn: str
+    parent: str | None
+    provider: str | None
+
+
+def resolve(document: dict[str, Any], stack: str = "ibm") -> dict[str, Resolved]:
+    """What ``pulumi import --file`` makes of each entry, keyed by the entry's ``name``.
+
+    As pulumi/pulumi ``pkg/cmd/pulumi/operations/import.go``, ``parseImportFile``: ``name``
+    and ``logicalName`` default to each other; a ``parent`` is looked up in ``nameTable``
+    first, then among the entries' names; a ``provider`` in ``nameTable`` only; a name two
+    entries share is an error once referenced; the entry's URN is built from its parent's
+    qualified type, its type and its logical name (``resource.NewURN``), and must be unique.
+    The engine then needs the provider to be a provider (``providers.NewReference``).
+    """
+    table: dict[str, str] = document.get("nameTable", {})
+    entries = [
+        {**e, "name": e.get("name") or e["logicalName"], "logicalName": e.get("logicalName")}
+        for e in document["resources"]
+    ]
+    for entry in entries:
+        entry["logicalName"] = entry["logicalName"] or entry["name"]
+    counts = Counter(e["name"] for e in entries)
+    by_name = {e["name"]: e for e in entries}
+    urns: dict[str, str] = {}
+
+    def urn_of(name: str, seen: tuple[str, ...] = ()) -> str:
+        assert counts[name] < 2, f"{name!r} is ambiguous"
+        if name in urns:
+            return urns[name]
+        assert name not in seen, f"parent cycle through {name!r}"
+        entry = by_name[name]
+        qualified = entry["type"]
+        if "parent" in entry:
+            parent = parent_urn(entry["parent"], (*seen, name))
+            qualified = f"{parent.split('::')[2]}${qualified}"
+        urns[name] = f"urn:pulumi:{stack}::{PROJECT}::{qualified}::{entry['logicalName']}"
+        return urns[name]
+
+    def parent_urn(reference: str, seen: tuple[str, ...]) -> str:
+        assert counts[reference] < 2, f"the parent {reference!r} is ambiguous"
+        if reference in table:
+            return table[reference]
+        assert reference in by_name, f"the parent {reference!r} has no entry in 'nameTable'"
+        return urn_of(reference, seen)
+
+    resolved = {}
+    for entry in entries:
+        provider = None
+        if "provider" in entry:
+            assert counts[entry["provider"]] < 2, f"the provider {entry['provider']!r} is ambiguous"
+            assert entry["provider"] in table, f"{entry['provider']!r} has no entry in 'nameTable'"
+            provider = table[entry["provider"]]
+            assert provider.split("::")[2].split("$")[-1].startswith("pulumi:providers:"), (
+                f"{provider} is not a provider"
+            )
+        parent = parent_urn(entry["parent"], ()) if "parent" in entry else None
+        resolved[entry["name"]] = Resolved(urn_of(entry["name"]), parent, provider)
+    urn_list = [r.urn for r in resolved.values()]
+    assert len(set(urn_list)) == len(urn_list), "ambiguous URNs"
+    assert not set(urn_list) & set(table.values()), "an entry has a name table URN"
+    return resolved
+
+
+def assert_resolves_to_the_program(document: dict[str, Any], rendered: render.Rendered) -> None:
+    """Every entry becomes the resource the program registers, under its parent and provider."""
+    registered = rendered.recording.resources
+    for name, resolved in resolve(document).items():
+        resource = registered[resolved.urn]
+        assert resolved.parent == (resource.parent if resource.parent in registered else None)
+        assert resolved.provider == resource.provider, name
 
 
 def test_import_file_follows_pulumis_format(adopted: render.Rendered) -> None:
@@ -74,6 +158,7 @@ def test_import_file_follows_pulumis_format(adopted: render.Rendered) -> None:
     jsonschema.validate(document, IMPORT_FILE_SCHEMA)
     names = {r["name"] for r in document["resources"]}
     assert len(names) == len(document["resources"])
+    assert not names & set(document["nameTable"])
     for entry in document["resources"]:
         assert ("id" in entry) is not entry.get("component", False), entry
         if "parent" in entry:
@@ -116,10 +201,10 @@ def test_only_the_adopted_gateway_is_imported(
             ("ServiceAccount", f"{ns}/openshell-gateway-sandbox"),
         ]
     )
-    route = next(r for r in document["resources"] if r["name"] == "legacy-exposure-route")
+    route = next(r for r in document["resources"] if r["logicalName"] == "legacy-exposure-route")
     assert route["type"] == "kubernetes:route.openshift.io/v1:Route"
     assert not any(
-        r["name"].startswith(("team-a", "canary", "research", "batch-jobs"))
+        r["logicalName"].startswith(("team-a", "canary", "research", "batch-jobs"))
         for r in document["resources"]
     )
     assert not any(r["type"].startswith(("tls:", "random:")) for r in document["resources"])
@@ -127,22 +212,19 @@ def test_only_the_adopted_gateway_is_imported(
 
 def test_names_parents_and_providers_match_the_program(adopted: render.Rendered) -> None:
     document = adoption.import_file(adopted)
+    assert_resolves_to_the_program(document, adopted)
     by_urn = adopted.recording.resources
-    by_name = {r.name: r for r in by_urn.values()}
     for entry in document["resources"]:
-        registered = by_name[entry["name"]]
-        assert registered.type == entry["type"]
-        parent = by_urn.get(registered.parent or "")
-        assert entry.get("parent") == (parent.name if parent else None)
-        if "provider" in entry:
-            assert document["nameTable"][entry["provider"]] == registered.provider
-    cluster = "urn:pulumi:ibm::hypershell-gateways::hypershell:cluster:Cluster"
-    assert document["nameTable"] == {
-        "roks-us-east": f"{cluster}::roks-us-east",
-        "roks-us-east-k8s": f"{cluster}$pulumi:providers:kubernetes::roks-us-east-k8s",
-        "roks-us-east-postgres": f"{cluster}$pulumi:providers:postgresql::roks-us-east-postgres",
-    }
-    components = [r["name"] for r in document["resources"] if r.get("component")]
+        registered = by_urn[entry["name"]]  # each entry is keyed by the URN it will have
+        assert (registered.type, registered.name) == (entry["type"], entry["logicalName"])
+    cluster = f"urn:pulumi:ibm::{PROJECT}::hypershell:cluster:Cluster"
+    urns = [
+        f"{cluster}$pulumi:providers:kubernetes::{CLUSTER}-k8s",
+        f"{cluster}$pulumi:providers:postgresql::{CLUSTER}-postgres",
+        f"{cluster}::{CLUSTER}",
+    ]
+    assert document["nameTable"] == {urn: urn for urn in urns}
+    components = [r["logicalName"] for r in document["resources"] if r.get("component")]
     assert components == [
         "legacy",
         "legacy-database",
@@ -150,16 +232,59 @@ def test_names_parents_and_providers_match_the_program(adopted: render.Rendered)
         "legacy-pki",
         "legacy-workload",
     ]
-    assert adoption.targets(document) == sorted(document["nameTable"].values())
+    assert adoption.targets(document) == urns
+
+
+@pytest.mark.parametrize(
+    "gateway", [CLUSTER, f"{CLUSTER}-k8s", f"{CLUSTER}-postgres", f"{CLUSTER}-node-reader"]
+)
+def test_a_gateway_named_like_a_reference_is_imported_under_its_own_parents(
+    tmp_path: Path, gateway: str
+) -> None:
+    project = adopting_project(tmp_path, gateway)
+    rendered = render.execute(render.prepare(project, "ibm"))
+    document = adoption.import_file(rendered)
+
+    assert_resolves_to_the_program(document, rendered)
+    resolved = resolve(document)
+    gateway_urn = f"urn:pulumi:ibm::{PROJECT}::hypershell:gateway:Gateway::{gateway}"
+    database = f"urn:pulumi:ibm::{PROJECT}::hypershell:gateway:Gateway$hypershell:gateway:Database"
+    cluster = f"urn:pulumi:ibm::{PROJECT}::hypershell:cluster:Cluster"
+    # (kind, logical name) of every entry.
+    found = {
+        (e["type"].rsplit(":", 1)[-1], e["logicalName"]): resolved[e["name"]]
+        for e in document["resources"]
+    }
+    assert len(found) == len(resolved)
+    assert found["Gateway", gateway] == Resolved(gateway_urn, None, None)
+    assert found["Database", f"{gateway}-database"] == Resolved(
+        f"{database}::{gateway}-database", gateway_urn, None
+    )
+    assert found["Namespace", f"{gateway}-ns"] == Resolved(
+        f"urn:pulumi:ibm::{PROJECT}::hypershell:gateway:Gateway$kubernetes:core/v1:Namespace"
+        f"::{gateway}-ns",
+        gateway_urn,
+        f"{cluster}$pulumi:providers:kubernetes::{CLUSTER}-k8s",
+    )
+    assert found["Role", f"{gateway}-database-db-role"] == Resolved(
+        f"{database}$postgresql:index/role:Role::{gateway}-database-db-role",
+        f"{database}::{gateway}-database",
+        f"{cluster}$pulumi:providers:postgresql::{CLUSTER}-postgres",
+    )
+    # The shared ClusterRole is a server-side apply patch: applied, never imported.
+    assert [key for key in found if key[0] == "ClusterRole"] == []
+    assert f"{cluster}::{CLUSTER}" in document["nameTable"]
+    assert sum(1 for e in document["resources"] if "id" in e) == 22
 
 
 def test_database_role_keeps_its_existing_name(adopted: render.Rendered) -> None:
     document = adoption.import_file(adopted)
     role = next(r for r in document["resources"] if r["type"] == "postgresql:index/role:Role")
-    assert (role["name"], role["id"], role["provider"]) == (
+    cluster = f"urn:pulumi:ibm::{PROJECT}::hypershell:cluster:Cluster"
+    assert (role["logicalName"], role["id"], role["provider"]) == (
         "legacy-database-db-role",
         ADOPTED_DB,
-        "roks-us-east-postgres",
+        f"{cluster}$pulumi:providers:postgresql::{CLUSTER}-postgres",
     )
     assert role["version"] == "3.18.2"
 
@@ -182,12 +307,7 @@ def test_cli_writes_the_import_file_and_prints_the_targets(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
 
-    shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path)
-    shutil.copytree(ROOT / "stacks" / "ibm", tmp_path / "stacks" / "ibm")
-    (tmp_path / "stacks/ibm/gateways/legacy.yaml").write_text(
-        "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: legacy\n"
-        f"spec:\n  namespace: {ADOPTED_NS}\n  databaseName: {ADOPTED_DB}\n"
-    )
+    adopting_project(tmp_path)
     assert cli.main(["--root", str(tmp_path), "import-file", "ibm"]) == 0
     out = capsys.readouterr().out
     written = json.loads((tmp_path / "build/import/ibm.json").read_text())
@@ -199,7 +319,10 @@ def test_cli_writes_the_import_file_and_prints_the_targets(
         f" --target '{cluster}$pulumi:providers:postgresql::roks-us-east-postgres'"
         f" --target '{cluster}::roks-us-east'\n"
     ) in out
-    assert f"pulumi import --file {tmp_path}/build/import/ibm.json --protect=false" in out
+    assert (
+        f"  pulumi import --file {tmp_path}/build/import/ibm.json --protect=false"
+        " --generate-code=false\n"
+    ) in out
 
 
 def test_cli_import_file_without_adoptions_writes_nothing(

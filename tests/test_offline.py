@@ -118,3 +118,27 @@ def test_a_run_frees_what_the_previous_run_left_frozen() -> None:
     assert after_first > 200 * 10  # the run's objects were frozen, not left young
     # Cumulative freezing would give about twice the first count.
     assert after_second < after_first * 1.25
+
+
+def test_urns_carry_the_parents_whole_type_chain_as_the_engine_does() -> None:
+    # pulumi/pulumi pkg/resource/deploy/deployment.go, generateURN: the parent's full qualified
+    # type, and nothing for the root stack (the stock mock keeps only the parent's own type).
+    def program() -> None:
+        outer = pulumi.ComponentResource("test:index:Outer", "outer")
+        inner = pulumi.ComponentResource(
+            "test:index:Inner", "inner", opts=pulumi.ResourceOptions(parent=outer)
+        )
+        pulumi.CustomResource(
+            "test:index:Leaf", "leaf", {}, opts=pulumi.ResourceOptions(parent=inner)
+        )
+
+    recording, _ = run_program(program, project="p", stack="s")
+
+    prefix = "urn:pulumi:s::p::"
+    assert sorted(recording.resources) == [
+        f"{prefix}test:index:Outer$test:index:Inner$test:index:Leaf::leaf",
+        f"{prefix}test:index:Outer$test:index:Inner::inner",
+        f"{prefix}test:index:Outer::outer",
+    ]
+    leaf = recording.resources[f"{prefix}test:index:Outer$test:index:Inner$test:index:Leaf::leaf"]
+    assert leaf.parent == f"{prefix}test:index:Outer$test:index:Inner::inner"

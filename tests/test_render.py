@@ -166,16 +166,18 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
 
 
 def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "p", reverse=False)
     out = tmp_path / "ibm"
-    assert cli.main(["render", "ibm", "--out", str(out), "-q"]) == 0
-    assert (out / render.MARKER).is_file()
-    stale = out / "manifests" / "roks-us-east" / "openshell-gone" / "route-openshell-gateway.yaml"
-    stale.parent.mkdir(parents=True)
-    stale.write_text("left over from a removed declaration\n")
-    assert cli.main(["render", "ibm", "--out", str(out), "-q"]) == 0
-    assert not stale.exists()
-    assert tree(out) == rendered("ibm").files
-    assert [p.name for p in tmp_path.iterdir()] == ["ibm"]  # no staging directory left
+    args = ["--root", str(project), "render", "ibm", "--out", str(out), "-q"]
+    assert cli.main(args) == 0
+    gone = out / "manifests/roks-us-east/openshell-canary/deployment-openshell-gateway.yaml"
+    assert gone.is_file()
+    (project / "stacks/ibm/gateways/canary.yaml").unlink()  # a removed declaration
+    assert cli.main(args) == 0
+    assert not gone.exists() and not gone.parent.exists()
+    assert tree(out) == render.execute(render.prepare(project, "ibm")).files
+    assert (out / render.MARKER).read_text().splitlines()[2:] == sorted(tree(out))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ibm", "p"]  # no staging left
 
 
 def test_render_all_removes_the_outputs_of_removed_stacks_only(
@@ -191,26 +193,6 @@ def test_render_all_removes_the_outputs_of_removed_stacks_only(
 
     assert sorted(p.name for p in out.iterdir()) == ["aws", "ibm", "local", "notes"]
     assert capsys.readouterr().out.endswith(f"removed {out / 'gone'} (no such stack any more)\n")
-
-
-def test_a_render_from_before_the_marker_is_replaced(tmp_path: Path) -> None:
-    out = tmp_path / "ibm"
-    (out / "manifests").mkdir(parents=True)
-    (out / "plan.json").write_text("{}\n")
-    assert cli.main(["render", "ibm", "--out", str(out), "-q"]) == 0
-    assert tree(out) == rendered("ibm").files
-
-
-def test_operator_manifests_from_before_the_marker_are_replaced(tmp_path: Path) -> None:
-    out = tmp_path / "operator"
-    out.mkdir()
-    (out / "stack-old.yaml").write_text("kind: Stack\n")
-    assert cli.main(["operator-manifests", "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == [
-        render.MARKER,
-        "stack-aws.yaml",
-        "stack-ibm.yaml",
-    ]
 
 
 def test_the_output_tree_is_readable_by_others(tmp_path: Path) -> None:

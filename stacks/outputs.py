@@ -1,0 +1,208 @@
+"""Where the CLI may write: never over what it did not write (README, "Offline render").
+
+Output directories (``render``, ``operator-manifests``) are replaced whole, so only a new path,
+an empty directory or a directory this tool wrote is replaced: its :data:`MARKER` lists every
+file the tool put there, and a file it does not list (a user's) keeps the directory from being
+replaced. Output files (``import-file``, ``diff --output``) are written to a new path or over a
+file of the same kind this tool wrote, never over anything else.
+
+No output may be the project or a directory holding it, be inside a ``.git`` directory or a
+stack's declarations directory (or hold one), or be named like a Pulumi project or stack file
+in the project (``Pulumi.<stack>.yaml`` there would be a stack). Every rule is checked before
+anything is rendered or written; each problem is ``<path>: --out: <problem>``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from stacks.errors import InvalidInputError, Problem
+from stacks.loader import read_stack_config
+
+MARKER = ".stacks-output"
+"""Written into every output directory; lists the files the tool wrote there."""
+_HEADER = (
+    "# Written by `python -m stacks`. The next run replaces this directory whole, and only\n"
+    "# while it holds nothing but the files listed below: keep nothing else here.\n"
+)
+_UNLISTED_MARKER = (
+    "Written by `python -m stacks`. The next run replaces this directory whole:"
+    " keep nothing else here.\n"
+)
+"""The marker before it listed its files: the directory was written by this tool."""
+_SHOWN = 3
+_PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml")
+_STACK_FILES = ("Pulumi.*.yaml", "Pulumi.*.yml")
+
+
+def marker_text(files: Iterable[str]) -> str:
+    """The marker of a directory holding exactly ``files`` (relative POSIX paths)."""
+    return _HEADER + "".join(f"{name}\n" for name in sorted(files))
+
+
+def _listed(directory: Path) -> set[str] | None:
+    """The files the marker lists; None for a marker from before the list (all were ours)."""
+    text = (directory / MARKER).read_text(encoding="utf-8", errors="replace")
+    if text == _UNLISTED_MARKER:
+        return None
+    return {line for line in text.splitlines() if line and not line.startswith("#")}
+
+
+def _marked(directory: Path) -> bool:
+    marker = directory / MARKER
+    return marker.is_file() and not marker.is_symlink()
+
+
+def unlisted(directory: Path) -> list[str]:
+    """Files (and links) under a marked ``directory`` that its marker does not list, sorted."""
+    listed = _listed(directory)
+    if listed is None:
+        return []
+    found: list[str] = []
+
+    def fail(error: OSError) -> None:
+        raise error
+
+    for top, dirs, files in os.walk(directory, onerror=fail):
+        here = Path(top).relative_to(directory)
+        # A link to a directory is an entry of its own: the tool never writes one.
+        names = files + [d for d in dirs if (Path(top) / d).is_symlink()]
+        found += [
+            name
+            for name in ((here / n).as_posix() for n in names)
+            if name != MARKER and name not in listed
+        ]
+    return sorted(found)
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    return path == directory or directory in path.parents
+
+
+def _declarations(root: Path) -> list[tuple[Path, str]]:
+    """Every stack file's declarations directory (resolved), and how that file names it."""
+    found = []
+    for pattern in _STACK_FILES:
+        for path in sorted(root.glob(pattern)):
+            stack = path.name[len("Pulumi.") : -len(path.suffix)]
+            try:
+                _, raw = read_stack_config(root, stack)
+                directory = raw.get("declarationsDir")
+                if isinstance(directory, str) and directory:
+                    found.append(((root / directory).resolve(), f"{path.name} {directory}"))
+            except (InvalidInputError, OSError, ValueError, RuntimeError):
+                continue  # that stack's own problem, reported when it is validated
+    return found
+
+
+def _protected(out: Path, root: Path) -> str | None:
+    """Why ``out`` may never be written, whatever it holds, if so."""
+    target, project = out.resolve(), root.resolve()
+    if target == project or target in project.parents:
+        return "holds the project itself; choose a directory of its own"
+    if ".git" in target.parts:
+        return "is inside a .git directory"
+    for directory, named in _declarations(root):
+        if _inside(target, directory):
+            return f"is inside a declarations directory ({named})"
+        if target in directory.parents:
+            return f"holds a declarations directory ({named})"
+    if target.parent == project and any(
+        target.match(pattern) for pattern in (*_PROJECT_FILES, *_STACK_FILES)
+    ):
+        return "is named like a Pulumi project or stack file; choose another name"
+    return None
+
+
+def _writable(out: Path) -> str | None:
+    ancestor = out.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{ancestor} is not a directory"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"cannot write in {ancestor}"
+    return None
+
+
+def _shown(names: list[str]) -> str:
+    more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
+    return ", ".join(names[:_SHOWN]) + more
+
+
+def _directory_problem(out: Path, root: Path) -> str | None:
+    if (reason := _protected(out, root)) is not None:
+        return reason
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        return "exists and is not a directory"
+    if out.is_dir() and any(out.iterdir()):
+        if not _marked(out):
+            return (
+                f"exists and was not written by this tool (no {MARKER} in it); it would be"
+                " replaced whole: choose a new or empty directory"
+            )
+        if mine := unlisted(out):
+            return (
+                f"holds files this tool did not write ({_shown(mine)}); it would be replaced"
+                " whole: move them out or choose a new or empty directory"
+            )
+    return _writable(out)
+
+
+def directory_problems(out: Path, root: Path, flag: str = "--out") -> list[Problem]:
+    """Why the directory ``out`` may not be replaced whole (it would be deleted) or written."""
+    try:
+        reason = _directory_problem(out, root)
+    except (OSError, ValueError, RuntimeError) as error:
+        reason = f"is not a usable path ({_error(error)})"
+    return [] if reason is None else [Problem(str(out), flag, reason)]
+
+
+def _file_problem(out: Path, root: Path, ours: Callable[[str], bool], kind: str) -> str | None:
+    if (reason := _protected(out, root)) is not None:
+        return reason
+    if out.is_symlink() or (out.exists() and not out.is_file()):
+        return "exists and is not a regular file"
+    if out.exists():
+        text = out.read_text(encoding="utf-8", errors="replace")
+        if not ours(text):
+            return (
+                f"exists and is not {kind} this tool wrote; it is never overwritten: remove"
+                " it or choose a new path"
+            )
+    return _writable(out)
+
+
+def file_problems(
+    out: Path, root: Path, *, ours: Callable[[str], bool], kind: str, flag: str = "--out"
+) -> list[Problem]:
+    """Why the file ``out`` may not be written: ``ours`` tells whether an existing file is
+    ``kind`` (e.g. "an import file") as this tool writes it, which may be overwritten."""
+    try:
+        reason = _file_problem(out, root, ours, kind)
+    except (OSError, ValueError, RuntimeError) as error:
+        reason = f"is not a usable path ({_error(error)})"
+    return [] if reason is None else [Problem(str(out), flag, reason)]
+
+
+def _error(error: BaseException) -> str:
+    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+
+
+def write_file(out: Path, text: str) -> None:
+    """Write ``out`` whole or not at all (a temporary file renamed over it)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp's file is private (0600)
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,442 @@
+"""Paths that must not lose data: what ``--out``/``--output`` may replace or overwrite, and
+stack names (README, "Offline render and validation": the path rules).
+
+Each CLI case asserts the exact ``path: --out: problem`` line, exit 2 and that nothing on disk
+changed (every file, directory and link, byte for byte).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from components import naming
+from stacks import adoption, cli, diff, inventory, outputs, render
+from stacks.errors import Problem, printable
+from tests.conftest import ROOT, rendered
+from tests.test_adoption import adopting_project
+from tests.test_render import copy_project
+
+NOT_WRITTEN = "it would be replaced whole: choose a new or empty directory"
+NO_MARKER = f"exists and was not written by this tool (no {outputs.MARKER} in it); {NOT_WRITTEN}"
+STACK_RULE = "is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)"
+PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def snapshot(directory: Path) -> dict[str, str | bytes]:
+    """Every entry under ``directory``: file bytes, ``dir`` or ``-> target`` for a link."""
+    found: dict[str, str | bytes] = {}
+    for top, dirs, files in os.walk(directory):
+        for name in dirs + files:
+            path = Path(top) / name
+            key = path.relative_to(directory).as_posix()
+            if path.is_symlink():
+                found[key] = f"-> {os.readlink(path)}"
+            elif path.is_dir():
+                found[key] = "dir"
+            else:
+                found[key] = path.read_bytes()
+    return found
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def refused(problem: str) -> str:
+    return f"error: {problem}\n1 problem(s); nothing written\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the project's stacks with a ``.git`` directory, as a checkout has."""
+    root = copy_project(tmp_path / "p", reverse=False)
+    shutil.copytree(ROOT / "deploy", root / "deploy")
+    (root / ".git" / "refs").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return root
+
+
+# --- directories the tool did not write -----------------------------------------------------
+
+LOOKS_LIKE_OURS = [
+    {"manifests": None},
+    {"plan.json": "{}\n"},
+    {"manifests": None, "plan.json": "{}\n"},
+    {"manifests/c/ns/deployment-x.yaml": "kind: Deployment\n", "plan.json": "{}\n"},
+    {"stack-old.yaml": "kind: Stack\n"},
+    {"stack-aws.yaml": "kind: Stack\n", "stack-ibm.yaml": "kind: Stack\n"},
+]
+
+
+def make(directory: Path, entries: dict[str, str | None]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in entries.items():
+        path = directory / name
+        if text is None:
+            path.mkdir(parents=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+
+
+@pytest.mark.parametrize("entries", LOOKS_LIKE_OURS)
+@pytest.mark.parametrize("command", [["render", "local"], ["operator-manifests"]])
+def test_a_directory_without_the_marker_is_never_replaced_whatever_it_holds(
+    tmp_path: Path, entries: dict[str, str | None], command: list[str]
+) -> None:
+    out = tmp_path / "out"
+    make(out, entries)
+    before = snapshot(tmp_path)
+    assert run(*command, "--out", str(out)) == (2, "", refused(f"{out}: --out: {NO_MARKER}"))
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", [["render", "local", "-q"], ["operator-manifests"]])
+def test_a_directory_the_tool_wrote_is_not_replaced_once_it_holds_a_users_file(
+    tmp_path: Path, command: list[str]
+) -> None:
+    out = tmp_path / "out"
+    assert run(*command, "--out", str(out))[0] == 0
+    (out / "notes.txt").write_text("keep me\n")
+    (out / "stack-prod.yaml").write_text("kind: Stack  # mine\n")
+    (out / "sub").mkdir()
+    (out / "sub" / "link").symlink_to(tmp_path)
+    before = snapshot(tmp_path)
+    message = (
+        "holds files this tool did not write (notes.txt, stack-prod.yaml, sub/link); it would"
+        " be replaced whole: move them out or choose a new or empty directory"
+    )
+    assert run(*command, "--out", str(out)) == (2, "", refused(f"{out}: --out: {message}"))
+    assert snapshot(tmp_path) == before
+
+
+def test_render_all_never_removes_a_stale_render_holding_a_users_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run("render", "local", "--out", str(out / "gone"), "-q")[0] == 0
+    (out / "gone" / "notes.txt").write_text("keep me\n")
+    assert run("render", "--all", "--out", str(out), "-q")[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["aws", "gone", "ibm", "local"]
+    assert (out / "gone" / "notes.txt").read_text() == "keep me\n"
+
+
+SEGMENT = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,11}", fullmatch=True)
+RELATIVE = st.lists(SEGMENT, min_size=1, max_size=3).map("/".join)
+
+
+@PROPERTY
+@given(
+    ours=st.sets(RELATIVE, max_size=6),
+    mine=st.sets(RELATIVE, min_size=1, max_size=6),
+)
+def test_any_file_the_marker_does_not_list_keeps_the_directory(
+    ours: set[str], mine: set[str]
+) -> None:
+    # Paths where one is a prefix directory of another cannot both be files.
+    every = sorted(ours | mine)
+    if any(b.startswith(a + "/") for a in every for b in every) or outputs.MARKER in every:
+        return
+    mine -= ours
+    with tempfile.TemporaryDirectory() as directory:
+        base = Path(directory)
+        out = base / "out"
+        render.write_tree(out, {name: f"ours {name}\n" for name in ours})
+        assert outputs.directory_problems(out, base) == []
+        for name in mine:
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            (out / name).write_text("mine\n")
+        problems = outputs.directory_problems(out, base)
+        if not mine:
+            assert problems == []
+            return
+        shown = sorted(mine)
+        listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+        assert problems == [
+            Problem(
+                str(out),
+                "--out",
+                f"holds files this tool did not write ({listed}); it would be replaced whole:"
+                " move them out or choose a new or empty directory",
+            )
+        ]
+
+
+@pytest.mark.parametrize("kind", ["link", "directory"])
+def test_a_marker_that_is_a_link_or_a_directory_marks_nothing(tmp_path: Path, kind: str) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("")
+    out = tmp_path / "out"
+    make(out, {"plan.json": "{}\n"})
+    if kind == "link":
+        (out / outputs.MARKER).symlink_to(elsewhere)
+    else:
+        (out / outputs.MARKER).mkdir()
+    before = snapshot(tmp_path)
+    assert run("render", "local", "--out", str(out)) == (
+        2,
+        "",
+        refused(f"{out}: --out: {NO_MARKER}"),
+    )
+    assert snapshot(tmp_path) == before
+
+
+def test_a_render_marked_before_the_marker_listed_files_is_still_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "local"
+    make(out, {"plan.json": "{}\n", "manifests/old.yaml": "kind: X\n"})
+    (out / outputs.MARKER).write_text(
+        "Written by `python -m stacks`. The next run replaces this directory whole:"
+        " keep nothing else here.\n"
+    )
+    assert run("render", "local", "--out", str(out), "-q")[0] == 0
+    assert not (out / "manifests" / "old.yaml").exists()
+    assert (out / "plan.json").read_text() == rendered("local").files["plan.json"]
+
+
+# --- paths that are never outputs -----------------------------------------------------------
+
+PROTECTED = [
+    (".git/out", "is inside a .git directory"),
+    (".git", "is inside a .git directory"),
+    ("stacks/local/gateways/out", "is inside a declarations directory (Pulumi.local.yaml"),
+    ("stacks/local/gateways", "is inside a declarations directory (Pulumi.local.yaml"),
+    ("stacks", "holds a declarations directory (Pulumi.aws.yaml stacks/aws/gateways)"),
+    ("Pulumi.new.yaml", "is named like a Pulumi project or stack file; choose another name"),
+    ("Pulumi.local.yaml", "is named like a Pulumi project or stack file; choose another name"),
+    ("Pulumi.yaml", "is named like a Pulumi project or stack file; choose another name"),
+]
+LOCAL_DECLARATIONS = "Pulumi.local.yaml stacks/local/gateways)"
+
+
+@pytest.mark.parametrize(("where", "problem"), PROTECTED)
+@pytest.mark.parametrize(
+    "command",
+    [["render", "local", "-q"], ["operator-manifests"], ["import-file", "local"]],
+)
+def test_no_output_inside_git_or_declarations_or_over_project_files(
+    project: Path, where: str, problem: str, command: list[str]
+) -> None:
+    out = project / where
+    before = snapshot(project.parent)
+    code, printed, err = run("--root", str(project), *command, "--out", str(out))
+    problem = problem.replace("(Pulumi.local.yaml", f"({LOCAL_DECLARATIONS}")
+    assert (code, printed, err) == (2, "", refused(f"{out}: --out: {problem}"))
+    assert snapshot(project.parent) == before
+
+
+def test_an_out_through_a_link_into_git_is_refused(project: Path) -> None:
+    (project.parent / "innocent").symlink_to(project / ".git")
+    out = project.parent / "innocent" / "out"
+    before = snapshot(project.parent)
+    result = run("--root", str(project), "render", "local", "--out", str(out))
+    assert result == (2, "", refused(f"{out}: --out: is inside a .git directory"))
+    assert snapshot(project.parent) == before
+
+
+def test_render_all_into_a_declarations_directory_is_refused(project: Path) -> None:
+    base = project / "stacks" / "aws" / "gateways"
+    before = snapshot(project)
+    code, _, err = run("--root", str(project), "render", "--all", "--out", str(base), "-q")
+    assert code == 2
+    assert err.splitlines() == [
+        f"error: {base / stack}: --out: is inside a declarations directory"
+        f" (Pulumi.aws.yaml stacks/aws/gateways)"
+        for stack in ("aws", "ibm", "local")
+    ] + ["3 problem(s); nothing written"]
+    assert snapshot(project) == before
+
+
+@pytest.mark.parametrize(
+    ("out", "problem"),
+    [
+        ("a\0b", "is not a usable path (embedded null byte)"),
+        ("x" * 300 + "/y", "is not a usable path (File name too long)"),
+    ],
+)
+def test_an_unusable_out_is_a_problem_not_a_crash(tmp_path: Path, out: str, problem: str) -> None:
+    target = str(tmp_path / out)
+    for command in (["render", "local", "-q"], ["import-file", "local"]):
+        expected = refused(f"{printable(target)}: --out: {problem}")
+        assert run(*command, "--out", target) == (2, "", expected)
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- files: import-file --out, diff --output ------------------------------------------------
+
+
+def test_import_file_never_overwrites_a_file_it_did_not_write(tmp_path: Path) -> None:
+    root = adopting_project(tmp_path / "p")
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"resources": []}\n')
+    (tmp_path / "a-directory").mkdir()
+    before = snapshot(tmp_path)
+    for out, problem in (
+        (
+            notes,
+            "exists and is not an import file this tool wrote; it is never overwritten:"
+            " remove it or choose a new path",
+        ),
+        (
+            root / "Pulumi.ibm.yaml",
+            "is named like a Pulumi project or stack file; choose another name",
+        ),
+        (root / "stacks", "holds a declarations directory (Pulumi.ibm.yaml stacks/ibm/gateways)"),
+        (tmp_path / "a-directory", "exists and is not a regular file"),
+    ):
+        result = run("--root", str(root), "import-file", "ibm", "--out", str(out))
+        assert result == (2, "", refused(f"{out}: --out: {problem}"))
+    assert snapshot(tmp_path) == before
+
+
+def test_import_file_overwrites_its_own_file_whole(tmp_path: Path) -> None:
+    root = adopting_project(tmp_path / "p")
+    out = tmp_path / "out" / "ibm.json"
+    assert run("--root", str(root), "import-file", "ibm", "--out", str(out))[0] == 0
+    first = out.read_text()
+    out.write_text(first.replace('"id"', '"id" ', 1))  # still an import file it wrote
+    assert run("--root", str(root), "import-file", "ibm", "--out", str(out))[0] == 0
+    assert out.read_text() == first
+    assert [p.name for p in out.parent.iterdir()] == ["ibm.json"]  # no temporary file left
+    assert out.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_an_import_file_is_recognised_by_its_shape_only(tmp_path: Path) -> None:
+    root = adopting_project(tmp_path / "p")
+    written = adoption.import_file(render.execute(render.prepare(root, "ibm")))
+    assert adoption.is_import_file(json.dumps(written, indent=2))
+    for other in (
+        "",
+        "[]",
+        "{" * 100_000,
+        json.dumps({"resources": written["resources"]}),
+        json.dumps({**written, "resources": []}),
+        json.dumps({**written, "nameTable": {"k8s": next(iter(written["nameTable"]))}}),
+        json.dumps(
+            {
+                **written,
+                "resources": [{**r, "name": r["logicalName"]} for r in written["resources"]],
+            }
+        ),
+    ):
+        assert not adoption.is_import_file(other), other[:80]
+
+
+def test_diff_output_never_overwrites_a_file_it_did_not_write(tmp_path: Path) -> None:
+    mine = tmp_path / "notes.md"
+    mine.write_text("# My notes\n")
+    before = snapshot(tmp_path)
+    args = ["diff", "local", "--base", "no-such-ref", "--output", str(mine)]
+    problem = (
+        "exists and is not a diff report this tool wrote; it is never overwritten: remove it"
+        " or choose a new path"
+    )
+    assert run(*args) == (2, "", refused(f"{mine}: --output: {problem}"))
+    pulumi_file = ROOT / "Pulumi.local.yaml"
+    args[-1] = str(pulumi_file)
+    problem = "is named like a Pulumi project or stack file; choose another name"
+    assert run(*args) == (2, "", refused(f"{pulumi_file}: --output: {problem}"))
+    assert snapshot(tmp_path) == before
+
+
+def test_a_diff_report_is_recognised() -> None:
+    files = rendered("local").files
+    stack = diff.compare(
+        "local", diff.Side(files={}, note="has no stack `local`"), diff.Side(files=files)
+    )
+    for notes in ([], ["the base pins other dependencies"]):
+        report = diff.build_report([stack], base_label="b", command="c", notes=notes)
+        assert diff.is_report(report)
+    assert not diff.is_report("# My notes\n\n## Offline diff: stack `x`\n")
+    assert not diff.is_report("")
+
+
+# --- stack names ----------------------------------------------------------------------------
+
+LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", fullmatch=True)
+
+
+@PROPERTY
+@given(LABEL)
+def test_every_dns_label_is_a_stack_name(stack: str) -> None:
+    assert inventory.stack_name_problems(stack) == []
+
+
+@PROPERTY
+@given(st.text(max_size=70).filter(lambda s: not naming.is_dns1123_label(s)))
+def test_anything_else_is_not_a_stack_name(stack: str) -> None:
+    assert inventory.stack_name_problems(stack) == [
+        Problem(f"Pulumi.{stack}.yaml", "", f"stack name {stack!r} {STACK_RULE}")
+    ]
+
+
+WALKS_OUT = ["../x", "../../escape", "a/b", "/tmp/abs", ".", "..", "UPPER", "x.", "a..b"]
+
+
+@pytest.mark.parametrize("stack", WALKS_OUT)
+def test_import_file_refuses_a_stack_name_that_is_no_label(project: Path, stack: str) -> None:
+    before = snapshot(project.parent)
+    code, printed, err = run("--root", str(project), "import-file", stack)
+    assert (code, printed) == (2, "")
+    assert err == refused(f"Pulumi.{stack}.yaml: stack name {stack!r} {STACK_RULE}")
+    assert snapshot(project.parent) == before
+
+
+@PROPERTY
+@given(
+    st.text(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=40
+    ).filter(lambda s: s and not s.startswith("-") and not naming.is_dns1123_label(s))
+)
+def test_no_command_accepts_a_stack_name_that_is_no_label(stack: str) -> None:
+    for command in ("import-file", "render", "validate"):
+        code, printed, err = run("--root", str(ROOT), command, stack)
+        assert (code, printed) == (2, "")
+        assert err.splitlines()[0].startswith("error: Pulumi.")
+        assert err.endswith(f"{STACK_RULE}\n1 problem(s); nothing written\n")
+
+
+@pytest.mark.parametrize("name", ["Pulumi..yaml", "Pulumi.Prod.yaml", "Pulumi.a.b.yaml"])
+def test_a_stack_file_whose_name_is_no_stack_name_is_a_problem_for_all(
+    project: Path, name: str
+) -> None:
+    shutil.copy(project / "Pulumi.local.yaml", project / name)
+    stack = name[len("Pulumi.") : -len(".yaml")]
+    out = project.parent / "out"
+    before = snapshot(project.parent)
+    for command in (["render", "--all", "--out", str(out), "-q"], ["validate", "--all"]):
+        code, printed, err = run("--root", str(project), *command)
+        assert (code, printed) == (2, "")
+        assert err == refused(f"{name}: stack name {stack!r} {STACK_RULE}")
+    assert snapshot(project.parent) == before
+    code, _, err = run("--root", str(project), "render", "local", "--out", str(out), "-q")
+    assert (code, err) == (0, "")  # a stack of its own is unaffected
+    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, "manifests", "plan.json"]
+
+
+def test_the_pull_request_workflows_placeholder_may_be_overwritten_by_the_report() -> None:
+    # pull-request.yml writes a placeholder comment to the report file, then runs
+    # `diff --output` on it: the placeholder must count as a report, or the diff exits 2.
+    workflow = (ROOT / ".github/workflows/pull-request.yml").read_text()
+    formats = re.findall(r"printf '(## Offline diff[^']*)'", workflow)
+    assert len(formats) >= 1
+    for template in formats:
+        text = template.replace("%s", "local").replace("\\n", "\n")
+        assert diff.is_report(text), template
