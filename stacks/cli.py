@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stacks import adoption, diff, inventory, operator, outputs, render
-from stacks.errors import InvalidInputError
+from stacks import adoption, diff, inventory, operator, outputs, readiness, render
+from stacks.errors import InvalidInputError, Problem
 from stacks.offline import RecordedResource
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +32,7 @@ written); 1 any other error.
 
 examples:
   python -m stacks validate aws          # config and declarations only; fast, for PR checks
+  python -m stacks validate aws --deploy # also ready for `pulumi up`: CA bundles, real secrets
   python -m stacks render ibm            # → build/rendered/ibm/{manifests/,plan.json}
   python -m stacks render --all          # every Pulumi.<stack>.yaml
   python -m stacks diff aws --base origin/main   # Markdown report of what a PR changes
@@ -61,12 +62,29 @@ examples:
 """
 
 OPERATOR_EPILOG = """\
-exit codes: 0 ok; 2 invalid input (the settings file or a stack, every problem listed as
-`path: field: problem`, nothing written); 1 any other error.
+exit codes: 0 ok; 2 invalid input (the settings file, the CLI version file, or a stack the
+operator owns that is not valid or not ready to deploy as `validate --deploy` checks; every
+problem listed as `path: field: problem`, nothing written); 1 any other error.
 
 examples:
   python -m stacks operator-manifests    # → build/operator/stack-<stack>.yaml
   python -m stacks operator-manifests --out /tmp/operator
+"""
+
+
+DEPLOY_HELP = (
+    "also check what `pulumi up` needs and the offline render does not: every"
+    " database.sslRootCert is a PEM bundle in the project, no `secure:` value is a placeholder"
+    " (see README), each cluster has its clusterSecrets entry"
+)
+
+DRIVER_EPILOG = """\
+exit codes: 0 ok; 2 invalid input (an unknown stack, or deploy/operator.yaml: every problem
+listed as `path: field: problem`); 1 any other error.
+
+examples:
+  python -m stacks driver ibm aws              # ibm: ci / aws: operator
+  python -m stacks driver --list ci ibm aws    # ["ibm"]: the stacks the workflows deploy
 """
 
 
@@ -184,7 +202,11 @@ def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> 
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    stacks = _prepare_all(args.root, _stacks(args, args.root))
+    names = _stacks(args, args.root)
+    if args.deploy:
+        stacks = readiness.check(args.root, names, _prepare_all)
+    else:
+        stacks = _prepare_all(args.root, names)
     _warn(console, args.root, stacks)
     for prepared in stacks:
         loaded = prepared.loaded
@@ -222,12 +244,33 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
-    files = operator.operator_manifests(args.root)
+    files = operator.operator_manifests(args.root, _prepare_all)
     out = args.out or args.root / "build" / "operator"
     _check_outputs(args.root, [out])
     render.write_tree(out, files)
     for name in sorted(files):
         console.print(f"{out / name}", markup=False)
+    return EXIT_OK
+
+
+def cmd_driver(args: argparse.Namespace, console: Console) -> int:
+    known = inventory.all_stacks(args.root)
+    unknown = [
+        Problem(
+            f"Pulumi.{stack}.yaml", "", f"no such stack; the stacks here are {', '.join(known)}"
+        )
+        for stack in args.stacks
+        if stack not in known
+    ]
+    if unknown:
+        raise InvalidInputError(unknown)
+    drivers = operator.drivers(args.root, args.stacks)
+    if args.list is not None:
+        listed = [stack for stack in drivers if drivers[stack] == args.list]
+        sys.stdout.write(json.dumps(listed, separators=(",", ":")) + "\n")
+    else:
+        for stack, driver in drivers.items():
+            console.print(f"{stack}: {driver}", markup=False)
     return EXIT_OK
 
 
@@ -299,6 +342,7 @@ def parser() -> argparse.ArgumentParser:
     )
     val.add_argument("stack", nargs="?", help="stack name, as in Pulumi.<stack>.yaml")
     val.add_argument("--all", action="store_true", help="validate every Pulumi.*.yaml stack")
+    val.add_argument("--deploy", action="store_true", help=DEPLOY_HELP)
     val.set_defaults(func=cmd_validate)
 
     dif = commands.add_parser(
@@ -337,15 +381,35 @@ def parser() -> argparse.ArgumentParser:
 
     opm = commands.add_parser(
         "operator-manifests",
-        help="Pulumi Kubernetes Operator Stack objects, one per stack",
-        description=f"Write one pulumi.com/v1 Stack per stack from {operator.SETTINGS}: git"
-        " source, refresh, resync and Secret references, so each stack runs in its own"
-        " workspace pod. The output directory is replaced whole.",
+        help="Pulumi Kubernetes Operator Stack objects, one per stack the operator owns",
+        description=f"Write one pulumi.com/v1 Stack per stack the operator owns in"
+        f" {operator.SETTINGS} (git source, refresh, resync, Secret references, the workspace"
+        f" image pinned to {operator.PULUMI_VERSION_FILE}), so each stack runs in its own"
+        " workspace pod, and the workspaces' ServiceAccount with its system:auth-delegator"
+        " binding. Each owned stack must pass `validate --deploy` first. The output directory"
+        " is replaced whole.",
         epilog=OPERATOR_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     opm.add_argument("--out", type=Path, metavar="DIR", help="default build/operator")
     opm.set_defaults(func=cmd_operator_manifests)
+
+    drv = commands.add_parser(
+        "driver",
+        help="who deploys each stack: the operator (deploy/operator.yaml stacks) or CI",
+        description=f"Print who runs `pulumi up`, refresh and drift correction for each STACK:"
+        f" `operator` for the stacks {operator.SETTINGS} gives the operator, `ci` for the"
+        " others (all of them without that file). The workflows skip the operator's stacks.",
+        epilog=DRIVER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    drv.add_argument("stacks", nargs="+", metavar="STACK", help="stack name(s)")
+    drv.add_argument(
+        "--list",
+        choices=["ci", "operator"],
+        help="print only a JSON list of the STACKs with this driver (a workflow matrix)",
+    )
+    drv.set_defaults(func=cmd_driver)
     return top
 
 

@@ -24,6 +24,7 @@ from components import naming
 from stacks import adoption, cli, diff, inventory, outputs, render
 from stacks.errors import Problem, printable
 from tests.conftest import ROOT, rendered
+from tests.deploy_helpers import make_ready, ready_project
 from tests.test_adoption import adopting_project
 from tests.test_render import copy_project
 
@@ -65,12 +66,21 @@ def project(tmp_path: Path) -> Path:
     """A copy of the project's stacks with a ``.git`` directory, as a checkout has."""
     root = copy_project(tmp_path / "p", reverse=False)
     shutil.copytree(ROOT / "deploy", root / "deploy")
+    shutil.copy(ROOT / ".pulumi.version", root / ".pulumi.version")
+    make_ready(root)  # operator-manifests writes only stacks that are ready to deploy
     (root / ".git" / "refs").mkdir(parents=True)
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     return root
 
 
 # --- directories the tool did not write -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ready(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project, ready to deploy (operator-manifests refuses stacks that are not)."""
+    return ready_project(tmp_path_factory.mktemp("ready"))
+
 
 LOOKS_LIKE_OURS = [
     {"manifests": None},
@@ -96,21 +106,25 @@ def make(directory: Path, entries: dict[str, str | None]) -> None:
 @pytest.mark.parametrize("entries", LOOKS_LIKE_OURS)
 @pytest.mark.parametrize("command", [["render", "local"], ["operator-manifests"]])
 def test_a_directory_without_the_marker_is_never_replaced_whatever_it_holds(
-    tmp_path: Path, entries: dict[str, str | None], command: list[str]
+    tmp_path: Path, ready: Path, entries: dict[str, str | None], command: list[str]
 ) -> None:
     out = tmp_path / "out"
     make(out, entries)
     before = snapshot(tmp_path)
-    assert run(*command, "--out", str(out)) == (2, "", refused(f"{out}: --out: {NO_MARKER}"))
+    assert run("--root", str(ready), *command, "--out", str(out)) == (
+        2,
+        "",
+        refused(f"{out}: --out: {NO_MARKER}"),
+    )
     assert snapshot(tmp_path) == before
 
 
 @pytest.mark.parametrize("command", [["render", "local", "-q"], ["operator-manifests"]])
 def test_a_directory_the_tool_wrote_is_not_replaced_once_it_holds_a_users_file(
-    tmp_path: Path, command: list[str]
+    tmp_path: Path, ready: Path, command: list[str]
 ) -> None:
     out = tmp_path / "out"
-    assert run(*command, "--out", str(out))[0] == 0
+    assert run("--root", str(ready), *command, "--out", str(out))[0] == 0
     (out / "notes.txt").write_text("keep me\n")
     (out / "stack-prod.yaml").write_text("kind: Stack  # mine\n")
     (out / "sub").mkdir()
@@ -120,7 +134,11 @@ def test_a_directory_the_tool_wrote_is_not_replaced_once_it_holds_a_users_file(
         "holds files this tool did not write (notes.txt, stack-prod.yaml, sub/link); it would"
         " be replaced whole: move them out or choose a new or empty directory"
     )
-    assert run(*command, "--out", str(out)) == (2, "", refused(f"{out}: --out: {message}"))
+    assert run("--root", str(ready), *command, "--out", str(out)) == (
+        2,
+        "",
+        refused(f"{out}: --out: {message}"),
+    )
     assert snapshot(tmp_path) == before
 
 

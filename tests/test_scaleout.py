@@ -15,6 +15,7 @@ from stacks import cli, inventory, operator, render
 from stacks.errors import InvalidInputError
 from stacks.loader import load_stack
 from tests.conftest import ROOT, shared_or_skip
+from tests.deploy_helpers import passphrase_ciphertext, ready_project
 
 PREFIX = "hypershell-gateways:"
 INVENTORY = "inventory/gateways"
@@ -254,20 +255,26 @@ def test_bad_labels_are_reported(fleet: Path) -> None:
 # --- operator --------------------------------------------------------------------------------
 
 
-def test_one_operator_stack_per_project_stack() -> None:
-    files = operator.operator_manifests(ROOT)
-    assert sorted(files) == ["stack-aws.yaml", "stack-ibm.yaml"]  # local is excluded
-    ibm = yaml.safe_load(files["stack-ibm.yaml"])
-    assert ibm["metadata"] == {
-        "name": "hypershell-gateways-ibm",
+ACCOUNT_FILES = [
+    "clusterrolebinding-hypershell-gateways-deployer-auth-delegator.yaml",
+    "serviceaccount-hypershell-gateways-deployer.yaml",
+]
+
+
+def test_one_operator_stack_per_stack_the_operator_owns(tmp_path: Path) -> None:
+    files = operator.operator_manifests(ready_project(tmp_path / "p"), cli._prepare_all)
+    assert sorted(files) == [*ACCOUNT_FILES, "stack-aws.yaml"]  # the settings: stacks [aws]
+    aws = yaml.safe_load(files["stack-aws.yaml"])
+    assert aws["metadata"] == {
+        "name": "hypershell-gateways-aws",
         "namespace": "pulumi-operator",
         "labels": {
             "app.kubernetes.io/part-of": "hypershell-gateways",
-            "app.kubernetes.io/instance": "ibm",
+            "app.kubernetes.io/instance": "aws",
         },
     }
-    spec = ibm["spec"]
-    assert spec["stack"] == "example-org/hypershell-gateways/ibm"
+    spec = aws["spec"]
+    assert spec["stack"] == "example-org/hypershell-gateways/aws"
     assert spec["projectRepo"] == "https://github.com/example-org/hypershell-gateways.git"
     assert (spec["refresh"], spec["continueResyncOnCommitMatch"], spec["destroyOnFinalize"]) == (
         True,
@@ -279,27 +286,29 @@ def test_one_operator_stack_per_project_stack() -> None:
         "PULUMI_ACCESS_TOKEN": {
             "type": "Secret",
             "secret": {"name": "pulumi-api-token", "key": "accessToken"},
-        }
+        },
+        "AWS_ROLE_ARN": {"type": "Secret", "secret": {"name": "hypershell-aws", "key": "roleArn"}},
     }
     assert spec["gitAuth"] == {
         "accessToken": {"type": "Secret", "secret": {"name": "git-credentials", "key": "token"}}
     }
-    aws = yaml.safe_load(files["stack-aws.yaml"])
-    assert aws["spec"]["envRefs"]["AWS_ROLE_ARN"] == {
-        "type": "Secret",
-        "secret": {"name": "hypershell-aws", "key": "roleArn"},
-    }
 
 
-def test_operator_stacks_pass_the_crd_schema(tmp_path: Path) -> None:
+def test_operator_manifests_pass_the_schemas(tmp_path: Path) -> None:
     tool = shared_or_skip("tools/validate_manifests.py")
-    for name, text in operator.operator_manifests(ROOT).items():
-        (tmp_path / name).write_text(text)
+    project = ready_project(tmp_path / "p")
+    document = yaml.safe_load((project / operator.SETTINGS).read_text())
+    document["stacks"] = ["aws", "ibm"]
+    (project / operator.SETTINGS).write_text(yaml.safe_dump(document))
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, text in operator.operator_manifests(project, cli._prepare_all).items():
+        (out / name).write_text(text)
     done = subprocess.run(
-        [sys.executable, str(tool), str(tmp_path)], capture_output=True, text=True, check=False
+        [sys.executable, str(tool), str(out)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout
-    assert done.stdout.splitlines()[-1] == "2 passed, 0 failed"
+    assert done.stdout.splitlines()[-1] == "4 passed, 0 failed"
 
 
 def test_bad_operator_settings_name_the_field(tmp_path: Path) -> None:
@@ -344,29 +353,63 @@ def test_cli_validate_fails_on_an_orphan_gateway(
 
 
 def test_cli_writes_operator_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-
-    assert cli.main(["operator-manifests", "--out", str(tmp_path / "op")]) == 0
+    project = ready_project(tmp_path / "p")
+    assert (
+        cli.main(["--root", str(project), "operator-manifests", "--out", str(tmp_path / "op")]) == 0
+    )
     written = (p.name for p in (tmp_path / "op").iterdir())
-    assert sorted(n for n in written if not n.startswith(".")) == [
-        "stack-aws.yaml",
-        "stack-ibm.yaml",
-    ]
+    assert sorted(n for n in written if not n.startswith(".")) == [*ACCOUNT_FILES, "stack-aws.yaml"]
     assert capsys.readouterr().out.splitlines() == [
+        f"{tmp_path}/op/{ACCOUNT_FILES[0]}",
+        f"{tmp_path}/op/{ACCOUNT_FILES[1]}",
         f"{tmp_path}/op/stack-aws.yaml",
-        f"{tmp_path}/op/stack-ibm.yaml",
     ]
 
 
-def operator_project(root: Path, stacks: list[str], **settings: Any) -> Path:
-    """A project with the committed operator settings (``settings`` replacing keys) and an
-    (empty) ``Pulumi.<stack>.yaml`` per stack: operator-manifests reads only their names.
+def test_cli_refuses_a_stack_the_operator_owns_that_is_not_ready(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The committed aws stack: placeholder secrets, no CA bundle; the workspace would apply the
+    # Kubernetes objects and fail at the first PostgreSQL role.
+    out = tmp_path / "op"
+    assert cli.main(["operator-manifests", "--out", str(out)]) == 2
+    assert not out.exists()
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[1:3] for line in err[:-1]] == [
+        ["Pulumi.aws.yaml", f"{PREFIX}clusterSecrets.rosa-us-east-1.dbAdminPassword"],
+        ["Pulumi.aws.yaml", f"{PREFIX}clusterSecrets.rosa-us-west-2.dbAdminPassword"],
+        ["Pulumi.aws.yaml", f"{PREFIX}clusters.rosa-us-east-1.database.sslRootCert"],
+        ["Pulumi.aws.yaml", f"{PREFIX}clusters.rosa-us-west-2.database.sslRootCert"],
+    ]
+    assert err[-1] == "4 problem(s); nothing written"
 
-    The committed settings name aws and local, so ``stacks`` includes them."""
+
+def minimal_stack(root: Path, stack: str, index: int) -> None:
+    """A valid, deploy-ready stack without gateways (its own declarations directory)."""
+    directory = f"stacks/s{index}/gateways"
+    (root / directory).mkdir(parents=True)
+    config = {
+        f"{PREFIX}declarationsDir": directory,
+        f"{PREFIX}clusters": {f"c{index}": cluster(f"c{index}.example.com")},
+        f"{PREFIX}clusterSecrets": {
+            f"c{index}": {"dbAdminPassword": {"secure": passphrase_ciphertext(stack)}}
+        },
+    }
+    (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+
+
+def operator_project(root: Path, names: list[str], **settings: Any) -> Path:
+    """A project with the committed operator settings (``settings`` replacing keys; None
+    removes one) and a minimal deploy-ready ``Pulumi.<stack>.yaml`` per stack.
+
+    The committed settings name aws, so ``names`` includes it."""
     (root / "deploy").mkdir(parents=True)
     document = yaml.safe_load((ROOT / operator.SETTINGS).read_text()) | settings
+    document = {key: value for key, value in document.items() if value is not None}
     (root / operator.SETTINGS).write_text(yaml.safe_dump(document))
-    for stack in stacks:
-        (root / f"Pulumi.{stack}.yaml").write_text("config: {}\n")
+    shutil.copy(ROOT / operator.PULUMI_VERSION_FILE, root / operator.PULUMI_VERSION_FILE)
+    for index, stack in enumerate(names):
+        minimal_stack(root, stack, index)
     return root
 
 
@@ -375,9 +418,9 @@ STACK_NAME_RULE = "is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at mo
 
 @pytest.mark.parametrize("stack", ["Prod_EU", "prod-", "eu.", "a..b", "prod eu", "eu.west", ""])
 def test_a_stack_name_that_is_no_kubernetes_name_is_a_problem(tmp_path: Path, stack: str) -> None:
-    root = operator_project(tmp_path, ["aws", "local", stack])
+    root = operator_project(tmp_path, ["aws", "local", stack], stacks=["aws"])
     with pytest.raises(InvalidInputError) as caught:
-        operator.operator_manifests(root)
+        operator.operator_manifests(root, cli._prepare_all)
     assert [str(p) for p in caught.value.problems] == [
         f"Pulumi.{stack}.yaml: stack name {stack!r} {STACK_NAME_RULE}"
     ]
@@ -385,17 +428,24 @@ def test_a_stack_name_that_is_no_kubernetes_name_is_a_problem(tmp_path: Path, st
 
 @pytest.mark.parametrize("stack", ["prod-eu", "p1", "prod--eu", "a" * 22])
 def test_stack_names_that_make_kubernetes_names_are_written(tmp_path: Path, stack: str) -> None:
-    files = operator.operator_manifests(operator_project(tmp_path, ["aws", "local", stack]))
-    assert sorted(files) == sorted(["stack-aws.yaml", f"stack-{stack}.yaml"])  # local excluded
+    root = operator_project(tmp_path, ["aws", "local", stack], stacks=["aws", stack])
+    files = operator.operator_manifests(root, cli._prepare_all)
+    assert sorted(files) == sorted([*ACCOUNT_FILES, "stack-aws.yaml", f"stack-{stack}.yaml"])
     obj = yaml.safe_load(files[f"stack-{stack}.yaml"])
     assert obj["metadata"]["name"] == f"hypershell-gateways-{stack}"
 
 
 def test_every_operator_name_problem_is_reported_at_once(tmp_path: Path) -> None:
     long = "a" * 23  # 20 + 23 = 43 characters, one more than the CRD allows
-    root = operator_project(tmp_path, ["aws", "local", "Prod_EU", long, "Local"], exclude=["local"])
+    # The older form: every stack but the excluded ones.
+    root = operator_project(
+        tmp_path,
+        ["aws", "local", "Prod_EU", long, "Local"],
+        stacks=None,
+        exclude=["local"],
+    )
     with pytest.raises(InvalidInputError) as caught:
-        operator.operator_manifests(root)
+        operator.operator_manifests(root, cli._prepare_all)
     assert [str(p) for p in caught.value.problems] == [
         f"Pulumi.Local.yaml: stack name 'Local' {STACK_NAME_RULE}",
         f"Pulumi.Prod_EU.yaml: stack name 'Prod_EU' {STACK_NAME_RULE}",
@@ -409,15 +459,17 @@ def test_operator_settings_naming_no_stack_are_problems(tmp_path: Path) -> None:
     root = operator_project(
         tmp_path,
         ["aws", "ibm", "local"],
-        exclude=["local", "lcoal"],
+        stacks=["aws", "lcoal"],
         envFromSecrets={"awz": {"AWS_ROLE_ARN": secret}, "ibm": {"IC_API_KEY": secret}},
     )
     with pytest.raises(InvalidInputError) as caught:
-        operator.operator_manifests(root)
+        operator.operator_manifests(root, cli._prepare_all)
     assert [str(p) for p in caught.value.problems] == [
         "deploy/operator.yaml: envFromSecrets.awz: 'awz' names no stack of this project"
         " (no Pulumi.awz.yaml; stacks: aws, ibm, local)",
-        "deploy/operator.yaml: exclude.1: 'lcoal' names no stack of this project"
+        "deploy/operator.yaml: envFromSecrets.ibm: the operator does not own stack 'ibm'"
+        " (it owns: aws)",
+        "deploy/operator.yaml: stacks.1: 'lcoal' names no stack of this project"
         " (no Pulumi.lcoal.yaml; stacks: aws, ibm, local)",
     ]
 
@@ -425,12 +477,12 @@ def test_operator_settings_naming_no_stack_are_problems(tmp_path: Path) -> None:
 def test_cli_operator_manifests_writes_nothing_on_a_settings_typo(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = operator_project(tmp_path / "project", ["aws", "local"], exclude=["lcoal"])
+    root = operator_project(tmp_path / "project", ["aws", "local"], stacks=["aws", "lcoal"])
     out = tmp_path / "out"
     assert cli.main(["--root", str(root), "operator-manifests", "--out", str(out)]) == 2
     assert not out.exists()
     assert capsys.readouterr().err.splitlines() == [
-        "error: deploy/operator.yaml: exclude.0: 'lcoal' names no stack of this project"
+        "error: deploy/operator.yaml: stacks.1: 'lcoal' names no stack of this project"
         " (no Pulumi.lcoal.yaml; stacks: aws, local)",
         "1 problem(s); nothing written",
     ]

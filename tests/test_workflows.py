@@ -1,9 +1,11 @@
 """The GitHub workflows: they parse, pin every action, use the README's commands, and their
-shell steps treat exit codes as documented (run here with fake ``python``, ``pulumi``, ``gh``).
+shell steps treat exit codes as documented (run here with fake ``python``, ``pulumi``, ``gh``);
+their conditions are evaluated as GitHub would (``tests.gh_expressions``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -17,7 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
+from stacks import cli
 from tests.conftest import ROOT
+from tests.gh_expressions import evaluate, interpolate
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 README = ROOT / "README.md"
@@ -91,8 +95,17 @@ def test_permissions_are_least_privilege() -> None:
         "contents": "read",
         "pull-requests": "write",
     }
+    assert load("pull-request.yml")["jobs"]["preview"]["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+    }
+    for name in ("test", "credentials"):
+        assert "permissions" not in load("pull-request.yml")["jobs"][name]
     assert load("deploy.yml")["permissions"] == {"contents": "read"}
     assert load("drift.yml")["permissions"] == {"contents": "read", "issues": "write"}
+    for name in FILES:
+        for job in load(name)["jobs"].values():
+            assert set(job.get("permissions", {}).values()) <= {"read", "write"}
 
 
 # --- pinning ----------------------------------------------------------------------------------
@@ -153,6 +166,10 @@ def commands() -> set[str]:
                     continue
                 if not words:
                     continue
+                # `name="$(command ...)"`: the command inside.
+                captured = re.fullmatch(r"\w+=\$\((.*)\)", words[0]) if len(words) == 1 else None
+                if captured:
+                    words = shlex.split(captured[1])
                 if words[0] == "make":
                     found.add(" ".join(words[:2]))
                 elif words[0].endswith("python") and words[1:3] == ["-m", "stacks"]:
@@ -174,9 +191,13 @@ def commands() -> set[str]:
 
 def test_the_workflows_run_the_expected_commands() -> None:
     assert commands() == {
+        "make setup",
         "make test",
         "make validate",
         "python -m stacks diff --base --output",
+        "python -m stacks driver --list",
+        "python -m stacks validate --deploy",
+        "pulumi login",
         "pulumi preview --diff",
         "pulumi up",
         "pulumi refresh --preview-only --expect-no-changes",
@@ -232,7 +253,8 @@ def test_pull_request_diff_job_per_stack_with_the_base_branch_fetched() -> None:
         job["env"]["SAME_REPOSITORY"]
         == "${{ github.event.pull_request.head.repo.full_name == github.repository }}"
     )
-    assert job["env"]["HAS_PULUMI_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN != '' }}"
+    # The diff runs the pull request's code: it sees no secret, not even whether one exists.
+    assert "secrets." not in yaml.safe_dump(job)
 
 
 def test_pull_request_comment_is_sticky_per_stack_and_not_for_forks() -> None:
@@ -246,16 +268,186 @@ def test_pull_request_comment_is_sticky_per_stack_and_not_for_forks() -> None:
     assert "env.SAME_REPOSITORY == 'true'" in comment["if"]
 
 
-def test_pull_request_preview_only_with_credentials_and_never_for_forks() -> None:
-    preview = step("pull-request.yml", "diff", "pulumi preview --diff")
+# --- pull requests: previews of unmerged code -------------------------------------------------
+
+REPOSITORY = "acme/gateways"
+
+
+def pr_context(*, fork: bool, secrets: dict[str, str], stack: str = "ibm") -> dict[str, Any]:
+    head = "mallory/gateways" if fork else REPOSITORY
+    return {
+        "github": {
+            "repository": REPOSITORY,
+            "event": {"pull_request": {"head": {"repo": {"full_name": head}}}},
+        },
+        "secrets": secrets,
+        "vars": {},
+        "matrix": {"stack": stack},
+    }
+
+
+def job_env(name: str, job: str, context: dict[str, Any]) -> dict[str, str]:
+    """A job's ``env:`` as the runner sets it."""
+    env = load(name)["jobs"][job].get("env", {})
+    return {key: interpolate(str(value), context) for key, value in env.items()}
+
+
+def test_the_preview_runs_only_in_its_protected_environment_and_never_for_forks() -> None:
+    job = load("pull-request.yml")["jobs"]["preview"]
+    assert job["needs"] == ["credentials", "diff"]
+    assert job["strategy"]["matrix"]["stack"] == ["ibm", "aws"]  # local is not deployed
+    for stack in ("ibm", "aws"):
+        context = pr_context(fork=False, secrets={}, stack=stack)
+        assert interpolate(job["environment"], context) == f"preview-{stack}"
+    assert evaluate(job["if"], pr_context(fork=True, secrets={})) is False
+    assert evaluate(job["if"], pr_context(fork=False, secrets={})) is True
+
+
+def secret_references(name: str) -> list[tuple[str, str, str]]:
+    """(job, where, value) of every ``secrets.`` reference of a workflow."""
+    found = []
+    for job_name, job in load(name)["jobs"].items():
+        for key, value in job.get("env", {}).items():
+            if "secrets." in str(value):
+                found.append((job_name, f"env.{key}", str(value)))
+        for s in job["steps"]:
+            for key, value in s.get("env", {}).items():
+                if "secrets." in str(value):
+                    found.append((job_name, f"{s.get('name', s.get('uses'))}: {key}", str(value)))
+            assert "secrets." not in str(s.get("with", {})), f"{name} {job_name}"
+    return found
+
+
+TOKEN = "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+HAS_TOKEN = "${{ secrets.PULUMI_ACCESS_TOKEN != '' }}"
+
+
+def test_pull_requests_see_a_token_only_in_the_preview_environment() -> None:
+    assert secret_references("pull-request.yml") == [
+        ("credentials", "env.REPOSITORY_TOKEN", HAS_TOKEN),
+        ("preview", "env.HAS_PULUMI_TOKEN", HAS_TOKEN),
+        ("preview", "pulumi preview --diff (with the policy pack): PULUMI_ACCESS_TOKEN", TOKEN),
+    ]
+
+
+def test_a_token_value_is_only_handed_out_inside_an_environment() -> None:
+    for name in FILES:
+        for job_name, where, value in secret_references(name):
+            if value == TOKEN:
+                environment = load(name)["jobs"][job_name].get("environment")
+                assert environment, f"{name} {job_name} {where}: token outside an environment"
+                if name == "pull-request.yml":
+                    assert environment.startswith("preview-")
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("fork", "secrets", "code"),
+    [
+        (False, {}, 0),
+        (True, {}, 0),  # a fork's run sees no secret at all
+        (False, {"PULUMI_ACCESS_TOKEN": "pul-123"}, 1),  # repository or organisation level
+    ],
+)
+def test_a_repository_level_token_fails_the_pull_request(
+    tmp_path: Path, fork: bool, secrets: dict[str, str], code: int
+) -> None:
+    job = load("pull-request.yml")["jobs"]["credentials"]
+    assert "environment" not in job  # so only repository and organisation secrets resolve
+    env = job_env("pull-request.yml", "credentials", pr_context(fork=fork, secrets=secrets))
+    (only,) = job["steps"]
+    result, _ = run_script(only["run"], tmp_path, env)
+    assert result == code
+
+
+CREDENTIAL_CASES = [
+    ("", "true", True),
+    ("", "false", False),
+    ("https://api.pulumi.example.com", "true", True),
+    ("https://api.pulumi.example.com", "false", False),
+    ("s3://acme-pulumi-state", "false", True),  # a self-managed backend needs no Pulumi token
+    ("azblob://state", "false", True),
+]
+
+
+@needs_bash
+@pytest.mark.parametrize(("backend", "has_token", "ready"), CREDENTIAL_CASES)
+def test_the_preview_needs_the_backends_credentials(
+    tmp_path: Path, backend: str, has_token: str, ready: bool
+) -> None:
+    check = step("pull-request.yml", "preview", "Credentials for the backend")
+    assert check["id"] == "credentials"
+    env = {"STACK": "ibm", "HAS_PULUMI_TOKEN": has_token, "PULUMI_BACKEND_URL": backend}
+    done = subprocess.run(
+        ["bash", "-e", "-c", check["run"]],
+        cwd=tmp_path,
+        env={**os.environ, **env, "GITHUB_OUTPUT": str(tmp_path / "out")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert (tmp_path / "out").read_text(encoding="utf-8") == f"ready={str(ready).lower()}\n"
+    notice = "::notice::Environment preview-ibm has no PULUMI_ACCESS_TOKEN secret"
+    assert (notice in done.stdout) == (not ready)
+
+
+def test_every_preview_step_after_the_check_waits_for_credentials() -> None:
+    steps = load("pull-request.yml")["jobs"]["preview"]["steps"]
+    assert steps[0]["id"] == "credentials"
+    for s in steps[1:]:
+        condition = s["if"]
+        for ready, expected in (("true", True), ("false", False)):
+            context = {"steps": {"credentials": {"outputs": {"ready": ready}}}}
+            assert evaluate(condition, context) is expected, s.get("name", s.get("uses"))
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("scenario", "fork", "repository_secrets", "environment_secrets", "outcome"),
+    [
+        ("fork", True, {}, {}, "offline diff only"),
+        ("same-repository branch", False, {}, {"PULUMI_ACCESS_TOKEN": "t"}, "preview"),
+        ("missing token", False, {}, {}, "no preview (notice)"),
+        ("token at repository level", False, {"PULUMI_ACCESS_TOKEN": "t"}, {}, "failed"),
+    ],
+)
+def test_pull_request_conditions_end_to_end(
+    tmp_path: Path,
+    scenario: str,
+    fork: bool,
+    repository_secrets: dict[str, str],
+    environment_secrets: dict[str, str],
+    outcome: str,
+) -> None:
+    """What each kind of pull request gets: the credentials job's script, the preview job's
+    condition, its environment's secrets and its credentials step, chained as GitHub does
+    (a job runs only when the jobs it needs succeeded)."""
+    name = "pull-request.yml"
+    outside = pr_context(fork=fork, secrets=repository_secrets)
+    (check,) = load(name)["jobs"]["credentials"]["steps"]
+    code, _ = run_script(check["run"], tmp_path, job_env(name, "credentials", outside))
+    if code != 0:
+        assert outcome == "failed", scenario
+        return
+    preview = load(name)["jobs"]["preview"]
+    if not evaluate(preview["if"], outside):
+        assert outcome == "offline diff only", scenario
+        return
+    # Inside the environment (after its reviewers approved): its secrets, then the repository's.
+    inside = pr_context(fork=fork, secrets=repository_secrets | environment_secrets)
+    env = job_env(name, "preview", inside)
+    _, outputs = run_script(preview["steps"][0]["run"], tmp_path, env)
+    runs = evaluate(preview["steps"][-1]["if"], {"steps": {"credentials": {"outputs": outputs}}})
+    assert outcome == ("preview" if runs else "no preview (notice)"), scenario
+
+
+def test_the_preview_step_gets_the_token_and_shows_the_diff() -> None:
+    preview = step("pull-request.yml", "preview", "pulumi preview --diff")
     assert preview["uses"].startswith("pulumi/actions@")
     assert preview["with"]["command"] == "preview"
     assert preview["with"]["diff"] is True
-    condition = preview["if"]
-    assert "matrix.stack != 'local'" in condition
-    assert "env.HAS_PULUMI_TOKEN == 'true'" in condition
-    assert "env.SAME_REPOSITORY == 'true'" in condition
-    assert preview["env"] == {"PULUMI_ACCESS_TOKEN": "${{ secrets.PULUMI_ACCESS_TOKEN }}"}
+    assert preview["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN}
 
 
 def fake(bin_dir: Path, name: str, script: str) -> None:
@@ -331,7 +523,9 @@ def test_pull_request_diff_step_treats_3_as_changes_and_2_or_1_as_failures(
 
 def test_deploy_runs_pulumi_up_per_stack_in_its_environment() -> None:
     job = load("deploy.yml")["jobs"]["up"]
-    assert job["strategy"]["matrix"]["stack"] == ["ibm", "aws"]  # local is not deployed
+    # The stacks CI drives (deploy/operator.yaml): local is never a candidate.
+    assert job["needs"] == "stacks"
+    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.ci) }}"
     assert job["environment"] == "${{ matrix.stack }}"
     assert job["concurrency"] == {
         "group": "pulumi-${{ matrix.stack }}",
@@ -348,7 +542,8 @@ def test_deploy_runs_pulumi_up_per_stack_in_its_environment() -> None:
 
 def test_drift_runs_per_stack_in_its_environment_sharing_the_deploy_lock() -> None:
     job = load("drift.yml")["jobs"]["refresh"]
-    assert job["strategy"]["matrix"]["stack"] == ["ibm", "aws"]
+    assert job["needs"] == "stacks"
+    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.ci) }}"
     assert job["environment"] == "${{ matrix.stack }}"
     assert job["concurrency"] == load("deploy.yml")["jobs"]["up"]["concurrency"]
 
@@ -439,3 +634,277 @@ def test_a_clean_check_closes_the_open_drift_issue(
     assert len(made) == calls
     if open_issue:
         assert made[1].startswith("issue close 42 --repo acme/gateways --comment")
+
+
+# --- one driver per stack -----------------------------------------------------------------------
+
+FAKE_DRIVER = """\
+echo "$*" >> python-calls
+case "$*" in
+  *"--list ci"*) printf '%s\\n' "$FAKE_CI" ;;
+  *"--list operator"*) printf '%s\\n' "$FAKE_OPERATOR" ;;
+esac
+exit "${FAKE_CODE:-0}"
+"""
+
+
+def planning(name: str) -> dict[str, Any]:
+    return step(name, "stacks", "(python -m stacks driver)")
+
+
+@needs_bash
+@pytest.mark.parametrize("name", ["deploy.yml", "drift.yml"])
+def test_the_workflows_ask_who_drives_each_stack(tmp_path: Path, name: str) -> None:
+    driver = planning(name)
+    assert driver["env"] == {"CANDIDATES": "ibm aws"}  # local (kind) is never deployed from CI
+    fake(tmp_path / "bin", "make", 'echo "make $*" >> make-calls\n')
+    fake(tmp_path / ".venv" / "bin", "python", FAKE_DRIVER)
+    env = {
+        **driver["env"],
+        "FAKE_CI": '["ibm"]',
+        "FAKE_OPERATOR": '["aws"]',
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    code, outputs = run_script(driver["run"], tmp_path, env)
+    assert code == 0
+    assert (tmp_path / "make-calls").read_text() == "make setup\n"
+    calls = (tmp_path / "python-calls").read_text().splitlines()
+    assert calls[0] == "-m stacks driver --list ci ibm aws"
+    assert outputs["ci"] == '["ibm"]'
+    expected_outputs = {"ci": "${{ steps.driver.outputs.ci }}"}
+    if name == "deploy.yml":
+        assert calls[1] == "-m stacks driver --list operator ibm aws"
+        assert outputs["operator"] == '["aws"]'
+        expected_outputs["operator"] = "${{ steps.driver.outputs.operator }}"
+    assert load(name)["jobs"]["stacks"]["outputs"] == expected_outputs
+
+
+@needs_bash
+@pytest.mark.parametrize("name", ["deploy.yml", "drift.yml"])
+def test_invalid_operator_settings_stop_the_workflow(tmp_path: Path, name: str) -> None:
+    fake(tmp_path / "bin", "make", "true\n")
+    fake(tmp_path / ".venv" / "bin", "python", FAKE_DRIVER)
+    env = {
+        "CANDIDATES": "ibm aws",
+        "FAKE_CODE": "2",
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    code, outputs = run_script(planning(name)["run"], tmp_path, env)
+    assert code == 2
+    assert outputs == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "job", "output"),
+    [
+        ("deploy.yml", "up", "ci"),
+        ("drift.yml", "refresh", "ci"),
+        ("deploy.yml", "operator-ready", "operator"),
+    ],
+)
+def test_jobs_run_per_listed_stack_and_not_at_all_for_none(
+    name: str, job: str, output: str
+) -> None:
+    definition = load(name)["jobs"][job]
+    assert definition["needs"] == "stacks"
+    for listed, runs in (("[]", False), ('["ibm"]', True), ('["ibm","aws"]', True)):
+        context = {"needs": {"stacks": {"outputs": {output: listed}}}}
+        assert evaluate(definition["if"], context) is runs
+        assert evaluate(definition["strategy"]["matrix"]["stack"], context) == json.loads(listed)
+
+
+def test_the_committed_settings_split_the_candidates(capsys: pytest.CaptureFixture[str]) -> None:
+    candidates = planning("deploy.yml")["env"]["CANDIDATES"].split()
+    assert planning("drift.yml")["env"]["CANDIDATES"].split() == candidates
+    lists = {}
+    for driver in ("ci", "operator"):
+        assert cli.main(["driver", "--list", driver, *candidates]) == 0
+        lists[driver] = json.loads(capsys.readouterr().out)
+    assert lists == {"ci": ["ibm"], "operator": ["aws"]}  # deploy/operator.yaml: stacks [aws]
+
+
+def test_the_operator_stacks_are_checked_for_readiness_on_every_push() -> None:
+    job = load("deploy.yml")["jobs"]["operator-ready"]
+    assert "environment" not in job  # no credential: validate --deploy needs none
+    (check,) = [s for s in job["steps"] if "run" in s]
+    assert check["run"].split("\n")[:2] == [
+        "make setup",
+        '.venv/bin/python -m stacks validate "$STACK" --deploy',
+    ]
+
+
+# --- credentials and backends --------------------------------------------------------------------
+
+
+@needs_bash
+@pytest.mark.parametrize(("name", "job"), [("deploy.yml", "up"), ("drift.yml", "refresh")])
+@pytest.mark.parametrize(("backend", "has_token", "ready"), CREDENTIAL_CASES)
+def test_pulumi_cloud_needs_the_token_a_self_managed_backend_does_not(
+    tmp_path: Path, name: str, job: str, backend: str, has_token: str, ready: bool
+) -> None:
+    check = step(name, job, "Require Pulumi credentials")
+    assert load(name)["jobs"][job]["env"]["PULUMI_BACKEND_URL"] == "${{ vars.PULUMI_BACKEND_URL }}"
+    env = {"STACK": "ibm", "HAS_PULUMI_TOKEN": has_token, "PULUMI_BACKEND_URL": backend}
+    code, _ = run_script(check["run"], tmp_path, env)
+    assert code == (0 if ready else 1)
+
+
+def steps_of(name: str, job: str) -> list[dict[str, Any]]:
+    found = load(name)["jobs"][job]["steps"]
+    assert isinstance(found, list)
+    return found
+
+
+def index_of(steps: list[dict[str, Any]], part: str) -> int:
+    (index,) = [i for i, s in enumerate(steps) if part in s.get("name", "")]
+    return index
+
+
+def test_drift_logs_in_between_installing_the_cli_and_refreshing() -> None:
+    steps = steps_of("drift.yml", "refresh")
+    install = steps[index_of(steps, "Install the Pulumi CLI")]
+    # Install-only mode never logs in (pulumi/actions v7.0.0 src/main.ts, `installOnly`): a
+    # cloud-url there would be ignored, and the token is not needed to download the CLI.
+    assert "command" not in install["with"]
+    assert "cloud-url" not in install["with"]
+    assert "env" not in install
+    login = steps[index_of(steps, "Log in to the backend")]
+    assert login["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN}
+    order = [index_of(steps, part) for part in ("Install the Pulumi CLI", "Log in", "Drift check")]
+    assert order == sorted(order)
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("backend", "args"),
+    [
+        ("", "login --non-interactive"),
+        (
+            "s3://acme-pulumi-state?region=us-east-1",
+            "login --non-interactive s3://acme-pulumi-state?region=us-east-1",
+        ),
+        (
+            "https://api.pulumi.example.com",
+            "login --non-interactive https://api.pulumi.example.com",
+        ),
+    ],
+)
+@pytest.mark.parametrize("login_code", [0, 255])
+def test_drift_logs_in_to_the_configured_backend(
+    tmp_path: Path, backend: str, args: str, login_code: int
+) -> None:
+    fake(tmp_path / "bin", "pulumi", 'echo "$*" > pulumi-args\nexit "$FAKE_CODE"\n')
+    env = {
+        "PULUMI_BACKEND_URL": backend,
+        "FAKE_CODE": str(login_code),
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    code, _ = run_script(step("drift.yml", "refresh", "Log in")["run"], tmp_path, env)
+    assert code == login_code  # a failed login fails the check before the refresh
+    assert (tmp_path / "pulumi-args").read_text(encoding="utf-8") == args + "\n"
+
+
+def test_every_pulumi_action_installs_the_declared_cli_version() -> None:
+    actions = [s for _, _, s in all_steps() if s.get("uses", "").startswith("pulumi/actions@")]
+    assert len(actions) == 3  # preview, up, drift's install
+    for s in actions:
+        assert s["with"]["pulumi-version-file"] == ".pulumi.version"
+        assert "pulumi-version" not in s["with"]
+    for name in FILES:
+        assert "PULUMI_VERSION" not in load(name).get("env", {})
+    assert (ROOT / ".pulumi.version").is_file()
+
+
+# --- policy pack ---------------------------------------------------------------------------------
+
+FAKE_VENV_PYTHON = """\
+echo "$*" >> python-calls
+if [ "$1 $2" = "-m venv" ]; then
+  mkdir -p "$3/bin"
+  printf '#!/usr/bin/env bash\\necho "$*" >> pip-calls\\n' > "$3/bin/pip"
+  chmod +x "$3/bin/pip"
+fi
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "job", "title", "stacks"),
+    [
+        ("deploy.yml", "up", "pulumi up", ["ibm", "aws"]),
+        ("pull-request.yml", "preview", "pulumi preview --diff", ["ibm", "aws"]),
+    ],
+)
+def test_preview_and_up_run_the_policy_pack_with_the_stacks_config(
+    name: str, job: str, title: str, stacks: list[str]
+) -> None:
+    steps = steps_of(name, job)
+    action = steps[index_of(steps, title)]
+    # The inputs of pulumi/actions v7.0.0 (action.yml: policyPacks, policyPackConfigs).
+    assert action["with"]["policyPacks"] == "policy"
+    assert action["with"]["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
+    assert index_of(steps, "Policy pack virtualenv") < steps.index(action)
+    assert (ROOT / "policy" / "PulumiPolicy.yaml").is_file()
+    for stack in stacks:
+        config = interpolate(action["with"]["policyPackConfigs"], {"matrix": {"stack": stack}})
+        assert json.loads((ROOT / config).read_text(encoding="utf-8"))
+
+
+@needs_bash
+@pytest.mark.parametrize(("name", "job"), [("deploy.yml", "up"), ("pull-request.yml", "preview")])
+def test_the_policy_pack_venv_is_created_from_its_requirements(
+    tmp_path: Path, name: str, job: str
+) -> None:
+    venv = step(name, job, "Policy pack virtualenv")
+    fake(tmp_path / "bin", "python", FAKE_VENV_PYTHON)
+    env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    code, _ = run_script(venv["run"], tmp_path, env)
+    assert code == 0
+    assert (tmp_path / "python-calls").read_text() == "-m venv policy/venv\n"
+    assert (tmp_path / "pip-calls").read_text() == (
+        "install --quiet --disable-pip-version-check -r policy/requirements.txt\n"
+    )
+    # The virtualenv PulumiPolicy.yaml names.
+    policy = yaml.safe_load((ROOT / "policy" / "PulumiPolicy.yaml").read_text(encoding="utf-8"))
+    assert policy["runtime"]["options"]["virtualenv"] == "venv"
+
+
+def test_the_policy_pack_venv_is_ignored_by_git() -> None:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("needs git")
+    inside = subprocess.run(
+        [git, "-C", str(ROOT), "rev-parse", "--is-inside-work-tree"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if inside.stdout.strip() != "true":
+        pytest.skip(f"{ROOT} is not a git work tree")
+    for path in ("policy/venv/bin/python", "policy/venv/pyvenv.cfg"):
+        done = subprocess.run(
+            [git, "-C", str(ROOT), "check-ignore", "--no-index", "-q", path], check=False
+        )
+        assert done.returncode == 0, f"{path} is not ignored"
+    kept = subprocess.run(
+        [git, "-C", str(ROOT), "check-ignore", "--no-index", "-q", "policy/requirements.txt"],
+        check=False,
+    )
+    assert kept.returncode == 1
+
+
+# --- the expression evaluator these tests rely on -------------------------------------------
+
+
+def test_the_expression_evaluator_follows_githubs_rules() -> None:
+    assert evaluate("secrets.MISSING != ''", {"secrets": {}}) is False
+    assert evaluate("secrets.X != ''", {"secrets": {"X": "v"}}) is True
+    assert evaluate("'Main' == 'main'", {}) is True
+    assert evaluate("a == b", {"a": "acme/x", "b": "acme/y"}) is False
+    org = "vars.ORG && format('{0}/{1}', vars.ORG, 'ibm') || 'ibm'"
+    assert evaluate(org, {"vars": {"ORG": "acme"}}) == "acme/ibm"
+    assert evaluate(org, {"vars": {}}) == "ibm"
+    assert evaluate("!(a == 'x') && always()", {"a": "y"}) is True
+    assert evaluate("fromJSON('[\"a\"]')", {}) == ["a"]
+    assert evaluate("startsWith('HTTPS://x', 'https://')", {}) is True
+    assert interpolate("preview-${{ matrix.stack }}", {"matrix": {"stack": "aws"}}) == "preview-aws"
+    assert interpolate("${{ secrets.T != '' }}", {"secrets": {}}) == "false"
