@@ -189,6 +189,15 @@ def test_public_is_revoked_by_a_provider_that_logs_in_as_the_owner() -> None:
         "connectTimeout": "180",
     }
     assert is_secret(owner.inputs["password"])
+    # Its inputs come from the Role's and Database's outputs, so the engine configures it only
+    # once both exist and deletes it before them; the Grant names it as its provider, which
+    # the engine treats as a dependency (pulumi/pulumi pkg/resource/graph/dependency_graph.go,
+    # DependenciesOf), so the Grant is deleted first, by the owner.
+    assert sorted(d.rsplit("::", 1)[1] for d in owner.dependencies) == [
+        "acme-database-db",
+        "acme-database-db-password",
+        "acme-database-db-role",
+    ]
     role = one(recording, "postgresql:index/role:Role", "acme-database-db-role")
     assert role.inputs["password"] == owner.inputs["password"]
 
