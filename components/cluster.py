@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as kubernetes
 import pulumi_postgresql as postgresql
-from pulumi_kubernetes.rbac.v1 import ClusterRole
+from pulumi_kubernetes.rbac.v1 import ClusterRolePatch
 
 from components import naming
 from components.wire import wire
@@ -35,12 +35,24 @@ class ClusterArgs:
     """Admin password (a Pulumi secret)."""
     database_ssl_root_cert: str | None
     """CA bundle path the admin connection verifies the server with, or None for the system's."""
+    delete_unreachable: bool = False
+    """Drop this cluster's resources from the state when its API server is unreachable
+    (a decommissioned cluster), instead of failing every preview of the stack."""
 
 
 class Cluster(pulumi.ComponentResource):
     """Creates: the cluster's Kubernetes provider; its PostgreSQL admin provider with
     ``sslmode=verify-full``; the shared ClusterRole ``openshell-gateway-node-reader`` (one
-    per cluster, bound per tenant by each gateway)."""
+    per cluster, bound per tenant by each gateway), applied as a server-side apply patch.
+
+    Provider settings that differ from pulumi-kubernetes' defaults, read in its source
+    (pulumi/pulumi-kubernetes ``provider/pkg/provider/diff.go`` ``forceNewProperties``):
+    ConfigMaps and Secrets are immutable unless ``enableConfigMapMutable`` /
+    ``enableSecretMutable`` are set, so a change of their data would replace the object, and
+    since ours have fixed names the replacement deletes before it creates (an outage for the
+    gateway reading them). With both set, data changes are updates in place; the Deployment's
+    pod-template hash still rolls the pods (``components.deployment``).
+    """
 
     kubernetes: kubernetes.Provider
     postgresql: postgresql.Provider
@@ -53,6 +65,12 @@ class Cluster(pulumi.ComponentResource):
             f"{name}-k8s",
             context=args.kubeconfig_context,
             kubeconfig=args.kubeconfig,
+            # Update ConfigMap/Secret data in place instead of delete-then-create (see above).
+            enable_config_map_mutable=True,
+            enable_secret_mutable=True,
+            # Off unless the stack says so: a cluster that is only briefly unreachable must
+            # fail the run, not vanish from the state (README, "Decommissioning a cluster").
+            delete_unreachable=args.delete_unreachable,
             opts=child,
         )
         self.postgresql = postgresql.Provider(
@@ -67,10 +85,24 @@ class Cluster(pulumi.ComponentResource):
             superuser=False,
             opts=child,
         )
-        role = ClusterRole(
+        # A Patch, not a ClusterRole: pulumi-kubernetes >= 4.29 creates objects client-side and
+        # fails with AlreadyExists for an object the stack did not create
+        # (provider/pkg/await/await.go ``Creation``: server-side apply only when
+        # ``upsertExistingObjects`` is set or ``kinds.IsPatchResource``). This object already
+        # exists on every cluster upstream's controller ran on, and every stack on a shared
+        # cluster applies it. A Patch is a server-side apply that creates the object when it is
+        # absent; each stack applies it under its own field manager (``fieldManagerName``: a
+        # unique name kept in the state), so any number of stacks co-own the same values.
+        # ``upsertExistingObjects`` on the provider would re-open the data loss 4.29 closed
+        # for every other object (CHANGELOG 4.29.0, #2926), so it stays off.
+        role = ClusterRolePatch(
             f"{name}-node-reader",
             metadata={
                 "name": naming.NODE_READER_CLUSTER_ROLE,
+                # Rules are one atomic list: a manager that wrote other rules (an older
+                # upstream controller, an edit by hand) would be a conflict; these rules are
+                # what every gateway on the cluster needs, so the apply takes them over.
+                "annotations": {"pulumi.com/patchForce": "true"},
                 "labels": {
                     "app.kubernetes.io/name": "openshell",
                     "app.kubernetes.io/component": "gateway",
@@ -79,8 +111,8 @@ class Cluster(pulumi.ComponentResource):
                 },
             },
             rules=wire(_NODE_READER_RULES),
-            # Never deleted (upstream's rule): every tenant on the cluster is bound to it, and
-            # other stacks sharing the cluster (scale-out) apply the same object.
+            # Never deleted nor relinquished (upstream's rule): every tenant on the cluster is
+            # bound to it, and other stacks sharing the cluster (scale-out) apply it too.
             opts=pulumi.ResourceOptions(
                 parent=self, provider=self.kubernetes, retain_on_delete=True
             ),

@@ -7,11 +7,16 @@ published address all use its result.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 from components.naming import DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, host_label
 
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+# The WHATWG URL standard ("ends in a number") and inet_aton read a name whose last label is
+# decimal or 0x-hexadecimal as an IPv4 address (`127.1`, `0x7f.1`); no top-level domain is
+# numeric (RFC 3696 §2), so such a name can only be an address.
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
 class HostnameError(ValueError):
@@ -44,6 +49,36 @@ def check_dns_name(value: str, *, what: str = "host") -> str:
     return value
 
 
+def check_host(value: str, *, what: str = "host") -> str:
+    """Return ``value`` if clients can reach it by name over TLS, else raise HostnameError.
+
+    A lowercase RFC 1123 DNS name (``check_dns_name``) that is no IP address (certificates,
+    Routes and GRPCRoutes name hosts; an address would be read as one, not resolved) and is
+    fully qualified: a single label (``sandboxes``, ``localhost``) depends on each client's
+    search domains, and a wildcard certificate ``*.<label>`` for a base domain is refused by
+    TLS clients. Database hosts are not held to this: an address or ``localhost`` is fine there.
+    """
+    check_dns_name(value, what=what)
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        pass
+    else:
+        raise HostnameError(f"{what} {value!r} is an IP address; it must be a DNS name")
+    last = value.rsplit(".", 1)[-1]
+    if _NUMERIC_LABEL.fullmatch(last):
+        raise HostnameError(
+            f"{what} {value!r} ends in the numeric label {last!r}, so it is read as an IP"
+            " address; it must be a DNS name (no top-level domain is numeric)"
+        )
+    if "." not in value:
+        raise HostnameError(
+            f"{what} {value!r} is a single label; it must be a fully qualified DNS name such as"
+            f" {value}.example.com"
+        )
+    return value
+
+
 def tenant_slot(namespace: str, base_domain: str) -> str:
     """The host a tenant owns under the base domain: ``gw-<namespace>.<baseDomain>``."""
     return f"{host_label(namespace)}.{base_domain}"
@@ -55,11 +90,13 @@ def gateway_hostname(*, namespace: str, base_domain: str | None, explicit: str |
     - explicit host outside the base domain: used as is (vanity host);
     - explicit host under the base domain: must be the tenant's own slot (hijack guard);
     - no explicit host: the tenant's slot, which needs a base domain.
+
+    Hosts and base domains are fully qualified DNS names, never IP addresses (``check_host``).
     """
     if base_domain is not None:
-        check_dns_name(base_domain, what="base domain")
+        check_host(base_domain, what="base domain")
     if explicit is not None:
-        host = check_dns_name(explicit)
+        host = check_host(explicit)
         if base_domain is not None and (host == base_domain or host.endswith("." + base_domain)):
             slot = tenant_slot(namespace, base_domain)
             if host != slot:

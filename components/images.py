@@ -29,6 +29,8 @@ _REFERENCE = re.compile(
     rf"(?:@(?P<digest>{_DIGEST}))?"
 )
 _NAME_MAX = 255
+_REGISTRY_PORT = re.compile(r":([0-9]+)$")  # after the host or the bracketed IPv6 literal
+_PORT_MAX = 65535
 _FORBIDDEN = {
     ";": "';'",
     "&": "'&'",
@@ -103,6 +105,15 @@ def parse_image(reference: str) -> ImageRef:
         raise ImageReferenceError(
             f"image reference {reference!r}: name is longer than {_NAME_MAX} characters"
         )
+    port = _REGISTRY_PORT.search(ref.registry or "")
+    # The grammar takes any digits; a TCP port is 1-65535. Length first: int() of thousands
+    # of digits is refused by Python itself.
+    digits = port[1].lstrip("0") if port is not None else ""
+    if port is not None and (len(digits) > 5 or not 1 <= int(digits or "0") <= _PORT_MAX):
+        raise ImageReferenceError(
+            f"image reference {reference!r}: registry port {port[1]} is out of range"
+            f" (1-{_PORT_MAX})"
+        )
     return ref
 
 
@@ -110,16 +121,20 @@ def rewrite_with_mirrors(image: ImageRef, mirrors: Mapping[str, str]) -> ImageRe
     """Apply registry mirrors: the longest prefix of the image name (on ``/`` boundaries) wins.
 
     Prefixes match the name as written: ``nginx`` is not expanded to
-    ``docker.io/library/nginx``, so mirror such images by the name the declarations use.
+    ``docker.io/library/nginx``, so mirror such images by the name the declarations use. The
+    registry host compares case-insensitively, as DNS does (``GHCR.io/x`` is ``ghcr.io/x``);
+    the repository path is lowercase by the grammar, so the whole name is compared lowercased.
 
     ``{"ghcr.io/nvidia": "registry.internal:5000/nvidia"}`` turns
     ``ghcr.io/nvidia/openshell/gateway:1`` into
     ``registry.internal:5000/nvidia/openshell/gateway:1``.
     """
     name = image.name
+    folded = name.lower()  # ASCII by the grammar: the same length as ``name``
     best: str | None = None
     for prefix in mirrors:
-        if (name == prefix or name.startswith(prefix + "/")) and (
+        key = prefix.lower()
+        if (folded == key or folded.startswith(key + "/")) and (
             best is None or len(prefix) > len(best)
         ):
             best = prefix

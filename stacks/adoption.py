@@ -11,7 +11,9 @@ Not imported, and why:
   state, so there is nothing to import; they are generated anew and written into the
   imported Secrets (the tenant CA changes: clients re-pin the ``caCertificate`` output);
 - objects upstream never creates (the default-deny and metrics NetworkPolicies) and the
-  PUBLIC revoke Grant: created by the next ``up``.
+  PUBLIC revoke Grant: created by the next ``up``;
+- the shared node-reader ClusterRole: the program applies it as a ``ClusterRolePatch``
+  (server-side apply), which takes over the existing object without an import.
 """
 
 from __future__ import annotations
@@ -82,7 +84,6 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
     """The import file for the stack's adopted gateways (empty ``resources`` when none)."""
     recording = rendered.recording
     adopted = {g.name for g in rendered.prepared.loaded.gateways if g.adopted}
-    clusters = {g.cluster for g in rendered.prepared.loaded.gateways if g.adopted}
     name_table: dict[str, str] = {}
     components: dict[str, dict[str, Any]] = {}
     resources: list[dict[str, Any]] = []
@@ -102,18 +103,11 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
 
     for resource in sorted(recording.resources.values(), key=lambda r: r.urn):
         gateway = recording.ancestor_name(resource, "hypershell:gateway:Gateway")
-        shared_role = (
-            gateway is None
-            and resource.inputs.get("kind") == "ClusterRole"
-            and any(
-                a.type == "hypershell:cluster:Cluster" and a.name in clusters
-                for a in recording.ancestors(resource)
-            )
-        )
-        if not shared_role and (gateway not in adopted or not _is_upstream(resource)):
+        if gateway not in adopted or not _is_upstream(resource):
             continue
         provider = recording.resources[resource.provider or ""]
         name_table[provider.name] = provider.urn
+        parent_ref(provider)  # its Cluster: created with it before the import (README)
         entry: dict[str, Any] = {
             "type": resource.type,
             "name": resource.name,

@@ -331,7 +331,7 @@ def parser() -> argparse.ArgumentParser:
         help="pulumi import file for gateways adopted from the upstream controller",
         description="Write a `pulumi import --file` file mapping every object the upstream"
         " controller created for the stack's adopted gateways (declarations with"
-        " spec.namespace), the shared ClusterRole and their PostgreSQL role and database to"
+        " spec.namespace) and their PostgreSQL role and database to"
         " their existing IDs. See README, 'Adopting gateways'.",
         epilog=IMPORT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from components import naming
-from components.hostnames import check_dns_name
+from components.hostnames import check_dns_name, check_host
 from components.images import parse_image
 from components.ingress import IngressMode, parse_ingress_mode, resolve_ingress_mode
 
@@ -110,6 +110,14 @@ class DatabaseServer(Model):
     def _host(cls, value: str) -> str:
         return check_dns_name(value, what="database host")
 
+    @field_validator("admin_user")
+    @classmethod
+    def _admin_user(cls, value: str) -> str:
+        reserved = reserved_role_problem(value)
+        if reserved is not None:
+            raise ValueError(f"{reserved}; it cannot be the admin role Pulumi logs in as")
+        return value
+
 
 _SERVICE_HOST = re.compile(r"[a-z0-9-]+\.(?P<namespace>[a-z0-9-]+)\.svc(\.cluster\.local)?")
 
@@ -132,11 +140,29 @@ class ClusterConfig(Model):
     storage_class: DnsLabel | None = Field(None, alias="storageClass")
     metrics_namespace: DnsLabel | None = Field(None, alias="metricsNamespace")
     """Namespace allowed to scrape the gateways' metrics port."""
+    delete_unreachable: bool = Field(False, alias="deleteUnreachable")
+    """Decommissioned cluster: the Kubernetes provider drops the cluster's objects from the
+    state when its API server cannot be reached, instead of failing the stack's runs."""
 
     @field_validator("base_domain")
     @classmethod
     def _base_domain(cls, value: str | None) -> str | None:
-        return None if value is None else check_dns_name(value, what="base domain")
+        return None if value is None else check_host(value, what="base domain")
+
+    @field_validator("registry_mirrors")
+    @classmethod
+    def _one_prefix_per_registry_host(cls, value: dict[str, str]) -> dict[str, str]:
+        """Registry hosts compare case-insensitively (``images.rewrite_with_mirrors``), so
+        two keys that differ only in the host's case would be one prefix with two targets."""
+        seen: dict[str, str] = {}
+        for key in value:
+            other = seen.setdefault(key.lower(), key)
+            if other != key:
+                raise ValueError(
+                    f"{other!r} and {key!r} are the same prefix (registry hosts compare"
+                    " case-insensitively); keep one"
+                )
+        return value
 
     @model_validator(mode="after")
     def _gateway_api_needs_gateway(self) -> ClusterConfig:
@@ -280,14 +306,48 @@ def _gateway_name(value: object) -> object:
     return value
 
 
-_SYSTEM_NAMESPACES = re.compile(r"default|kube-.*|openshift|openshift-.*")
+# Namespaces of the platform and of the cluster-wide software a fleet runs. A gateway owns its
+# namespace (removing the gateway deletes it, adopting one puts it under the gateway's labels
+# and NetworkPolicies), so a declaration never names one of these.
+_SYSTEM_NAMESPACE_PREFIXES = (
+    "kube-",  # reserved by Kubernetes (kube-system, kube-public, kube-node-lease)
+    "openshift-",  # reserved by OpenShift, which refuses projects named openshift-* or kube-*
+    "open-cluster-management-",  # Red Hat ACM / multicluster engine agents and hub
+)
+_SYSTEM_NAMESPACES = frozenset(
+    {
+        "default",  # Kubernetes
+        "openshift",  # OpenShift's shared image streams and templates
+        "olm",  # Operator Lifecycle Manager outside OpenShift ...
+        "operators",  # ... and its global OperatorGroup
+        "istio-system",  # Istio / OpenShift Service Mesh, a Gateway API implementation
+        "istio-cni",
+        "cert-manager",  # cert-manager and the OpenShift cert-manager Operator
+        "cert-manager-operator",
+        "hypershift",  # the HyperShift operator (hosted control planes)
+        "open-cluster-management",  # Red Hat ACM / multicluster engine
+        "multicluster-engine",
+        "local-cluster",
+        "ibm-system",  # IBM Cloud ROKS: cloud provider, certificates, Calico networking
+        "ibm-cert-store",
+        "calico-system",
+        "tigera-operator",
+        "local-path-storage",  # kind's volume provisioner (the local stack)
+        "hypershell-system",  # upstream HyperShell's control plane, whose gateways are adopted
+    }
+)
+
+
+def is_system_namespace(name: str) -> bool:
+    """A namespace of the platform or of cluster-wide software, never a tenant's."""
+    return name in _SYSTEM_NAMESPACES or name.startswith(_SYSTEM_NAMESPACE_PREFIXES)
 
 
 def _namespace(value: object) -> object:
     if not isinstance(value, str):
         return value  # the str type reports it
     _dns_label(value)
-    if _SYSTEM_NAMESPACES.fullmatch(value):
+    if is_system_namespace(value):
         raise ValueError(f"{value!r} is a system namespace; a gateway needs its own")
     limit = naming.max_namespace_length()
     if len(value) > limit:
@@ -325,21 +385,41 @@ def _postgres_identifier(value: object) -> object:
 
 _SYSTEM_DATABASES = frozenset({"postgres", "template0", "template1"})
 _OWN_DATABASE = "a gateway needs a role and database of its own"
+RESERVED_ROLES = {
+    "public": "PUBLIC stands for every role",
+    "none": "PostgreSQL refuses to create a role of that name",
+    "current_user": "CURRENT_USER stands for the role of the session",
+    "current_role": "CURRENT_ROLE stands for the role of the session",
+    "session_user": "SESSION_USER stands for the role that logged in",
+}
+"""Role names PostgreSQL reserves (src/backend/parser/gram.y, RoleSpec and RoleId: "role name
+"public"/"none" is reserved", "CURRENT_USER cannot be used as a role name here"); names
+starting with ``pg_`` are reserved too (src/backend/commands/user.c, CreateRole:
+IsReservedName). The postgresql provider quotes role names (cyrilgdn/terraform-provider-
+postgresql, postgresql/resource_postgresql_role.go, createRole: pq.QuoteIdentifier), so
+``"current_user"`` could be created, but every unquoted CURRENT_USER would mean another role."""
+
+
+def reserved_role_problem(name: str) -> str | None:
+    """Why PostgreSQL reserves the role name ``name``, or None."""
+    if name in RESERVED_ROLES:
+        return f"{name!r} is a reserved PostgreSQL role name ({RESERVED_ROLES[name]})"
+    if name.startswith("pg_"):
+        return f"{name!r} starts with 'pg_', which PostgreSQL reserves for its system roles"
+    return None
 
 
 def _database_name(value: object) -> object:
     """A gateway manages the role and database of this name (and drops both with
-    ``deletionPolicy: Delete``): never the server's own."""
+    ``deletionPolicy: Delete``): never the server's own, never a reserved role name."""
     _postgres_identifier(value)
     if not isinstance(value, str):
         return value  # the str type reports it
     if value in _SYSTEM_DATABASES:
         raise ValueError(f"{value!r} is a PostgreSQL system database; {_OWN_DATABASE}")
-    if value.startswith("pg_"):
-        raise ValueError(
-            f"{value!r} starts with 'pg_', which PostgreSQL reserves for its system roles;"
-            f" {_OWN_DATABASE}"
-        )
+    reserved = reserved_role_problem(value)
+    if reserved is not None:
+        raise ValueError(f"{reserved}; {_OWN_DATABASE}")
     return value
 
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,44 @@ class ClusterSecrets(Model):
 
     db_admin_password: str = Field(alias="dbAdminPassword", min_length=1)
     kubeconfig: str | None = None
+
+
+def all_cluster_secrets(
+    raw: Any, clusters: Iterable[str], config_path: str
+) -> dict[str, ClusterSecrets]:
+    """Every cluster's secrets, validated together; every problem raised at once.
+
+    The program calls this before it registers any resource: a problem found later, inside an
+    ``apply``, would reach the Pulumi CLI as an unhandled exception with a traceback.
+    """
+    field = f"{PROJECT}:{SECRETS_KEY}"
+    if raw is not None and not isinstance(raw, Mapping):
+        raise InvalidInputError(
+            [
+                Problem(
+                    config_path,
+                    field,
+                    "expected a mapping of cluster name to its secrets, found"
+                    f" {type(raw).__name__}",
+                )
+            ]
+        )
+    names = list(clusters)
+    found: dict[str, ClusterSecrets] = {}
+    problems: list[Problem] = []
+    for cluster in names:
+        try:
+            found[cluster] = cluster_secrets(raw, cluster, config_path)
+        except InvalidInputError as error:
+            problems += error.problems
+    if isinstance(raw, Mapping):
+        problems += [
+            Problem(config_path, f"{field}.{name}", "no such cluster in this stack")
+            for name in sorted(set(raw) - set(names), key=str)
+        ]
+    if problems:
+        raise InvalidInputError(problems)
+    return found
 
 
 def cluster_secrets(raw: Any, cluster: str, config_path: str) -> ClusterSecrets:
@@ -91,32 +129,30 @@ def gateway_args(
     )
 
 
-def _pick_secrets(
-    secrets: pulumi.Output[Any], cluster: str, config_path: str
-) -> pulumi.Output[ClusterSecrets]:
-    return secrets.apply(lambda raw: cluster_secrets(raw, cluster, config_path))
+def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str, Gateway]:
+    """Register every cluster and gateway of a validated stack; return the gateways by name.
 
-
-def _kubeconfig(picked: ClusterSecrets) -> Any:
-    # None leaves the provider on the operator's kubeconfig (and kubeconfigContext).
-    return picked.kubeconfig
-
-
-def build(stack: LoadedStack, secrets: pulumi.Output[Any]) -> dict[str, Gateway]:
-    """Register every cluster and gateway of a validated stack; return the gateways by name."""
+    ``secrets`` come from ``all_cluster_secrets``: validated, one entry per cluster. They enter
+    the program as secret Outputs, so the engine encrypts them in the state and masks them."""
     clusters: dict[str, Cluster] = {}
     for name, cluster in sorted(stack.config.clusters.items()):
-        picked = _pick_secrets(secrets, name, stack.config_path)
+        picked = secrets[name]
         clusters[name] = Cluster(
             name,
             ClusterArgs(
                 kubeconfig_context=cluster.kubeconfig_context,
-                kubeconfig=picked.apply(_kubeconfig),
+                # None leaves the provider on the operator's kubeconfig (and kubeconfigContext).
+                kubeconfig=(
+                    pulumi.Output.secret(picked.kubeconfig)
+                    if picked.kubeconfig is not None
+                    else None
+                ),
                 database_admin_host=cluster.database.admin_host,
                 database_admin_port=cluster.database.admin_port,
                 database_admin_user=cluster.database.admin_user,
-                database_admin_password=picked.apply(lambda s: s.db_admin_password),
+                database_admin_password=pulumi.Output.secret(picked.db_admin_password),
                 database_ssl_root_cert=cluster.database.ssl_root_cert,
+                delete_unreachable=cluster.delete_unreachable,
             ),
         )
     gateways: dict[str, Gateway] = {}
@@ -154,6 +190,13 @@ def main(root: Path = ROOT) -> dict[str, Gateway]:
         key: config.get_object(key) for key in OBJECT_KEYS
     }
     stack = load_stack(root, pulumi.get_stack(), {k: v for k, v in raw.items() if v is not None})
-    gateways = build(stack, config.require_secret_object(SECRETS_KEY))
+    # The plain value, read only to validate its structure before any resource is registered;
+    # ``build`` wraps every value back into a secret Output. (pulumi.Config.get_object on a
+    # secret key returns the decrypted value; the SDK's warning for that is disabled,
+    # pulumi/pulumi sdk/python/lib/pulumi/config.py ``_get``, TODO #7127.)
+    secrets = all_cluster_secrets(
+        config.get_object(SECRETS_KEY), stack.config.clusters, stack.config_path
+    )
+    gateways = build(stack, secrets)
     export(gateways)
     return gateways

@@ -63,27 +63,11 @@ def _replace_secure(value: Any, counter: list[int]) -> Any:
 
 
 def _secret_problems(display: str, secrets: Any, clusters: list[str]) -> list[Problem]:
-    if secrets is not None and not isinstance(secrets, dict):
-        return [
-            Problem(
-                display,
-                f"{PROJECT}:{SECRETS_KEY}",
-                "expected a mapping of cluster name to its secrets, found"
-                f" {type(secrets).__name__}",
-            )
-        ]
-    problems: list[Problem] = []
-    for cluster in clusters:
-        try:
-            program.cluster_secrets(secrets, cluster, display)
-        except InvalidInputError as error:
-            problems += error.problems
-    if isinstance(secrets, dict):
-        problems += [
-            Problem(display, f"{PROJECT}:{SECRETS_KEY}.{name}", "no such cluster in this stack")
-            for name in sorted(set(secrets) - set(clusters), key=str)
-        ]
-    return problems
+    try:
+        program.all_cluster_secrets(secrets, clusters, display)
+    except InvalidInputError as error:
+        return error.problems
+    return []
 
 
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}

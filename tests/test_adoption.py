@@ -82,7 +82,7 @@ def test_import_file_follows_pulumis_format(adopted: render.Rendered) -> None:
             assert entry["provider"] in document["nameTable"], entry
 
 
-def test_only_the_adopted_gateway_and_the_shared_role_are_imported(
+def test_only_the_adopted_gateway_is_imported(
     adopted: render.Rendered,
 ) -> None:
     document = adoption.import_file(adopted)
@@ -92,7 +92,6 @@ def test_only_the_adopted_gateway_and_the_shared_role_are_imported(
     ns = ADOPTED_NS
     assert ids == sorted(
         [
-            ("ClusterRole", "openshell-gateway-node-reader"),
             ("ClusterRoleBinding", f"openshell-gateway-node-reader-{ns}"),
             ("ConfigMap", f"{ns}/openshell-gateway-config"),
             ("Database", ADOPTED_DB),
@@ -192,8 +191,8 @@ def test_cli_writes_the_import_file_and_prints_the_targets(
     assert cli.main(["--root", str(tmp_path), "import-file", "ibm"]) == 0
     out = capsys.readouterr().out
     written = json.loads((tmp_path / "build/import/ibm.json").read_text())
-    assert sum(1 for r in written["resources"] if "id" in r) == 23
-    assert f"23 resources to import → {tmp_path}/build/import/ibm.json" in out
+    assert sum(1 for r in written["resources"] if "id" in r) == 22
+    assert f"22 resources to import → {tmp_path}/build/import/ibm.json" in out
     cluster = "urn:pulumi:ibm::hypershell-gateways::hypershell:cluster:Cluster"
     assert (
         f"  pulumi up --target '{cluster}$pulumi:providers:kubernetes::roks-us-east-k8s'"

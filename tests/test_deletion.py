@@ -131,8 +131,8 @@ def test_deletion_policy_decides_whether_role_and_database_are_retained(
     )
     # Every tenant of a cluster is bound to its node-reader ClusterRole: never deleted.
     assert retained_outside_gateways(recording) == [
-        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "east-node-reader"),
-        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "west-node-reader"),
+        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRolePatch", "east-node-reader"),
+        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRolePatch", "west-node-reader"),
     ]
     assert [r.name for r in recording.resources.values() if r.protect] == []
 

@@ -400,10 +400,24 @@ def test_unknown_base_ref_exits_2(pristine: Path, tmp_path: Path) -> None:
     assert run.out == ""
 
 
+def other_kind_cluster(text: str) -> str:
+    """The local stack's config on another kind cluster and database: a copy of its gateways
+    on the same ones would take their namespaces and databases (stacks.inventory)."""
+    for old, new in (
+        ("kind-hypershell", "kind-extra"),
+        ("gw.localhost", "extra.localhost"),
+        ("adminPort: 15432", "adminPort: 15433"),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
 def test_base_without_the_stack_is_an_empty_side(pristine: Path, tmp_path: Path) -> None:
     repo = clone(pristine, tmp_path / "repo")
     text = (repo / "Pulumi.local.yaml").read_text(encoding="utf-8")
     text = text.replace("stacks/local/gateways", "stacks/extra/gateways")  # not shared
+    text = other_kind_cluster(text)
     (repo / "Pulumi.extra.yaml").write_text(text, encoding="utf-8")
     shutil.copytree(repo / "stacks/local/gateways", repo / "stacks/extra/gateways")
     first = run_diff(repo, "extra", "--base", "HEAD")
@@ -578,7 +592,7 @@ def test_an_invalid_base_stack_is_an_empty_side_and_the_others_still_diff(
     for stack in ("aws", "ibm"):
         (repo / f"Pulumi.{stack}.yaml").unlink()
     text = (repo / "Pulumi.local.yaml").read_text(encoding="utf-8")
-    text = text.replace("stacks/local/gateways", "stacks/extra/gateways")
+    text = other_kind_cluster(text.replace("stacks/local/gateways", "stacks/extra/gateways"))
     (repo / "Pulumi.extra.yaml").write_text(text, encoding="utf-8")
     shutil.copytree(repo / "stacks/local/gateways", repo / "stacks/extra/gateways")
     declare(repo, "local", "broken", "  colour: blue")

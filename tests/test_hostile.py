@@ -25,6 +25,7 @@ import yaml
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from stacks.loader import CONFIG_KEYS, SECRETS_KEY
 from stacks.render import MARKER
 from tests.hostile_helpers import (
     Outcome,
@@ -630,7 +631,7 @@ def cluster_unknown_field(draw: st.DrawFn, project: Project) -> None:
 
 
 def unknown_config_key(draw: st.DrawFn, project: Project) -> None:
-    known = {"declarationsDir", "images", "clusters", "clusterSecrets"}
+    known = {*CONFIG_KEYS, SECRETS_KEY}
     name = draw(KEY.filter(lambda k: k not in known))
     project.config_extra[f"{PREFIX}{name}"] = draw(st.sampled_from(["x", 1, {"a": 1}]))
     _config(project)

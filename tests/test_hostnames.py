@@ -6,7 +6,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from components.hostnames import HostnameError, check_dns_name, gateway_hostname, grpcs_address
+from components.hostnames import (
+    HostnameError,
+    check_dns_name,
+    check_host,
+    gateway_hostname,
+    grpcs_address,
+)
 
 BASE = "apps.example.com"
 SYNTAX = (
@@ -28,9 +34,22 @@ NO_HOST = (
 
 # Namespaces that fit a host slot (gw- + at most 60 = 63).
 NAMESPACE = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,58}[a-z0-9])?", fullmatch=True)
-# Base domains short enough (at most 6 * 30 + 5 = 185) that gw-<ns>.<base> stays within 253.
+# Base domains short enough (at most 6 * 30 + 5 = 185) that gw-<ns>.<base> stays within 253:
+# fully qualified (two labels or more) and ending in a label that is not numeric (check_host).
 BASE_LABEL = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?", fullmatch=True)
-BASE_DOMAIN = st.lists(BASE_LABEL, min_size=1, max_size=6).map(".".join)
+TOP_LABEL = st.from_regex(r"[a-z]([-a-z0-9]{0,28}[a-z0-9])?", fullmatch=True)
+
+
+def domains(max_labels: int) -> st.SearchStrategy[str]:
+    """Fully qualified domains of 2 to ``max_labels`` labels whose last label has a letter."""
+    return st.builds(
+        lambda labels, top: ".".join([*labels, top]),
+        st.lists(BASE_LABEL, min_size=1, max_size=max_labels - 1),
+        TOP_LABEL,
+    )
+
+
+BASE_DOMAIN = domains(6)
 
 
 # --- check_dns_name ------------------------------------------------------------------------
@@ -212,7 +231,7 @@ def test_slot_beyond_253_characters_is_rejected() -> None:
     assert str(info.value) == f"host {slot!r} is 256 characters; at most 253"
 
 
-@given(NAMESPACE, st.lists(BASE_LABEL, min_size=1, max_size=12).map(".".join))
+@given(NAMESPACE, domains(12))
 def test_slot_is_returned_exactly_when_it_fits(namespace: str, base: str) -> None:
     assume(len(base) <= 253)
     slot = f"gw-{namespace}.{base}"
@@ -222,6 +241,116 @@ def test_slot_is_returned_exactly_when_it_fits(namespace: str, base: str) -> Non
         with pytest.raises(HostnameError) as info:
             gateway_hostname(namespace=namespace, base_domain=base, explicit=None)
         assert str(info.value) == f"host {slot!r} is {len(slot)} characters; at most 253"
+
+
+# --- check_host: what clients reach by name ------------------------------------------------
+
+
+def ip_message(value: str, what: str = "host") -> str:
+    return f"{what} {value!r} is an IP address; it must be a DNS name"
+
+
+def numeric_message(value: str, last: str, what: str = "host") -> str:
+    return (
+        f"{what} {value!r} ends in the numeric label {last!r}, so it is read as an IP"
+        " address; it must be a DNS name (no top-level domain is numeric)"
+    )
+
+
+def single_label_message(value: str, what: str = "host") -> str:
+    return (
+        f"{what} {value!r} is a single label; it must be a fully qualified DNS name such as"
+        f" {value}.example.com"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("10.0.0.1", ip_message("10.0.0.1")),
+        ("192.168.1.255", ip_message("192.168.1.255")),
+        ("0.1.2.3", ip_message("0.1.2.3")),
+        ("127.1", numeric_message("127.1", "1")),  # inet_aton: 127.0.0.1
+        ("010.0.0.1", numeric_message("010.0.0.1", "1")),  # octal to inet_aton
+        ("256.1.1.1", numeric_message("256.1.1.1", "1")),
+        ("grpc.example.123", numeric_message("grpc.example.123", "123")),
+        ("0x7f.0x1", numeric_message("0x7f.0x1", "0x1")),  # hexadecimal to URL parsers
+        ("sandboxes", single_label_message("sandboxes")),
+        ("localhost", single_label_message("localhost")),
+        ("a", single_label_message("a")),
+        ("10", numeric_message("10", "10")),
+    ],
+)
+def test_check_host_refuses_addresses_and_single_labels(value: str, message: str) -> None:
+    assert check_dns_name(value) == value  # still a DNS name: a database host may be this
+    with pytest.raises(HostnameError) as info:
+        check_host(value)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "value", ["example.com", "gw-ns.apps.example.com", "1.2.3.example", "10.0.0.1.nip.io", "a.b"]
+)
+def test_check_host_accepts_fully_qualified_names(value: str) -> None:
+    assert check_host(value) == value
+
+
+def test_check_host_checks_the_dns_syntax_first() -> None:
+    with pytest.raises(HostnameError) as info:
+        check_host("Grpc.example.com", what="base domain")
+    assert str(info.value) == f"base domain 'Grpc.example.com'{SYNTAX}"
+
+
+@given(st.ip_addresses(v=4).map(str))
+def test_every_ipv4_address_is_refused(address: str) -> None:
+    with pytest.raises(HostnameError) as info:
+        check_host(address)
+    assert str(info.value) == ip_message(address)
+
+
+@given(domains(6))
+def test_every_fully_qualified_name_with_a_non_numeric_top_label_passes(value: str) -> None:
+    assert check_host(value) == value
+
+
+@given(st.lists(BASE_LABEL, min_size=1, max_size=4).map(".".join), st.integers(0, 10**6))
+def test_a_numeric_top_label_is_always_refused(labels: str, top: int) -> None:
+    value = f"{labels}.{top}"
+    with pytest.raises(HostnameError):
+        check_host(value)
+
+
+@pytest.mark.parametrize("explicit", ["10.0.0.1", "sandboxes", "127.1"])
+@pytest.mark.parametrize("base", [BASE, None])
+def test_gateway_hostname_refuses_an_address_or_single_label_host(
+    explicit: str, base: str | None
+) -> None:
+    with pytest.raises(HostnameError) as info:
+        gateway_hostname(namespace="ns", base_domain=base, explicit=explicit)
+    assert (
+        str(info.value)
+        == {
+            "10.0.0.1": ip_message("10.0.0.1"),
+            "sandboxes": single_label_message("sandboxes"),
+            "127.1": numeric_message("127.1", "1"),
+        }[explicit]
+    )
+
+
+@pytest.mark.parametrize(
+    ("base", "message"),
+    [
+        ("10.0.0.1", ip_message("10.0.0.1", "base domain")),
+        ("apps", single_label_message("apps", "base domain")),
+        ("apps.10", numeric_message("apps.10", "10", "base domain")),
+    ],
+)
+def test_gateway_hostname_refuses_an_address_or_single_label_base_domain(
+    base: str, message: str
+) -> None:
+    with pytest.raises(HostnameError) as info:
+        gateway_hostname(namespace="ns", base_domain=base, explicit=None)
+    assert str(info.value) == message
 
 
 # --- grpcs_address -------------------------------------------------------------------------

@@ -379,3 +379,96 @@ def test_resolve_rejects_an_invalid_override_even_with_valid_defaults() -> None:
             override="quay.io/Team/gw:1", stack_default=STACK, builtin_default=BUILTIN, mirrors={}
         )
     assert str(info.value) == grammar_message("quay.io/Team/gw:1")
+
+
+# --- registry ports ------------------------------------------------------------------------
+
+
+def port_message(reference: str, port: str) -> str:
+    return f"image reference {reference!r}: registry port {port} is out of range (1-65535)"
+
+
+@pytest.mark.parametrize(
+    ("reference", "port"),
+    [
+        ("localhost:0/app", "0"),
+        ("registry.internal:65536/app:1", "65536"),
+        ("registry.internal:99999/nvidia/gateway@" + SHA256, "99999"),
+        ("[fd00::1]:0/team/app", "0"),
+        ("[::1]:70000/x", "70000"),
+        ("mirror:000/x", "000"),
+        ("registry.internal:" + "9" * 40 + "/app", "9" * 40),
+    ],
+)
+def test_registry_port_out_of_range_is_rejected(reference: str, port: str) -> None:
+    assert error_of(reference) == port_message(reference, port)
+
+
+@pytest.mark.parametrize(
+    ("reference", "registry"),
+    [
+        ("localhost:1/app", "localhost:1"),
+        ("registry.internal:65535/app", "registry.internal:65535"),
+        ("[fd00::1]:443/app", "[fd00::1]:443"),
+        ("mirror:080/x", "mirror:080"),  # leading zeros: still port 80
+        ("[fd00::1]/app", "[fd00::1]"),
+    ],
+)
+def test_registry_port_in_range_is_accepted(reference: str, registry: str) -> None:
+    assert parse_image(reference).registry == registry
+
+
+@given(_HOST, st.integers(min_value=65536, max_value=10**12))
+def test_every_port_above_65535_is_rejected(host: str, port: int) -> None:
+    reference = f"{host}:{port}/app:1"
+    assert error_of(reference) == port_message(reference, str(port))
+
+
+@given(_HOST, st.integers(min_value=1, max_value=65535))
+def test_every_port_from_1_to_65535_is_accepted(host: str, port: int) -> None:
+    assert parse_image(f"{host}:{port}/app:1").registry == f"{host}:{port}"
+
+
+# --- registry hosts compare case-insensitively -----------------------------------------------
+
+MIRROR = {"ghcr.io/nvidia": "registry.internal:5000/nvidia"}
+
+
+@pytest.mark.parametrize(
+    "reference",
+    ["GHCR.IO/nvidia/openshell/gateway:1", "Ghcr.Io/nvidia/openshell/gateway:1"],
+)
+def test_an_uppercase_registry_host_still_takes_the_mirror(reference: str) -> None:
+    assert rewrite_with_mirrors(parse_image(reference), MIRROR) == ImageRef(
+        "registry.internal:5000", "nvidia/openshell/gateway", "1", None
+    )
+
+
+def test_an_uppercase_mirror_key_matches_a_lowercase_image() -> None:
+    mirrors = {"GHCR.io/nvidia": "registry.internal:5000/nvidia"}
+    assert rewrite_with_mirrors(GATEWAY, mirrors) == ImageRef(
+        "registry.internal:5000", "nvidia/openshell/gateway", "0.0.109", None
+    )
+
+
+def test_the_longest_prefix_wins_whatever_the_case() -> None:
+    mirrors = {"ghcr.io/nvidia": "mirror.internal/nv", "GHCR.IO/nvidia/openshell": "registry/os"}
+    image = parse_image("Ghcr.io/nvidia/openshell/gateway:1")
+    assert str(rewrite_with_mirrors(image, mirrors)) == "registry/os/gateway:1"
+
+
+def test_an_unmirrored_uppercase_registry_host_is_kept_as_written() -> None:
+    image = parse_image("Quay.IO/team/app:1")
+    assert rewrite_with_mirrors(image, MIRROR) == image
+
+
+@given(
+    st.lists(st.booleans(), min_size=len("ghcr.io"), max_size=len("ghcr.io")),
+    st.lists(PATH_COMPONENT, min_size=1, max_size=3).map("/".join),
+)
+def test_a_mirror_applies_to_every_casing_of_its_registry_host(
+    upper: list[bool], path: str
+) -> None:
+    host = "".join(c.upper() if u else c for c, u in zip("ghcr.io", upper, strict=True))
+    image = parse_image(f"{host}/nvidia/{path}:2")
+    assert str(rewrite_with_mirrors(image, MIRROR)) == f"registry.internal:5000/nvidia/{path}:2"

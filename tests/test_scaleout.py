@@ -176,10 +176,46 @@ def test_cli_validate_fails_on_a_copied_stack_config(
         f" Pulumi.ibm.yaml; {SHARING}",
         "2 problem(s); nothing written",
     ]
-    # A stack of its own directory is fine again.
+    # A directory of its own with the same gateways on the same cluster and database server:
+    # each gateway's namespace, role, database and host would have two owners.
     shutil.copytree(ROOT / "stacks" / "ibm" / "gateways", tmp_path / "stacks" / "prod" / "gateways")
     prod = tmp_path / "Pulumi.prod.yaml"
     prod.write_text(prod.read_text().replace("stacks/ibm/gateways", "stacks/prod/gateways"))
+    capsys.readouterr()
+    assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "22 problem(s); nothing written"
+    assert err[0].startswith(
+        "error: stacks/ibm/gateways/batch-jobs.yaml: spec.databaseName: database"
+        " 'gw_batch_jobs' on server "
+    )
+    assert err[0].endswith(
+        " is also used by stacks/prod/gateways/batch-jobs.yaml (cluster 'roks-us-east' of"
+        " Pulumi.prod.yaml)"
+    )
+    # On a cluster and database server of its own, the copy is fine.
+    text = prod.read_text()
+    for old, new in (
+        ("hysh-ibm-01/", "hysh-ibm-02/"),  # kubeconfigContext
+        ("hysh-ibm-01-", "hysh-ibm-02-"),  # baseDomain
+        ("5e4b1c7a-", "6f5c2d8b-"),  # the database server
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    prod.write_text(text)
+    capsys.readouterr()
+    assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
+    assert capsys.readouterr().err.splitlines() == [  # DNS is global: one vanity host, one owner
+        "error: stacks/ibm/gateways/research.yaml: spec.exposure.host: host"
+        " 'openshell.research.example.org' is also used by stacks/prod/gateways/research.yaml"
+        " (cluster 'roks-us-east' of Pulumi.prod.yaml)",
+        "error: stacks/prod/gateways/research.yaml: spec.exposure.host: host"
+        " 'openshell.research.example.org' is also used by stacks/ibm/gateways/research.yaml"
+        " (cluster 'roks-us-east' of Pulumi.ibm.yaml)",
+        "2 problem(s); nothing written",
+    ]
+    research = tmp_path / "stacks" / "prod" / "gateways" / "research.yaml"
+    research.write_text(research.read_text().replace("openshell.research", "prod.research"))
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 0
 
 

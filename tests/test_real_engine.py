@@ -1,0 +1,220 @@
+"""What the real providers and engine do that the mock runtime does not (issue: first real `up`).
+
+Each test pins one provider setting or program shape that the real engine depends on; the
+source each relies on is cited beside the code in ``components/cluster.py`` and
+``stacks/program.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from stacks import program, render
+from stacks.errors import InvalidInputError
+from stacks.offline import RecordedResource, Recording
+from tests.conftest import rendered
+
+PREFIX = "hypershell-gateways:"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+
+
+def _cluster(context: str) -> dict[str, Any]:
+    return {
+        "kubeconfigContext": context,
+        "capabilities": {"openshift": True},
+        "ingress": {"mode": "route"},
+        "baseDomain": "apps.example.com",
+        "database": {"adminHost": "db.example.com", "adminUser": "admin", "host": "db.example.com"},
+    }
+
+
+def _write_stack(root: Path, stack: str, gateways: list[str], **cluster: Any) -> None:
+    directory = f"gateways/{stack}"
+    config = {
+        f"{PREFIX}declarationsDir": directory,
+        f"{PREFIX}clusters": {"shared": _cluster("prod") | cluster},
+        f"{PREFIX}clusterSecrets": {"shared": {"dbAdminPassword": "x"}},
+    }
+    (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+    (root / directory).mkdir(parents=True)
+    for name in gateways:
+        document = {
+            "apiVersion": "hypershell.redhat.io/v1alpha1",
+            "kind": "Gateway",
+            "metadata": {"name": name},
+        }
+        (root / directory / f"{name}.yaml").write_text(yaml.safe_dump(document))
+
+
+def _cluster_scoped(recording: Recording) -> dict[tuple[str, str], RecordedResource]:
+    """Cluster-scoped Kubernetes objects by (kind, name)."""
+    return {
+        (r.inputs["kind"], r.inputs["metadata"]["name"]): r
+        for r in recording.resources.values()
+        if r.type.startswith("kubernetes:")
+        and r.custom
+        and not r.inputs.get("metadata", {}).get("namespace")
+    }
+
+
+# --- shared cluster objects -----------------------------------------------------------------
+
+
+def test_two_stacks_on_one_cluster_share_only_patches(tmp_path: Path) -> None:
+    # pulumi-kubernetes >= 4.29 creates client-side: an object both stacks create would be
+    # AlreadyExists for the second. Only server-side apply Patches may be shared.
+    _write_stack(tmp_path, "east-a", ["a"])
+    _write_stack(tmp_path, "east-b", ["b"])
+    first = _cluster_scoped(render.execute(render.prepare(tmp_path, "east-a")).recording)
+    second = _cluster_scoped(render.execute(render.prepare(tmp_path, "east-b")).recording)
+
+    shared = sorted(set(first) & set(second))
+
+    assert shared == [("ClusterRole", "openshell-gateway-node-reader")]
+    for key in shared:
+        for resource in (first[key], second[key]):
+            assert resource.type == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRolePatch"
+            assert resource.retain_on_delete is True
+            annotations = resource.inputs["metadata"]["annotations"]
+            assert annotations == {"pulumi.com/patchForce": "true"}
+        assert first[key].inputs == second[key].inputs
+    # Each tenant's own cluster-scoped objects are its own.
+    assert sorted(set(first) - set(second)) == [
+        ("ClusterRoleBinding", "openshell-gateway-node-reader-openshell-a"),
+        ("Namespace", "openshell-a"),
+    ]
+
+
+@pytest.mark.parametrize("stack", ["aws", "ibm", "local"])
+def test_no_committed_stack_creates_the_shared_cluster_role(stack: str) -> None:
+    types = {r.type for r in rendered(stack).recording.resources.values()}
+    assert "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole" not in types
+    assert "kubernetes:rbac.authorization.k8s.io/v1:ClusterRolePatch" in types
+
+
+# --- the Kubernetes provider's settings -----------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["aws", "ibm", "local"])
+def test_config_maps_and_secrets_update_in_place(stack: str) -> None:
+    providers = rendered(stack).recording.of_type(K8S_PROVIDER)
+    assert providers
+    for provider in providers:
+        # Provider inputs travel as JSON strings, as the Kubernetes SDK sends them.
+        assert provider.inputs["enableConfigMapMutable"] == "true"
+        assert provider.inputs["enableSecretMutable"] == "true"
+        assert provider.inputs["deleteUnreachable"] == "false"
+
+
+def test_delete_unreachable_is_set_per_cluster(tmp_path: Path) -> None:
+    _write_stack(tmp_path, "gone", ["a"], deleteUnreachable=True)
+
+    recording = render.execute(render.prepare(tmp_path, "gone")).recording
+
+    [provider] = recording.of_type(K8S_PROVIDER)
+    assert provider.inputs["deleteUnreachable"] == "true"
+
+
+def test_delete_unreachable_must_be_a_boolean(tmp_path: Path) -> None:
+    _write_stack(tmp_path, "gone", ["a"], deleteUnreachable="yes")
+
+    with pytest.raises(InvalidInputError) as caught:
+        render.prepare(tmp_path, "gone")
+
+    assert [str(p) for p in caught.value.problems] == [
+        "Pulumi.gone.yaml: hypershell-gateways:clusters.shared.deleteUnreachable:"
+        " Input should be a valid boolean"
+    ]
+
+
+# --- clusterSecrets are checked before anything is registered ---------------------------------
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def __init__(self) -> None:
+        self.registered: list[str] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.registered.append(args.typ)
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:
+        return {}, []
+
+
+@pytest.mark.parametrize(
+    ("secrets", "expected"),
+    [
+        (
+            {},
+            "Pulumi.s.yaml: hypershell-gateways:clusterSecrets.shared: missing;"
+            " set it with `pulumi config set --secret --path`",
+        ),
+        (
+            {"shared": {"dbAdminPassword": 5}},
+            "Pulumi.s.yaml: hypershell-gateways:clusterSecrets.shared.dbAdminPassword:"
+            " Input should be a valid string",
+        ),
+        (
+            ["x"],
+            "Pulumi.s.yaml: hypershell-gateways:clusterSecrets: expected a mapping of cluster"
+            " name to its secrets, found list",
+        ),
+    ],
+    ids=["missing-entry", "wrong-type", "not-a-mapping"],
+)
+def test_the_program_raises_before_registering_anything(
+    tmp_path: Path, secrets: Any, expected: str
+) -> None:
+    # Under the real CLI a problem raised inside an apply is an "unhandled exception" with a
+    # traceback; raised from main() it becomes a RunError (``__main__.py``): one clean message.
+    _write_stack(tmp_path, "s", ["a"])
+    mocks = _Mocks()
+    pulumi.runtime.set_mocks(mocks, project="hypershell-gateways", stack="s", preview=False)
+    config = yaml.safe_load((tmp_path / "Pulumi.s.yaml").read_text())["config"]
+    config[f"{PREFIX}clusterSecrets"] = secrets
+    pulumi.runtime.set_all_config(
+        {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
+        [f"{PREFIX}clusterSecrets"],
+    )
+    try:
+        with pytest.raises(InvalidInputError) as caught:
+            program.main(tmp_path)
+    finally:
+        pulumi.runtime.set_all_config({}, [])
+
+    assert [str(p) for p in caught.value.problems] == [expected]
+    assert mocks.registered == []
+
+
+def test_main_module_turns_invalid_input_into_a_run_error() -> None:
+    # The Pulumi language host prints a RunError's message alone, without a traceback
+    # (pulumi/pulumi sdk/python/lib/pulumi/errors.py ``RunError``).
+    root = Path(__file__).resolve().parent.parent
+    mocks = _Mocks()
+    pulumi.runtime.set_mocks(mocks, project="hypershell-gateways", stack="local", preview=False)
+    config = yaml.safe_load((root / "Pulumi.local.yaml").read_text())["config"]
+    config[f"{PREFIX}clusterSecrets"] = {"kind": {}}
+    pulumi.runtime.set_all_config(
+        {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
+        [f"{PREFIX}clusterSecrets"],
+    )
+    try:
+        with pytest.raises(pulumi.RunError) as caught:
+            runpy.run_path(str(root / "__main__.py"))
+    finally:
+        pulumi.runtime.set_all_config({}, [])
+
+    assert str(caught.value) == (
+        "invalid stack input:\n"
+        "Pulumi.local.yaml: hypershell-gateways:clusterSecrets.kind.dbAdminPassword:"
+        " required field is missing"
+    )
+    assert mocks.registered == []
