@@ -2,6 +2,11 @@
 
 Upstream drops both when a gateway is deleted; here they are retained unless the declaration
 says ``deletionPolicy: Delete`` (DESIGN §5.6).
+
+The PUBLIC revoke runs as the tenant role itself, through a provider that logs in as it
+(docs/design-notes.md, "Tenant databases are isolated by their owner"): only a database's
+owner can revoke PUBLIC's default CONNECT and TEMPORARY, and the cluster's admin is not the
+owner and keeps no inheriting membership in tenant roles.
 """
 
 from __future__ import annotations
@@ -18,6 +23,18 @@ from components import naming
 
 
 @dataclass(frozen=True, kw_only=True)
+class DatabaseEndpoint:
+    """PostgreSQL as Pulumi reaches it: the cluster admin connection's host, port and CA."""
+
+    host: str
+    """Host Pulumi connects to (``database.adminHost``)."""
+    port: int
+    """Port Pulumi connects to (``database.adminPort``)."""
+    ssl_root_cert: str | None
+    """CA bundle path for ``sslmode=verify-full``, or None for the system's."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class DatabaseArgs:
     identifier: str
     """Role and database name, ``gw_<name>``."""
@@ -27,6 +44,8 @@ class DatabaseArgs:
     """Database host as the gateway pods reach it."""
     port: int
     """Database port as the gateway pods reach it."""
+    endpoint: DatabaseEndpoint
+    """The server as Pulumi reaches it, for the provider that logs in as the tenant role."""
     retain_on_delete: bool
     """Keep the role and database in PostgreSQL when the gateway is deleted."""
     labels: dict[str, str]
@@ -40,10 +59,12 @@ def _uri(user: str, password: str, host: str, port: int, dbname: str) -> str:
 
 class Database(pulumi.ComponentResource):
     """Creates: a random password; Role ``gw_<name>`` (login); Database ``gw_<name>`` owned by
-    it; a Grant revoking CONNECT from PUBLIC; Secret ``openshell-gateway-db-credentials``
-    (host, port, dbname, user, password, uri with ``sslmode=require``).
+    it; a ``postgresql`` provider ``<name>-db-owner`` that logs in as that role to that
+    database (``sslmode=verify-full``); a Grant, through it, revoking every privilege from
+    PUBLIC; Secret ``openshell-gateway-db-credentials`` (host, port, dbname, user, password,
+    uri with ``sslmode=require``).
 
-    The PostgreSQL resources use the ``postgresql`` provider handed down by the parent (the
+    The Role and Database use the ``postgresql`` provider handed down by the parent (the
     cluster's admin provider, ``sslmode=verify-full``)."""
 
     database_name: pulumi.Output[str]
@@ -68,13 +89,40 @@ class Database(pulumi.ComponentResource):
         database = postgresql.Database(
             f"{name}-db", name=args.identifier, owner=role.name, opts=keep
         )
+        # Only the owner can revoke PUBLIC's default CONNECT and TEMPORARY: run as anyone else,
+        # REVOKE only warns, and the Grant then reads back [CONNECT, TEMPORARY] for PUBLIC on
+        # every refresh. For object_type "database" the provider grants itself no owner role
+        # first (terraform-provider-postgresql, resource_postgresql_grant.go, getRolesToGrant
+        # returns none; resourcePostgreSQLGrantCreateOrUpdate then runs createRevokeQuery's
+        # REVOKE ALL PRIVILEGES ON DATABASE as the provider's user), so the Grant goes through
+        # a provider that logs in as the owner. Its configuration is lazy (provider.go,
+        # providerConfigure opens no connection; helpers.go, PGResourceFunc connects at the
+        # first operation), and username/database are the Role's and Database's outputs, so
+        # it is used only after both exist (and after the Role's password is set).
+        # database: the tenant's own, so the role needs CONNECT nowhere else (the Grant's
+        # transactions use it too: helpers.go, startTransaction reuses the provider's client
+        # when the database is the configured one).
+        owner = postgresql.Provider(
+            f"{name}-db-owner",
+            host=args.endpoint.host,
+            port=args.endpoint.port,
+            username=role.name,
+            password=password.result,
+            database=database.name,
+            sslmode="verify-full",
+            sslrootcert=args.endpoint.ssl_root_cert,
+            superuser=False,
+            opts=child,
+        )
         postgresql.Grant(
             f"{name}-db-revoke-public",
             database=database.name,
             role="public",
             object_type="database",
             privileges=[],
-            opts=child,
+            # The owner's provider: deleted after this Grant and before the Database and Role
+            # (it depends on both), so a Delete revokes as the owner too.
+            opts=pulumi.ResourceOptions(parent=self, provider=owner),
         )
 
         uri: pulumi.Output[str] = pulumi.Output.all(

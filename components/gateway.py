@@ -8,7 +8,7 @@ import pulumi
 from pulumi_kubernetes.core.v1 import Namespace
 
 from components import naming
-from components.database import Database, DatabaseArgs
+from components.database import Database, DatabaseArgs, DatabaseEndpoint
 from components.exposure import Exposure, ExposureArgs, SharedGateway
 from components.hostnames import grpcs_address
 from components.ingress import IngressMode
@@ -48,6 +48,8 @@ class GatewayArgs:
     """PostgreSQL host as the gateway pods reach it."""
     database_port: int
     """PostgreSQL port as the gateway pods reach it."""
+    database_endpoint: DatabaseEndpoint
+    """PostgreSQL as Pulumi reaches it (the cluster admin connection's host, port and CA)."""
     retain_database: bool
     """Keep the role and database when the gateway is deleted (``deletionPolicy: Retain``)."""
     openshift: bool
@@ -108,6 +110,7 @@ class Gateway(pulumi.ComponentResource):
                 namespace=ns,
                 host=args.database_host,
                 port=args.database_port,
+                endpoint=args.database_endpoint,
                 retain_on_delete=args.retain_database,
                 labels=naming.standard_labels(name, component="database"),
             ),

@@ -58,6 +58,9 @@ class RecordedResource:
     protect: bool
     secret_outputs: tuple[str, ...]
     ignore_changes: tuple[str, ...] = ()
+    dependencies: tuple[str, ...] = ()
+    """URNs the registration depends on (from its inputs and ``depends_on``), as the engine
+    receives them: the engine creates these first and deletes them last."""
 
 
 @dataclass
@@ -216,6 +219,7 @@ class RecordingMonitor(mocks.MockMonitor):
             protect=request.protect if request.HasField("protect") else False,
             secret_outputs=secret_outputs,
             ignore_changes=tuple(request.ignoreChanges),
+            dependencies=tuple(sorted(request.dependencies)),
         )
         if self._on_register is not None:
             self._on_register(recorded)

@@ -14,6 +14,7 @@ import pulumi
 from pydantic import Field, ValidationError
 
 from components.cluster import Cluster, ClusterArgs
+from components.database import DatabaseEndpoint
 from components.exposure import SharedGateway
 from components.gateway import Gateway, GatewayArgs
 from stacks.errors import InvalidInputError, Problem, from_validation_error
@@ -108,6 +109,11 @@ def gateway_args(
         database_name=gateway.database_name,
         database_host=cluster.database.host,
         database_port=cluster.database.port,
+        database_endpoint=DatabaseEndpoint(
+            host=cluster.database.admin_host,
+            port=cluster.database.admin_port,
+            ssl_root_cert=cluster.database.ssl_root_cert,
+        ),
         retain_database=gateway.retain_database,
         openshift=cluster.capabilities.openshift,
         node_reader_cluster_role=node_reader,

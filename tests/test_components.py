@@ -10,10 +10,11 @@ import pulumi
 import pytest
 
 from components.cluster import Cluster, ClusterArgs
+from components.database import DatabaseEndpoint
 from components.exposure import SharedGateway
 from components.gateway import Gateway, GatewayArgs, GatewayImages
 from components.ingress import IngressMode
-from stacks.offline import Recording, run_program
+from stacks.offline import Recording, is_secret, run_program
 from tests.helpers import k8s, kinds, one, raw, secret_paths
 
 NS = "openshell-acme"
@@ -32,6 +33,9 @@ BASE_ARGS = GatewayArgs(
     database_name="gw_acme",
     database_host="db.example.com",
     database_port=5432,
+    database_endpoint=DatabaseEndpoint(
+        host="db-admin.example.com", port=5432, ssl_root_cert="certs/db-ca.pem"
+    ),
     retain_database=True,
     openshift=True,
     node_reader_cluster_role="openshell-gateway-node-reader",
@@ -157,8 +161,45 @@ def test_children_carry_the_cluster_providers() -> None:
     for res in recording.resources.values():
         if res.type.startswith("kubernetes:") and res.custom:
             assert res.provider is not None and res.provider.endswith("::c1-k8s"), res.name
-        if res.type.startswith("postgresql:"):
+        if res.type in {"postgresql:index/role:Role", "postgresql:index/database:Database"}:
             assert res.provider is not None and res.provider.endswith("::c1-postgres"), res.name
+    grant = one(recording, "postgresql:index/grant:Grant", "acme-database-db-revoke-public")
+    assert grant.provider is not None
+    assert grant.provider.endswith("$pulumi:providers:postgresql::acme-database-db-owner")
+
+
+def test_public_is_revoked_by_a_provider_that_logs_in_as_the_owner() -> None:
+    recording, _ = build(BASE_ARGS)
+    owner = one(recording, "pulumi:providers:postgresql", "acme-database-db-owner")
+    password = one(
+        recording, "random:index/randomPassword:RandomPassword", "acme-database-db-password"
+    )
+    assert owner.parent is not None and owner.parent.endswith("::acme-database")
+    # The admin connection's endpoint and TLS, the tenant role's name and password, and the
+    # tenant's own database (the role has CONNECT nowhere else).
+    assert owner.inputs == {
+        "host": "db-admin.example.com",
+        "port": "5432",
+        "sslmode": "verify-full",
+        "sslrootcert": "certs/db-ca.pem",
+        "username": "gw_acme",
+        "password": password.outputs["result"],
+        "database": "gw_acme",
+        "superuser": "false",
+        "connectTimeout": "180",
+    }
+    assert is_secret(owner.inputs["password"])
+    # Its inputs come from the Role's and Database's outputs, so the engine configures it only
+    # once both exist and deletes it before them; the Grant names it as its provider, which
+    # the engine treats as a dependency (pulumi/pulumi pkg/resource/graph/dependency_graph.go,
+    # DependenciesOf), so the Grant is deleted first, by the owner.
+    assert sorted(d.rsplit("::", 1)[1] for d in owner.dependencies) == [
+        "acme-database-db",
+        "acme-database-db-password",
+        "acme-database-db-role",
+    ]
+    role = one(recording, "postgresql:index/role:Role", "acme-database-db-role")
+    assert role.inputs["password"] == owner.inputs["password"]
 
 
 def test_deployment_follows_upstream() -> None:
@@ -291,6 +332,9 @@ def test_database_is_retained_or_deleted_per_policy() -> None:
             "role": "public",
         }
         assert grant.retain_on_delete is False
+        # Deleted with every gateway: it outlives its Grant, and the Role and Database outlive it.
+        owner = one(recording, "pulumi:providers:postgresql", "acme-database-db-owner")
+        assert owner.retain_on_delete is False
 
 
 def test_cluster_role_binding_targets_the_shared_role() -> None:

@@ -188,9 +188,16 @@ def test_secret_inputs_reach_the_program_only_as_secrets(tmp_path: Path, kind: s
         for r in recording.resources.values()
         if r.type.startswith("pulumi:providers:")
     }
+    gateways = [r.name for r in recording.of_type("hypershell:gateway:Gateway")]
+    assert gateways
     assert providers == {
         **{("pulumi:providers:kubernetes", f"{c}-k8s"): ["kubeconfig"] for c in clusters},
         **{("pulumi:providers:postgresql", f"{c}-postgres"): ["password"] for c in clusters},
+        # Each tenant's owner provider logs in with the tenant's generated password.
+        **{
+            ("pulumi:providers:postgresql", f"{g}-database-db-owner"): ["password"]
+            for g in gateways
+        },
     }
 
 

@@ -223,18 +223,22 @@ def test_registry_prefixes_match_at_boundaries(image: str, prefix: str, allowed:
 # --- PostgreSQL ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("provider", ["roks-us-east-postgres", "team-a-database-db-owner"])
 @pytest.mark.parametrize(
     ("sslmode", "got"),
     [("require", "'require'"), ('"require"', "'require'"), (None, "not set")],
 )
-def test_admin_provider_without_verify_full_fails(sslmode: str | None, got: str) -> None:
+def test_postgresql_provider_without_verify_full_fails(
+    provider: str, sslmode: str | None, got: str
+) -> None:
+    # The cluster's admin provider and a tenant's owner provider alike.
     recording = broken("ibm")
-    provider = named(recording, "roks-us-east-postgres").inputs
-    provider.pop("sslmode")
+    inputs = named(recording, provider).inputs
+    inputs.pop("sslmode")
     if sslmode is not None:
-        provider["sslmode"] = sslmode
+        inputs["sslmode"] = sslmode
     assert messages("postgresql-admin-verify-full", recording, "ibm") == [
-        f"PostgreSQL provider roks-us-east-postgres: sslmode is {got}; the admin connection"
+        f"PostgreSQL provider {provider}: sslmode is {got}; every PostgreSQL connection"
         " must use 'verify-full' (verify the server certificate and its host name)"
     ]
 
@@ -242,6 +246,7 @@ def test_admin_provider_without_verify_full_fails(sslmode: str | None, got: str)
 def test_json_encoded_verify_full_passes() -> None:
     recording = broken("ibm")
     named(recording, "roks-us-east-postgres").inputs["sslmode"] = '"verify-full"'
+    named(recording, "team-a-database-db-owner").inputs["sslmode"] = '"verify-full"'
     assert messages("postgresql-admin-verify-full", recording, "ibm") == []
 
 

@@ -1,4 +1,8 @@
-"""The PostgreSQL admin connection verifies the server: ``sslmode=verify-full``."""
+"""Every PostgreSQL connection verifies the server: ``sslmode=verify-full``.
+
+That is the cluster's admin provider and each tenant's owner provider (the one that revokes
+PUBLIC as the database owner): both send a password.
+"""
 
 from __future__ import annotations
 
@@ -32,14 +36,14 @@ def validate_sslmode(args: ResourceValidationArgs, report: ReportViolation) -> N
     if sslmode != REQUIRED_SSLMODE:
         got = "not set" if sslmode is None else repr(sslmode)
         report(
-            f"PostgreSQL provider {args.name}: sslmode is {got}; the admin connection must use"
-            f" {REQUIRED_SSLMODE!r} (verify the server certificate and its host name)",
+            f"PostgreSQL provider {args.name}: sslmode is {got}; every PostgreSQL connection must"
+            f" use {REQUIRED_SSLMODE!r} (verify the server certificate and its host name)",
             None,
         )
 
 
 postgresql_verify_full = ResourceValidationPolicy(
     name="postgresql-admin-verify-full",
-    description="The PostgreSQL admin provider connects with sslmode=verify-full.",
+    description="Every PostgreSQL provider (admin and tenant owner) uses sslmode=verify-full.",
     validate=validate_sslmode,
 )
