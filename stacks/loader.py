@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from components import images, naming
@@ -26,6 +25,7 @@ from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from stacks.errors import InvalidInputError, Problem, from_validation_error
 from stacks.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
+from stacks.yamlfile import read_yaml_mapping as read_yaml_mapping
 
 PROJECT = "hypershell-gateways"
 SECRETS_KEY = "clusterSecrets"
@@ -67,109 +67,16 @@ class LoadedStack:
         return self.config.clusters[name]
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys instead of keeping the last one.
-
-    Merge keys (``<<: *anchor``) keep their YAML meaning: merged keys may be overridden by the
-    mapping's own keys, as the Pulumi CLI reads them.
-    """
-
-
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        if key_node.tag == _MERGE_TAG:
-            continue
-        if not isinstance(key_node, yaml.ScalarNode):
-            raise yaml.constructor.ConstructorError(
-                None, None, "mapping keys must be plain scalars", key_node.start_mark
-            )
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
-
-
-def _yaml_problem(error: yaml.YAMLError) -> str:
-    """One line, without the offending value: the file may hold secrets."""
-    if isinstance(error, yaml.reader.ReaderError):
-        code = error.character if isinstance(error.character, int) else ord(error.character)
-        return f"invalid YAML: character U+{code:04X} at position {error.position} is not allowed"
-    where = getattr(error, "problem_mark", None)
-    line = f"line {where.line + 1}: " if where is not None else ""
-    reason = str(getattr(error, "problem", None) or "cannot be parsed")
-    # PyYAML quotes the token for tags and aliases; an unquoted secret may start with ! or *.
-    if reason.startswith("could not determine a constructor for the tag"):
-        reason = "unknown tag: a value starting with '!' must be quoted"
-    elif reason.startswith("found undefined alias"):
-        reason = "undefined alias: a value starting with '*' must be quoted"
-    return f"{line}invalid YAML: {reason}"
-
-
-MAX_VALUES = 100_000
-"""Values a YAML file may expand to: aliases can make a few lines stand for billions."""
-
-
-def _expands_beyond(value: Any, budget: int) -> bool:
-    """True when ``value``, with every alias expanded, holds more than ``budget`` values."""
-    stack, seen = [value], 0
-    while stack:
-        item = stack.pop()
-        seen += 1
-        if seen > budget:
-            return True
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
-def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
-    """Parse a YAML file that must hold one mapping; problems raise InvalidInputError."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInputError([Problem(display, "", "not UTF-8 text")]) from None
-    except OSError as error:
-        raise InvalidInputError([Problem(display, "", f"cannot read: {error.strerror}")]) from None
-    try:
-        documents = list(yaml.load_all(text, Loader=_StrictLoader))
-    except yaml.YAMLError as error:
-        raise InvalidInputError([Problem(display, "", _yaml_problem(error))]) from None
-    if len(documents) > 1:
-        raise InvalidInputError(
-            [Problem(display, "", "holds several documents; expected one YAML mapping")]
-        )
-    if not documents or documents[0] is None:
-        raise InvalidInputError([Problem(display, "", "is empty; expected one YAML mapping")])
-    if not isinstance(documents[0], dict):
-        kind = type(documents[0]).__name__
-        raise InvalidInputError([Problem(display, "", f"expected a YAML mapping, found {kind}")])
-    if _expands_beyond(documents[0], MAX_VALUES):
-        raise InvalidInputError(
-            [Problem(display, "", f"expands to more than {MAX_VALUES:,} values (YAML aliases?)")]
-        )
-    return documents[0]
-
-
 def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
     """Read ``Pulumi.<stack>.yaml``; return its path for messages and the project's keys."""
     display = f"Pulumi.{stack}.yaml"
-    document = read_yaml_mapping(root / display, display)
+    try:
+        document = read_yaml_mapping(root / display, display)
+    except InvalidInputError as error:
+        # A value's field as the other config problems name it: without the `config.` level.
+        raise InvalidInputError(
+            Problem(p.path, p.field.removeprefix("config."), p.message) for p in error.problems
+        ) from None
     if "config" not in document:
         # Other top-level keys are the stack file's own (secretsprovider, ...) or hold YAML
         # anchors; one that looks like a misspelt `config` would hide the whole config.
