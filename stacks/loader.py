@@ -93,23 +93,71 @@ def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
     for key in config:
         if not isinstance(key, str) or ":" not in key:
             problems.append(Problem(display, f"config.{key}", "keys are <namespace>:<name>"))
-        elif not key.startswith(prefix) and key.split(":", 1)[0].startswith("hypershell"):
-            problems.append(Problem(display, key, f"unknown namespace; did you mean {prefix}?"))
+        elif not key.startswith(prefix) and _near_project(namespace := key.split(":", 1)[0]):
+            # Pulumi matches namespaces exactly: the value would be left unread, silently.
+            case = " (namespaces are case-sensitive)" if namespace.casefold() == PROJECT else ""
+            problems.append(
+                Problem(display, key, f"unknown namespace{case}; did you mean {prefix}?")
+            )
     if problems:
         raise InvalidInputError(problems)
     return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+
+
+def _near_project(namespace: str) -> bool:
+    """A namespace that is the project's in another case, or close to it (a typo)."""
+    folded = namespace.casefold()
+    return folded.startswith("hypershell") or bool(
+        difflib.get_close_matches(folded, [PROJECT], 1, 0.8)
+    )
+
+
+_OBJECTS = {
+    "clusters": "a mapping of cluster name to its settings",
+    "images": "a mapping of default images (gateway, supervisor, sandbox)",
+    "selector": "a mapping with matchLabels",
+}
+
+
+def _kind(value: object) -> str:
+    """What a YAML value is, in YAML's words."""
+    kinds = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}
+    kinds |= {int: "an integer", float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
     unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
     problems = [Problem(display, f"{PROJECT}:{key}", "unknown config key") for key in unknown]
+    # One problem for an object key of the wrong shape, not the model's view of it.
+    malformed = {
+        key
+        for key in _OBJECTS
+        if key in values
+        and not isinstance(values[key], dict)
+        and not (key == "selector" and values[key] is None)
+    }
+    problems += [
+        Problem(
+            display, f"{PROJECT}:{key}", f"expected {_OBJECTS[key]}, found {_kind(values[key])}"
+        )
+        for key in sorted(malformed)
+    ]
+    if values.get("clusters") == {}:
+        malformed.add("clusters")
+        problems.append(
+            Problem(display, f"{PROJECT}:clusters", f"is empty; expected {_OBJECTS['clusters']}")
+        )
     try:
-        config = StackConfig.model_validate(values, by_alias=True)
+        config = StackConfig.model_validate(
+            {k: v for k, v in values.items() if k not in malformed}, by_alias=True
+        )
     except ValidationError as error:
         problems += [
             Problem(p.path, f"{PROJECT}:{p.field}", p.message)
             for p in from_validation_error(display, error)
+            if p.field.split(".", 1)[0] not in malformed
         ]
         raise InvalidInputError(problems) from None
     if problems:
