@@ -283,7 +283,7 @@ def _pick_cluster(
 
 
 def _resolve(
-    display: str, declaration: GatewayDeclaration, config: StackConfig
+    display: str, declaration: GatewayDeclaration, config: StackConfig, config_path: str
 ) -> tuple[ResolvedGateway | None, list[Problem]]:
     name, spec = declaration.metadata.name, declaration.spec
     cluster_name, problems = _pick_cluster(display, spec.cluster, config)
@@ -336,7 +336,15 @@ def _resolve(
             )
         except ImageReferenceError as error:
             problems.append(
-                Problem(display, f"spec.images.{field}", f"after registry mirrors: {error}")
+                _mirror_problem(
+                    display,
+                    config_path,
+                    cluster_name,
+                    cluster.registry_mirrors,
+                    field=field,
+                    chosen=(override, default, builtin),
+                    error=error,
+                )
             )
     if problems:
         return None, problems
@@ -356,6 +364,49 @@ def _resolve(
         ),
         [],
     )
+
+
+def _mirror_problem(
+    display: str,
+    config_path: str,
+    cluster_name: str,
+    mirrors: Mapping[str, str],
+    *,
+    field: str,
+    chosen: tuple[str | None, str | None, str],
+    error: ImageReferenceError,
+) -> Problem:
+    """An image a registry mirror turns into an invalid reference. The problem is the
+    declaration's when the image is its own override, else the mirror's: the stack file's.
+
+    ``chosen`` is (declaration override, stack default, built-in default).
+    """
+    override, default, builtin = chosen
+    image = override or default or builtin
+    mirror = f"{PROJECT}:clusters.{cluster_name}.registryMirrors"
+    # The entry that applies is the longest prefix that fails on its own (the images module
+    # decides which prefixes match).
+    failing = [prefix for prefix in sorted(mirrors) if _fails(image, {prefix: mirrors[prefix]})]
+    if failing:
+        mirror += "." + max(failing, key=len)
+    if override:
+        return Problem(display, f"spec.images.{field}", f"after {config_path}: {mirror}: {error}")
+    origin = f"stack default ({PROJECT}:images.{field})" if default else "built-in default"
+    return Problem(
+        config_path,
+        mirror,
+        f"turns the {origin} {field} image {image!r} into an invalid reference: {error}",
+    )
+
+
+def _fails(image: str, mirrors: Mapping[str, str]) -> bool:
+    try:
+        images.resolve_image(
+            override=image, stack_default=None, builtin_default=image, mirrors=mirrors
+        )
+    except ImageReferenceError:
+        return True
+    return False
 
 
 def _reserved_namespace(
@@ -535,7 +586,7 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         problems += missing
     gateways: list[ResolvedGateway] = []
     for source, declaration in declarations:
-        gateway, found = _resolve(source, declaration, config)
+        gateway, found = _resolve(source, declaration, config, display)
         problems += found
         if gateway is not None:
             gateways.append(gateway)
