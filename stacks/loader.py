@@ -173,11 +173,15 @@ def _directory_problem(root: Path, directory: str) -> str | None:
     is a relative path without ``..`` (the model); here it must also not lead out of the
     project through a symbolic link."""
     base = root / directory
-    if not base.exists():
-        return f"{directory!r} does not exist"
-    if not base.is_dir():
-        return f"{directory!r} is not a directory"
-    if not base.resolve().is_relative_to(root.resolve()):
+    try:
+        if not base.exists():
+            return f"{directory!r} does not exist"
+        if not base.is_dir():
+            return f"{directory!r} is not a directory"
+        inside = base.resolve().is_relative_to(root.resolve())
+    except OSError as error:  # permission, a symbolic link loop...: a problem, not a crash
+        return f"{directory!r} cannot be read: {error.strerror}"
+    if not inside:
         return (
             f"{directory!r} leads outside the project through a symbolic link; it must be a"
             " path inside the project"
@@ -230,13 +234,19 @@ def load_declarations(
     # In a shared inventory (clusters None) other stacks' clusters are not errors.
     context = {"clusters": sorted(clusters) if clusters is not None else None}
     wrong = _directory_problem(root, directory)
+    entries: list[Path] = []
+    if wrong is None:
+        try:
+            entries = sorted((root / directory).iterdir())
+        except OSError as error:
+            wrong = f"{directory!r} cannot be read: {error.strerror}"
     if wrong is not None:
         if config_path is None:
             return [], [Problem(directory, "", wrong)]
         return [], [Problem(config_path, "declarationsDir", wrong)]
     problems: list[Problem] = []
     declarations: list[tuple[str, GatewayDeclaration]] = []
-    for path in sorted((root / directory).iterdir()):
+    for path in entries:
         if path.name.startswith((".", "README")):
             continue
         display = path.relative_to(root).as_posix()
@@ -554,6 +564,34 @@ def _duplicates(gateways: Sequence[ResolvedGateway], config: StackConfig) -> lis
     return problems
 
 
+def _linked_outside(root: Path, display: str, config: StackConfig) -> list[Problem]:
+    """``database.sslRootCert`` files that a symbolic link leads out of the project: ``pulumi
+    up`` would hand the provider a file of the machine running it (the model refuses absolute
+    paths and ``..``)."""
+    problems = []
+    for name, cluster in sorted(config.clusters.items()):
+        path = cluster.database.ssl_root_cert
+        if path is None:
+            continue
+        field = f"{PROJECT}:clusters.{name}.database.sslRootCert"
+        try:
+            inside = (root / path).resolve().is_relative_to(root.resolve())
+        except (OSError, RuntimeError) as error:  # a link loop is a RuntimeError before 3.13
+            reason = getattr(error, "strerror", None) or "a loop of symbolic links"
+            problems.append(Problem(display, field, f"{path!r} cannot be resolved: {reason}"))
+            continue
+        if not inside:
+            problems.append(
+                Problem(
+                    display,
+                    field,
+                    f"{path!r} leads outside the project through a symbolic link; it must be a"
+                    " file inside the project",
+                )
+            )
+    return problems
+
+
 def _declaration_problems(root: Path, display: str, raw_config: Mapping[str, Any]) -> list[Problem]:
     """With the stack config broken, still check each declaration on its own (no clusters)."""
     directory = raw_config.get("declarationsDir")
@@ -581,6 +619,7 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     declarations, problems = load_declarations(
         root, config.declarations_dir, None if inventory else config.clusters, config_path=display
     )
+    problems += _linked_outside(root, display, config)
     if inventory:
         declarations, missing = _select(declarations, config)
         problems += missing
