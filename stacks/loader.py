@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from components import images, naming
@@ -26,6 +25,7 @@ from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from stacks.errors import InvalidInputError, Problem, from_validation_error
 from stacks.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
+from stacks.yamlfile import read_yaml_mapping as read_yaml_mapping
 
 PROJECT = "hypershell-gateways"
 SECRETS_KEY = "clusterSecrets"
@@ -67,109 +67,16 @@ class LoadedStack:
         return self.config.clusters[name]
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys instead of keeping the last one.
-
-    Merge keys (``<<: *anchor``) keep their YAML meaning: merged keys may be overridden by the
-    mapping's own keys, as the Pulumi CLI reads them.
-    """
-
-
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        if key_node.tag == _MERGE_TAG:
-            continue
-        if not isinstance(key_node, yaml.ScalarNode):
-            raise yaml.constructor.ConstructorError(
-                None, None, "mapping keys must be plain scalars", key_node.start_mark
-            )
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
-
-
-def _yaml_problem(error: yaml.YAMLError) -> str:
-    """One line, without the offending value: the file may hold secrets."""
-    if isinstance(error, yaml.reader.ReaderError):
-        code = error.character if isinstance(error.character, int) else ord(error.character)
-        return f"invalid YAML: character U+{code:04X} at position {error.position} is not allowed"
-    where = getattr(error, "problem_mark", None)
-    line = f"line {where.line + 1}: " if where is not None else ""
-    reason = str(getattr(error, "problem", None) or "cannot be parsed")
-    # PyYAML quotes the token for tags and aliases; an unquoted secret may start with ! or *.
-    if reason.startswith("could not determine a constructor for the tag"):
-        reason = "unknown tag: a value starting with '!' must be quoted"
-    elif reason.startswith("found undefined alias"):
-        reason = "undefined alias: a value starting with '*' must be quoted"
-    return f"{line}invalid YAML: {reason}"
-
-
-MAX_VALUES = 100_000
-"""Values a YAML file may expand to: aliases can make a few lines stand for billions."""
-
-
-def _expands_beyond(value: Any, budget: int) -> bool:
-    """True when ``value``, with every alias expanded, holds more than ``budget`` values."""
-    stack, seen = [value], 0
-    while stack:
-        item = stack.pop()
-        seen += 1
-        if seen > budget:
-            return True
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
-def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
-    """Parse a YAML file that must hold one mapping; problems raise InvalidInputError."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInputError([Problem(display, "", "not UTF-8 text")]) from None
-    except OSError as error:
-        raise InvalidInputError([Problem(display, "", f"cannot read: {error.strerror}")]) from None
-    try:
-        documents = list(yaml.load_all(text, Loader=_StrictLoader))
-    except yaml.YAMLError as error:
-        raise InvalidInputError([Problem(display, "", _yaml_problem(error))]) from None
-    if len(documents) > 1:
-        raise InvalidInputError(
-            [Problem(display, "", "holds several documents; expected one YAML mapping")]
-        )
-    if not documents or documents[0] is None:
-        raise InvalidInputError([Problem(display, "", "is empty; expected one YAML mapping")])
-    if not isinstance(documents[0], dict):
-        kind = type(documents[0]).__name__
-        raise InvalidInputError([Problem(display, "", f"expected a YAML mapping, found {kind}")])
-    if _expands_beyond(documents[0], MAX_VALUES):
-        raise InvalidInputError(
-            [Problem(display, "", f"expands to more than {MAX_VALUES:,} values (YAML aliases?)")]
-        )
-    return documents[0]
-
-
 def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
     """Read ``Pulumi.<stack>.yaml``; return its path for messages and the project's keys."""
     display = f"Pulumi.{stack}.yaml"
-    document = read_yaml_mapping(root / display, display)
+    try:
+        document = read_yaml_mapping(root / display, display)
+    except InvalidInputError as error:
+        # A value's field as the other config problems name it: without the `config.` level.
+        raise InvalidInputError(
+            Problem(p.path, p.field.removeprefix("config."), p.message) for p in error.problems
+        ) from None
     if "config" not in document:
         # Other top-level keys are the stack file's own (secretsprovider, ...) or hold YAML
         # anchors; one that looks like a misspelt `config` would hide the whole config.
@@ -186,23 +93,71 @@ def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
     for key in config:
         if not isinstance(key, str) or ":" not in key:
             problems.append(Problem(display, f"config.{key}", "keys are <namespace>:<name>"))
-        elif not key.startswith(prefix) and key.split(":", 1)[0].startswith("hypershell"):
-            problems.append(Problem(display, key, f"unknown namespace; did you mean {prefix}?"))
+        elif not key.startswith(prefix) and _near_project(namespace := key.split(":", 1)[0]):
+            # Pulumi matches namespaces exactly: the value would be left unread, silently.
+            case = " (namespaces are case-sensitive)" if namespace.casefold() == PROJECT else ""
+            problems.append(
+                Problem(display, key, f"unknown namespace{case}; did you mean {prefix}?")
+            )
     if problems:
         raise InvalidInputError(problems)
     return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+
+
+def _near_project(namespace: str) -> bool:
+    """A namespace that is the project's in another case, or close to it (a typo)."""
+    folded = namespace.casefold()
+    return folded.startswith("hypershell") or bool(
+        difflib.get_close_matches(folded, [PROJECT], 1, 0.8)
+    )
+
+
+_OBJECTS = {
+    "clusters": "a mapping of cluster name to its settings",
+    "images": "a mapping of default images (gateway, supervisor, sandbox)",
+    "selector": "a mapping with matchLabels",
+}
+
+
+def _kind(value: object) -> str:
+    """What a YAML value is, in YAML's words."""
+    kinds = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}
+    kinds |= {int: "an integer", float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
     unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
     problems = [Problem(display, f"{PROJECT}:{key}", "unknown config key") for key in unknown]
+    # One problem for an object key of the wrong shape, not the model's view of it.
+    malformed = {
+        key
+        for key in _OBJECTS
+        if key in values
+        and not isinstance(values[key], dict)
+        and not (key == "selector" and values[key] is None)
+    }
+    problems += [
+        Problem(
+            display, f"{PROJECT}:{key}", f"expected {_OBJECTS[key]}, found {_kind(values[key])}"
+        )
+        for key in sorted(malformed)
+    ]
+    if values.get("clusters") == {}:
+        malformed.add("clusters")
+        problems.append(
+            Problem(display, f"{PROJECT}:clusters", f"is empty; expected {_OBJECTS['clusters']}")
+        )
     try:
-        config = StackConfig.model_validate(values, by_alias=True)
+        config = StackConfig.model_validate(
+            {k: v for k, v in values.items() if k not in malformed}, by_alias=True
+        )
     except ValidationError as error:
         problems += [
             Problem(p.path, f"{PROJECT}:{p.field}", p.message)
             for p in from_validation_error(display, error)
+            if p.field.split(".", 1)[0] not in malformed
         ]
         raise InvalidInputError(problems) from None
     if problems:
@@ -218,11 +173,15 @@ def _directory_problem(root: Path, directory: str) -> str | None:
     is a relative path without ``..`` (the model); here it must also not lead out of the
     project through a symbolic link."""
     base = root / directory
-    if not base.exists():
-        return f"{directory!r} does not exist"
-    if not base.is_dir():
-        return f"{directory!r} is not a directory"
-    if not base.resolve().is_relative_to(root.resolve()):
+    try:
+        if not base.exists():
+            return f"{directory!r} does not exist"
+        if not base.is_dir():
+            return f"{directory!r} is not a directory"
+        inside = base.resolve().is_relative_to(root.resolve())
+    except OSError as error:  # permission, a symbolic link loop...: a problem, not a crash
+        return f"{directory!r} cannot be read: {error.strerror}"
+    if not inside:
         return (
             f"{directory!r} leads outside the project through a symbolic link; it must be a"
             " path inside the project"
@@ -275,13 +234,19 @@ def load_declarations(
     # In a shared inventory (clusters None) other stacks' clusters are not errors.
     context = {"clusters": sorted(clusters) if clusters is not None else None}
     wrong = _directory_problem(root, directory)
+    entries: list[Path] = []
+    if wrong is None:
+        try:
+            entries = sorted((root / directory).iterdir())
+        except OSError as error:
+            wrong = f"{directory!r} cannot be read: {error.strerror}"
     if wrong is not None:
         if config_path is None:
             return [], [Problem(directory, "", wrong)]
         return [], [Problem(config_path, "declarationsDir", wrong)]
     problems: list[Problem] = []
     declarations: list[tuple[str, GatewayDeclaration]] = []
-    for path in sorted((root / directory).iterdir()):
+    for path in entries:
         if path.name.startswith((".", "README")):
             continue
         display = path.relative_to(root).as_posix()
@@ -328,7 +293,7 @@ def _pick_cluster(
 
 
 def _resolve(
-    display: str, declaration: GatewayDeclaration, config: StackConfig
+    display: str, declaration: GatewayDeclaration, config: StackConfig, config_path: str
 ) -> tuple[ResolvedGateway | None, list[Problem]]:
     name, spec = declaration.metadata.name, declaration.spec
     cluster_name, problems = _pick_cluster(display, spec.cluster, config)
@@ -381,7 +346,15 @@ def _resolve(
             )
         except ImageReferenceError as error:
             problems.append(
-                Problem(display, f"spec.images.{field}", f"after registry mirrors: {error}")
+                _mirror_problem(
+                    display,
+                    config_path,
+                    cluster_name,
+                    cluster.registry_mirrors,
+                    field=field,
+                    chosen=(override, default, builtin),
+                    error=error,
+                )
             )
     if problems:
         return None, problems
@@ -401,6 +374,49 @@ def _resolve(
         ),
         [],
     )
+
+
+def _mirror_problem(
+    display: str,
+    config_path: str,
+    cluster_name: str,
+    mirrors: Mapping[str, str],
+    *,
+    field: str,
+    chosen: tuple[str | None, str | None, str],
+    error: ImageReferenceError,
+) -> Problem:
+    """An image a registry mirror turns into an invalid reference. The problem is the
+    declaration's when the image is its own override, else the mirror's: the stack file's.
+
+    ``chosen`` is (declaration override, stack default, built-in default).
+    """
+    override, default, builtin = chosen
+    image = override or default or builtin
+    mirror = f"{PROJECT}:clusters.{cluster_name}.registryMirrors"
+    # The entry that applies is the longest prefix that fails on its own (the images module
+    # decides which prefixes match).
+    failing = [prefix for prefix in sorted(mirrors) if _fails(image, {prefix: mirrors[prefix]})]
+    if failing:
+        mirror += "." + max(failing, key=len)
+    if override:
+        return Problem(display, f"spec.images.{field}", f"after {config_path}: {mirror}: {error}")
+    origin = f"stack default ({PROJECT}:images.{field})" if default else "built-in default"
+    return Problem(
+        config_path,
+        mirror,
+        f"turns the {origin} {field} image {image!r} into an invalid reference: {error}",
+    )
+
+
+def _fails(image: str, mirrors: Mapping[str, str]) -> bool:
+    try:
+        images.resolve_image(
+            override=image, stack_default=None, builtin_default=image, mirrors=mirrors
+        )
+    except ImageReferenceError:
+        return True
+    return False
 
 
 def _reserved_namespace(
@@ -548,6 +564,34 @@ def _duplicates(gateways: Sequence[ResolvedGateway], config: StackConfig) -> lis
     return problems
 
 
+def _linked_outside(root: Path, display: str, config: StackConfig) -> list[Problem]:
+    """``database.sslRootCert`` files that a symbolic link leads out of the project: ``pulumi
+    up`` would hand the provider a file of the machine running it (the model refuses absolute
+    paths and ``..``)."""
+    problems = []
+    for name, cluster in sorted(config.clusters.items()):
+        path = cluster.database.ssl_root_cert
+        if path is None:
+            continue
+        field = f"{PROJECT}:clusters.{name}.database.sslRootCert"
+        try:
+            inside = (root / path).resolve().is_relative_to(root.resolve())
+        except (OSError, RuntimeError) as error:  # a link loop is a RuntimeError before 3.13
+            reason = getattr(error, "strerror", None) or "a loop of symbolic links"
+            problems.append(Problem(display, field, f"{path!r} cannot be resolved: {reason}"))
+            continue
+        if not inside:
+            problems.append(
+                Problem(
+                    display,
+                    field,
+                    f"{path!r} leads outside the project through a symbolic link; it must be a"
+                    " file inside the project",
+                )
+            )
+    return problems
+
+
 def _declaration_problems(root: Path, display: str, raw_config: Mapping[str, Any]) -> list[Problem]:
     """With the stack config broken, still check each declaration on its own (no clusters)."""
     directory = raw_config.get("declarationsDir")
@@ -575,12 +619,13 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     declarations, problems = load_declarations(
         root, config.declarations_dir, None if inventory else config.clusters, config_path=display
     )
+    problems += _linked_outside(root, display, config)
     if inventory:
         declarations, missing = _select(declarations, config)
         problems += missing
     gateways: list[ResolvedGateway] = []
     for source, declaration in declarations:
-        gateway, found = _resolve(source, declaration, config)
+        gateway, found = _resolve(source, declaration, config, display)
         problems += found
         if gateway is not None:
             gateways.append(gateway)

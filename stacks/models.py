@@ -72,6 +72,46 @@ DnsLabel = Annotated[str, BeforeValidator(_dns_label)]
 MirrorName = Annotated[str, BeforeValidator(_mirror_name)]
 
 
+PATH_MAX = 1024
+"""Characters of a path field: a path inside the project is short."""
+NAME_MAX = 255
+"""Bytes of one path component (Linux NAME_MAX): a longer name is an OS error, not a file."""
+
+
+def project_path_problem(path: str) -> str | None:
+    """What keeps ``path`` from being a path inside the project, relative to its root; None
+    when it is one. A path the OS would refuse to look up is a problem here, not an OS error
+    later."""
+    if not path:
+        return "must not be empty"
+    if any(not c.isprintable() for c in path):
+        return f"{path!r} contains a control character"
+    if len(path) > PATH_MAX:
+        return f"is {len(path):,} characters long; at most {PATH_MAX}"
+    pure = PurePosixPath(path)
+    if any(len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in pure.parts):
+        return f"{path!r} has a component longer than {NAME_MAX} bytes"
+    if pure.is_absolute() or ".." in pure.parts:
+        return f"{path!r} must be a path inside the project, relative to its root"
+    return None
+
+
+def is_inside_project(path: str) -> bool:
+    """A non-empty relative path that does not climb out of the project root."""
+    return project_path_problem(path) is None
+
+
+def _project_path(value: object) -> object:
+    if isinstance(value, str) and (problem := project_path_problem(value)) is not None:
+        raise ValueError(problem)
+    return value
+
+
+ProjectPath = Annotated[str, BeforeValidator(_project_path)]
+"""A file or directory of the project, relative to its root (resolved symbolic links are
+checked where the file is read)."""
+
+
 # --- stack config ---------------------------------------------------------------------------
 
 
@@ -102,8 +142,10 @@ class DatabaseServer(Model):
     host: str = Field(min_length=1)
     """Host the gateway pods connect to."""
     port: int = Field(5432, ge=1, le=65535)
-    ssl_root_cert: str | None = Field(None, alias="sslRootCert")
-    """CA bundle path for the admin connection; None uses the system trust store."""
+    ssl_root_cert: ProjectPath | None = Field(None, alias="sslRootCert")
+    """CA bundle for the admin connection, a file of the project (``pulumi up`` reads it from
+    there; a path outside could point the provider at any file of the machine running it);
+    None uses the system trust store."""
 
     @field_validator("admin_host", "host")
     @classmethod
@@ -258,12 +300,6 @@ LabelKey = Annotated[str, BeforeValidator(_label_key)]
 LabelValue = Annotated[str, BeforeValidator(_label_value)]
 
 
-def is_inside_project(path: str) -> bool:
-    """A non-empty relative path that does not climb out of the project root."""
-    parts = PurePosixPath(path).parts
-    return bool(path) and not PurePosixPath(path).is_absolute() and ".." not in parts
-
-
 class Selector(Model):
     """Which gateways of a shared inventory belong to this stack (DESIGN scale-out)."""
 
@@ -272,20 +308,13 @@ class Selector(Model):
 
 
 class StackConfig(Model):
-    declarations_dir: str = Field(alias="declarationsDir", min_length=1)
+    declarations_dir: ProjectPath = Field(alias="declarationsDir", min_length=1)
     """Relative to the project root, and inside it."""
     images: ImageDefaults = ImageDefaults()
     clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
     selector: Selector | None = None
     """Set when ``declarationsDir`` is an inventory shared by several stacks: the stack takes
     the declarations on its clusters whose labels match; each must be taken by one stack."""
-
-    @field_validator("declarations_dir")
-    @classmethod
-    def _inside_project(cls, value: str) -> str:
-        if not is_inside_project(value):
-            raise ValueError(f"{value!r} must be a path inside the project, relative to its root")
-        return value
 
 
 # --- declarations ---------------------------------------------------------------------------

@@ -121,7 +121,8 @@ def offline_config(
     if raw.get(SECRETS_KEY) == SECURE_PLACEHOLDER:
         # The whole object is one `secure:` value: its shape is unknown offline.
         raw[SECRETS_KEY] = {name: {"dbAdminPassword": SECURE_PLACEHOLDER} for name in names}
-    problems += _secret_problems(display, raw.get(SECRETS_KEY), names)
+    if names:  # else the clusters are the problem: no secret can be matched to one
+        problems += _secret_problems(display, raw.get(SECRETS_KEY), names)
     if problems or loaded is None:
         raise InvalidInputError(problems)
     config = {
