@@ -12,7 +12,7 @@ fight over its lock, and the drift check race the operator's corrections.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -166,65 +166,10 @@ class OperatorSettings(Model):
 
 # --- reading the settings -------------------------------------------------------------------
 
-_CONVERSION_ERRORS = (ValueError, TypeError, AttributeError, OverflowError, IndexError, KeyError)
-
-
-def _tag(node: yaml.Node) -> str:
-    return node.tag.replace("tag:yaml.org,2002:", "!!")
-
-
-def _unconvertible(text: str) -> Iterator[Problem]:
-    """The scalars of ``text`` whose tag (explicit, or implied: ``2026-02-30`` is a timestamp)
-    does not convert, by field path, without the value."""
-    loader = yaml.SafeLoader(text)
-    try:
-        root = loader.get_single_node()
-    finally:
-        loader.dispose()
-    stack: list[tuple[yaml.Node | None, str]] = [(root, "")]
-    seen: set[int] = set()  # aliases share nodes: each is checked once
-    while stack:
-        node, path = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                name = key.value if isinstance(key, yaml.ScalarNode) else "?"
-                stack += [(key, path), (value, f"{path}.{name}" if path else str(name))]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += [
-                (item, f"{path}.{i}" if path else str(i)) for i, item in enumerate(node.value)
-            ]
-        elif isinstance(node, yaml.ScalarNode):
-            try:
-                yaml.SafeLoader("").construct_object(node, deep=True)
-            except _CONVERSION_ERRORS:
-                line = node.start_mark.line + 1
-                yield Problem(SETTINGS, path, f"line {line}: not a valid {_tag(node)} value")
-
-
-def _read_settings(root: Path) -> dict[str, Any]:
-    """The settings document; a value that does not convert to its YAML tag, or nesting too
-    deep to read, is a problem naming the field (never the value) instead of a crash."""
-    path = root / SETTINGS
-    try:
-        return read_yaml_mapping(path, SETTINGS)
-    except RecursionError:
-        raise InvalidInputError([Problem(SETTINGS, "", "nested too deeply")]) from None
-    except _CONVERSION_ERRORS:
-        pass
-    try:
-        problems = list(_unconvertible(path.read_text(encoding="utf-8")))
-    except (RecursionError, yaml.YAMLError, OSError, UnicodeDecodeError):
-        problems = []
-    raise InvalidInputError(
-        problems or [Problem(SETTINGS, "", "a value does not convert to its YAML type")]
-    )
-
-
 def load_settings(root: Path) -> OperatorSettings:
-    document = _read_settings(root)
+    # The strict reader turns a value that does not convert to its YAML tag, or nesting too
+    # deep, into a problem naming the field and line, never the value (stacks.yamlfile).
+    document = read_yaml_mapping(root / SETTINGS, SETTINGS)
     try:
         return OperatorSettings.model_validate(document, by_alias=True)
     except ValidationError as error:

@@ -384,18 +384,27 @@ def test_branch_names_are_accepted(project: Path, branch: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "tag"),
+    ("line", "problem"),
     [
-        ("resyncFrequencySeconds: !!int sixtyseven", "!!int"),
-        ("resyncFrequencySeconds: !!int 0x_", "!!int"),
-        ("resyncFrequencySeconds: !!float six-hundred", "!!float"),
-        ("resyncFrequencySeconds: 2026-02-30", "!!timestamp"),
-        ("resyncFrequencySeconds: !!timestamp garbage", "!!timestamp"),
-        ("resyncFrequencySeconds: !!bool maybe", "!!bool"),
+        ("resyncFrequencySeconds: !!int sixtyseven", "tagged !!int but is not an integer"),
+        ("resyncFrequencySeconds: !!int 0x_", "tagged !!int but is not an integer"),
+        (
+            "resyncFrequencySeconds: !!float six-hundred",
+            "tagged !!float but is not a floating-point number",
+        ),
+        (
+            "resyncFrequencySeconds: 2026-02-30",
+            "reads as a date or time in YAML but is not a valid one; quote it to make it a string",
+        ),
+        (
+            "resyncFrequencySeconds: !!timestamp garbage",
+            "tagged !!timestamp but is not a date or time",
+        ),
+        ("resyncFrequencySeconds: !!bool maybe", "tagged !!bool but is not a boolean"),
     ],
 )
 def test_a_value_that_does_not_convert_is_named_by_field(
-    project: Path, capsys: pytest.CaptureFixture[str], line: str, tag: str
+    project: Path, capsys: pytest.CaptureFixture[str], line: str, problem: str
 ) -> None:
     path = project / SETTINGS
     text = path.read_text(encoding="utf-8")
@@ -407,7 +416,7 @@ def test_a_value_that_does_not_convert_is_named_by_field(
         assert cli.main(["--root", str(project), *command]) == 2
         err = capsys.readouterr().err
         assert err.splitlines() == [
-            f"error: {SETTINGS}: resyncFrequencySeconds: line {number}: not a valid {tag} value",
+            f"error: {SETTINGS}: resyncFrequencySeconds: line {number}: invalid value: {problem}",
             "1 problem(s); nothing written",
         ]
         assert value not in err
@@ -423,7 +432,7 @@ def test_a_value_deep_in_the_settings_is_named_by_its_path(
     path.write_text(text.replace(old, "AWS_ROLE_ARN: {name: !!int x, key: roleArn}"), "utf-8")
     lines = errors(project, capsys)
     assert lines[0].startswith(f"error: {SETTINGS}: envFromSecrets.aws.AWS_ROLE_ARN.name: line ")
-    assert lines[0].endswith(": not a valid !!int value")
+    assert lines[0].endswith(": invalid value: tagged !!int but is not an integer")
 
 
 @pytest.mark.parametrize(
