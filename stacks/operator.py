@@ -166,6 +166,7 @@ class OperatorSettings(Model):
 
 # --- reading the settings -------------------------------------------------------------------
 
+
 def load_settings(root: Path) -> OperatorSettings:
     # The strict reader turns a value that does not convert to its YAML tag, or nesting too
     # deep, into a problem naming the field and line, never the value (stacks.yamlfile).

@@ -242,8 +242,12 @@ def test_a_bundle_through_a_link_out_of_the_project_is_a_problem(
     outside.write_text(pem_bundle("outside"), encoding="utf-8")
     (project / AWS_BUNDLE).unlink()
     (project / AWS_BUNDLE).symlink_to(outside)
-    assert bundle_problems(project)[0].endswith(
-        f"{AWS_BUNDLE!r} leads outside the project through a symbolic link; keep the bundle in it"
+    # The loader refuses it for every command, so no deploy gets as far as the bundle check.
+    with pytest.raises(InvalidInputError) as caught:
+        load_stack(project, "aws")
+    assert str(caught.value.problems[0]).endswith(
+        f"{AWS_BUNDLE!r} leads outside the project through a symbolic link; it must be a file"
+        " inside the project"
     )
     (project / AWS_BUNDLE).unlink()
     (project / AWS_BUNDLE).symlink_to(project / "certs" / "missing.pem")
