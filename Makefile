@@ -22,10 +22,10 @@ setup: $(VENV)/.synced
 
 # The main job: render every stack offline into build/rendered/<stack> and print a summary.
 render: setup
-	$(PY) -m stacks render --all
+	$(PY) -m gatewayctl render --all
 
 validate: setup
-	$(PY) -m stacks validate --all
+	$(PY) -m gatewayctl validate --all
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -41,7 +41,7 @@ test: lint
 # never replaces such a directory (its .stacks-output, not kept in git, lists what it wrote).
 golden: setup
 	rm -rf tests/golden
-	$(PY) -m stacks render --all --out tests/golden -q
+	$(PY) -m gatewayctl render --all --out tests/golden -q
 
 # checkov (Kubernetes framework, offline) over every stack's rendered manifests. It lives in
 # its own venv from scan/requirements.txt (exact pins with hashes): its dependency tree is
@@ -54,7 +54,7 @@ $(CHECKOV): scan/requirements.txt
 	touch $@
 
 scan: setup $(CHECKOV)
-	$(PY) -m stacks render --all --out build/scan -q
+	$(PY) -m gatewayctl render --all --out build/scan -q
 	$(CHECKOV) --config-file scan/checkov.yaml -d build/scan
 
 bench: setup

@@ -1,12 +1,12 @@
 """Pulumi entry point: load and validate the stack, build one Gateway per declaration, export.
 
-Everything lives in ``stacks.program`` so the offline render and the tests run the same code.
+Everything lives in ``gatewayctl.program`` so the offline render and the tests run the same code.
 """
 
 import pulumi
 
-from stacks.errors import InvalidInputError
-from stacks.program import main
+from gatewayctl.errors import InvalidInputError
+from gatewayctl.program import main
 
 try:
     main()

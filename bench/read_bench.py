@@ -1,10 +1,10 @@
-"""Benchmark how fast hostile YAML is refused: ``python -m stacks validate`` on a stack whose
+"""Benchmark how fast hostile YAML is refused: ``python -m gatewayctl validate`` on a stack whose
 one declaration is oversized, too deep or too full, next to a valid one (the floor: interpreter
 start-up and imports).
 
 Every case runs in a fresh interpreter (``--child``) so peak memory (``ru_maxrss``) is its own.
 The child times the whole CLI run and, separately, the reader alone
-(``stacks.yamlfile.read_yaml_mapping``) on the declaration. Run from the repository root::
+(``gatewayctl.yamlfile.read_yaml_mapping``) on the declaration. Run from the repository root::
 
     .venv/bin/python bench/read_bench.py [--cases 10MB-labels,deep] [--json FILE]
 
@@ -27,7 +27,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 STACK = "bench"
-PROJECT = "hypershell-gateways"  # stacks.loader.PROJECT; the parent does not import the SDK
+PROJECT = "hypershell-gateways"  # gatewayctl.loader.PROJECT; the parent does not import the SDK
 RESULT_PREFIX = "BENCH-RESULT "
 MIB = 1024 * 1024
 HEAD = "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: team-a\n"
@@ -81,13 +81,13 @@ def child(root: Path) -> dict[str, Any]:
     import io
 
     sys.path.insert(0, str(ROOT))
-    from stacks import cli
-    from stacks.errors import InvalidInputError
+    from gatewayctl import cli
+    from gatewayctl.errors import InvalidInputError
 
     try:
-        from stacks.yamlfile import read_yaml_mapping
-    except ImportError:  # a tree from before stacks.yamlfile, to measure what it cost
-        from stacks.loader import read_yaml_mapping
+        from gatewayctl.yamlfile import read_yaml_mapping
+    except ImportError:  # a tree from before gatewayctl.yamlfile, to measure what it cost
+        from gatewayctl.loader import read_yaml_mapping
 
     start = time.perf_counter()
     err = io.StringIO()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stacks import render
+from gatewayctl import render
 from tests import pg_server
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -53,7 +53,7 @@ def copy_project(destination: Path) -> Path:
     destination.mkdir(parents=True, exist_ok=True)
     for stack_file in ROOT.glob("Pulumi*.yaml"):
         shutil.copy(stack_file, destination / stack_file.name)
-    for source in ROOT.glob("stacks/*/gateways/*.yaml"):
+    for source in ROOT.glob("gateways/*/*.yaml"):
         target = destination / source.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, target)

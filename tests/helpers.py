@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stacks.offline import RecordedResource, Recording, is_secret
-from stacks.render import clean
+from gatewayctl.offline import RecordedResource, Recording, is_secret
+from gatewayctl.render import clean
 
 
 def k8s(recording: Recording, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:

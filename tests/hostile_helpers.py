@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stacks import cli
-from stacks.errors import printable
-from stacks.offline import RecordedResource, Recording
+from gatewayctl import cli
+from gatewayctl.errors import printable
+from gatewayctl.offline import RecordedResource, Recording
 from tests.test_loader import STACK
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ class Outcome:
 
 
 def run_cli(*argv: str) -> Outcome:
-    """``python -m stacks ARGV`` in-process, with stdout and stderr captured."""
+    """``python -m gatewayctl ARGV`` in-process, with stdout and stderr captured."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli.main(list(argv))
@@ -126,7 +126,7 @@ def copy_stack(stack: str, destination: Path) -> Path:
     """A copy of a committed stack (its config and declarations) as a project root."""
     destination.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / f"Pulumi.{stack}.yaml", destination / f"Pulumi.{stack}.yaml")
-    shutil.copytree(ROOT / "stacks" / stack, destination / "stacks" / stack)
+    shutil.copytree(ROOT / "gateways" / stack, destination / "gateways" / stack)
     return destination
 
 

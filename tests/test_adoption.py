@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from stacks import adoption, cli, render
+from gatewayctl import adoption, cli, render
 from tests.conftest import ROOT, rendered
 
 # Pulumi's import file format (`pulumi import --file`, docs "Bulk import operations"):
@@ -65,8 +65,8 @@ def adopting_project(root: Path, gateway: str = "legacy") -> Path:
     """The ibm stack with one more declaration, ``gateway``, adopting an upstream namespace."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "Pulumi.ibm.yaml", root)
-    shutil.copytree(ROOT / "stacks" / "ibm", root / "stacks" / "ibm")
-    (root / f"stacks/ibm/gateways/{gateway}.yaml").write_text(
+    shutil.copytree(ROOT / "gateways" / "ibm", root / "gateways" / "ibm")
+    (root / f"gateways/ibm/{gateway}.yaml").write_text(
         "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n"
         f"  name: {gateway}\nspec:\n  namespace: {ADOPTED_NS}\n  databaseName: {ADOPTED_DB}\n"
     )

@@ -1,9 +1,9 @@
 """Rules that used to stop at the stack boundary (issue 10, class 2).
 
-Within a stack (``stacks.loader``, ``stacks.models``): hosts and base domains are fully
+Within a stack (``gatewayctl.loader``, ``gatewayctl.models``): hosts and base domains are fully
 qualified DNS names, never IP addresses; registry ports are TCP ports; infrastructure
 namespaces and PostgreSQL's reserved role names are refused; a registry host matches its
-mirror whatever its case. Across the stacks of a repository (``stacks.inventory``, run by
+mirror whatever its case. Across the stacks of a repository (``gatewayctl.inventory``, run by
 ``validate``/``render`` for the stacks they name): hosts, namespaces per cluster and roles and
 databases per database server are unique, and no gateway takes another stack's base domain,
 configured namespaces or admin role. Each problem is ``path: field: problem``, exit 2.
@@ -21,8 +21,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stacks import inventory
-from stacks.errors import Problem
+from gatewayctl import inventory
+from gatewayctl.errors import Problem
 from tests.hostile_helpers import run_cli
 from tests.test_loader import (
     CONFIG_FILE,
@@ -316,9 +316,9 @@ def add_stack(
     directory: str | None = None,
     selector: Mapping[str, str] | None = None,
 ) -> str:
-    """Write ``Pulumi.<name>.yaml`` (declarations in ``stacks/<name>/gateways`` unless
+    """Write ``Pulumi.<name>.yaml`` (declarations in ``gateways/<name>`` unless
     ``directory``); return its file name."""
-    directory = directory or f"stacks/{name}/gateways"
+    directory = directory or f"gateways/{name}"
     config: dict[str, Any] = {
         f"{PREFIX}declarationsDir": directory,
         f"{PREFIX}clusters": dict(clusters),
@@ -340,7 +340,7 @@ def add_gateway(
     directory: str | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> str:
-    relative = f"{directory or f'stacks/{stack}/gateways'}/{name}.yaml"
+    relative = f"{directory or f'gateways/{stack}'}/{name}.yaml"
     top = {"metadata": {"labels": dict(labels)}} if labels is not None else {}
     write_text(root, relative, yaml.safe_dump(declaration(name, spec, **top), sort_keys=False))
     return relative
@@ -640,7 +640,7 @@ def expected_fields(plan: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
         found.append("spec.exposure.host")
     # No host is under the other stack's base domain only: vanity hosts are outside both, a
     # slot is under its own. No name is a configured namespace or the admin role.
-    return sorted((f"stacks/{s}/gateways/{s}.yaml", f) for s in ("a", "b") for f in found)
+    return sorted((f"gateways/{s}/{s}.yaml", f) for s in ("a", "b") for f in found)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

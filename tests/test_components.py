@@ -14,7 +14,7 @@ from components.database import DatabaseEndpoint
 from components.exposure import SharedGateway
 from components.gateway import Gateway, GatewayArgs, GatewayImages
 from components.ingress import IngressMode
-from stacks.offline import Recording, is_secret, run_program
+from gatewayctl.offline import Recording, is_secret, run_program
 from tests.helpers import k8s, kinds, one, raw, secret_paths
 
 NS = "openshell-acme"

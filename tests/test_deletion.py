@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from stacks import render
-from stacks.offline import Recording
+from gatewayctl import render
+from gatewayctl.offline import Recording
 from tests.hostile_helpers import copy_stack, descendants, facts, one_of_type
 from tests.test_loader import DECLARATIONS, STACK, cluster, write_gateway, write_stack
 
@@ -290,7 +290,7 @@ def test_removing_a_committed_declaration_removes_only_that_gateway(
 ) -> None:
     root = copy_stack(stack, tmp_path)
     full = rendered(root, stack)
-    (root / "stacks" / stack / "gateways" / f"{removed}.yaml").unlink()
+    (root / "gateways" / stack / f"{removed}.yaml").unlink()
     reduced = rendered(root, stack)
 
     assert removed in [g.name for g in full.gateways]

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stacks import cli, diff, render
+from gatewayctl import cli, diff, render
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -81,7 +81,7 @@ def set_password(project: Path, stack: str, password: str) -> None:
 
 
 def declare(project: Path, stack: str, name: str, spec: str = "  replicas: 1") -> None:
-    path = project / "stacks" / stack / "gateways" / f"{name}.yaml"
+    path = project / "gateways" / stack / f"{name}.yaml"
     path.write_text(GATEWAY.format(name=name, spec=spec), encoding="utf-8")
 
 
@@ -111,7 +111,7 @@ class Run:
 
 
 def run_diff(repo: Path, *args: str) -> Run:
-    """``python -m stacks --root REPO diff ARGS`` in process; keeps the diff's result."""
+    """``python -m gatewayctl --root REPO diff ARGS`` in process; keeps the diff's result."""
     results: list[diff.Result] = []
     original = diff.run
 
@@ -153,7 +153,7 @@ def changed(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Changed
     changed; aws: many gateways added. Diffed with --all against the base commit."""
     repo = clone(pristine, tmp_path_factory.mktemp("diff") / "changed")
     declare(repo, "local", "team-b")
-    (repo / "stacks/local/gateways/offline.yaml").unlink()
+    (repo / "gateways/local/offline.yaml").unlink()
     declare(repo, "local", "dev", "  replicas: 2")
     set_password(repo, "local", HEAD_SENTINEL)
     declare(
@@ -388,7 +388,7 @@ def test_invalid_working_tree_exits_2_with_the_problems(pristine: Path, tmp_path
     run = run_diff(repo, "local", "--base", "HEAD")
     assert run.code == 2
     assert run.out == ""
-    assert "error: stacks/local/gateways/broken.yaml: spec.colour: " in run.err
+    assert "error: gateways/local/broken.yaml: spec.colour: " in run.err
     assert run.result is None
 
 
@@ -402,7 +402,7 @@ def test_unknown_base_ref_exits_2(pristine: Path, tmp_path: Path) -> None:
 
 def other_kind_cluster(text: str) -> str:
     """The local stack's config on another kind cluster and database: a copy of its gateways
-    on the same ones would take their namespaces and databases (stacks.inventory)."""
+    on the same ones would take their namespaces and databases (gatewayctl.inventory)."""
     for old, new in (
         ("kind-hypershell", "kind-extra"),
         ("gw.localhost", "extra.localhost"),
@@ -416,10 +416,10 @@ def other_kind_cluster(text: str) -> str:
 def test_base_without_the_stack_is_an_empty_side(pristine: Path, tmp_path: Path) -> None:
     repo = clone(pristine, tmp_path / "repo")
     text = (repo / "Pulumi.local.yaml").read_text(encoding="utf-8")
-    text = text.replace("stacks/local/gateways", "stacks/extra/gateways")  # not shared
+    text = text.replace("gateways/local", "gateways/extra")  # not shared
     text = other_kind_cluster(text)
     (repo / "Pulumi.extra.yaml").write_text(text, encoding="utf-8")
-    shutil.copytree(repo / "stacks/local/gateways", repo / "stacks/extra/gateways")
+    shutil.copytree(repo / "gateways/local", repo / "gateways/extra")
     first = run_diff(repo, "extra", "--base", "HEAD")
     assert first.code == 3, first.err
     assert "The base has no stack `extra`; its side is treated as empty." in first.out
@@ -441,7 +441,7 @@ def test_base_without_any_render_is_an_empty_side(pristine: Path, tmp_path: Path
     run = run_diff(repo, "local", "--base", commit)
     assert run.code == 3, run.err
     assert (
-        "The base has no offline render (`python -m stacks`); its side is treated as empty."
+        "The base has no offline render (`python -m gatewayctl`); its side is treated as empty."
         in run.out
     )
     assert "0 changed, 0 removed" in run.out
@@ -449,7 +449,7 @@ def test_base_without_any_render_is_an_empty_side(pristine: Path, tmp_path: Path
 
 def test_base_render_failure_exits_1(pristine: Path, tmp_path: Path) -> None:
     repo = clone(pristine, tmp_path / "repo")
-    module = repo / "stacks" / "render.py"
+    module = repo / "gatewayctl" / "render.py"
     good = module.read_text(encoding="utf-8")
     module.write_text('raise RuntimeError("broken base")\n', encoding="utf-8")
     git(repo, "commit", "--quiet", "--all", "--message", "broken render")
@@ -592,13 +592,13 @@ def test_an_invalid_base_stack_is_an_empty_side_and_the_others_still_diff(
     for stack in ("aws", "ibm"):
         (repo / f"Pulumi.{stack}.yaml").unlink()
     text = (repo / "Pulumi.local.yaml").read_text(encoding="utf-8")
-    text = other_kind_cluster(text.replace("stacks/local/gateways", "stacks/extra/gateways"))
+    text = other_kind_cluster(text.replace("gateways/local", "gateways/extra"))
     (repo / "Pulumi.extra.yaml").write_text(text, encoding="utf-8")
-    shutil.copytree(repo / "stacks/local/gateways", repo / "stacks/extra/gateways")
+    shutil.copytree(repo / "gateways/local", repo / "gateways/extra")
     declare(repo, "local", "broken", "  colour: blue")
     git(repo, "add", "--all")
     git(repo, "commit", "--quiet", "--message", "base with an invalid declaration")
-    (repo / "stacks/local/gateways/broken.yaml").unlink()
+    (repo / "gateways/local/broken.yaml").unlink()
     run = run_diff(repo, "--all", "--base", "HEAD")
     assert run.code == 3, run.err
     note = "The base has invalid input for stack `local` (its render exits 2)"
@@ -681,3 +681,18 @@ def test_sides_built_without_digests_compare_their_scrub_sets() -> None:
     assert not diff.secrets_changed(side("same-password"), side("same-password"))
     assert not diff.secrets_changed(side(), side("new-password"))
     assert not diff.secrets_changed(side("old-password"), side())
+
+
+@pytest.mark.parametrize(
+    ("present", "expected"),
+    [(["gatewayctl", "stacks"], "gatewayctl"), (["stacks"], "stacks"), ([], None)],
+    ids=["current", "before-the-rename", "no-tool"],
+)
+def test_the_base_is_rendered_by_its_own_package(
+    tmp_path: Path, present: list[str], expected: str | None
+) -> None:
+    # A pull request's base may predate the move of the tool from stacks/ to gatewayctl/.
+    for package in present:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__main__.py").write_text("")
+    assert diff._base_package(tmp_path) == expected

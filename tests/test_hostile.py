@@ -1,6 +1,6 @@
 """Hostile input (issue 5, item 2): generated projects, valid and broken, through the real CLI.
 
-Every run of ``python -m stacks render`` must end in one of two ways: exit 0 with a complete
+Every run of ``python -m gatewayctl render`` must end in one of two ways: exit 0 with a complete
 render, or exit 2 with every problem printed as ``error: <path>: <field>: <message>`` (the
 field left out for a problem of the whole file), a last line ``N problem(s); nothing
 written`` and no output directory at all. Never exit 1, never a traceback, never partial
@@ -25,8 +25,8 @@ import yaml
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from stacks.loader import CONFIG_KEYS, SECRETS_KEY
-from stacks.render import MARKER
+from gatewayctl.loader import CONFIG_KEYS, SECRETS_KEY
+from gatewayctl.render import MARKER
 from tests.hostile_helpers import (
     Outcome,
     Reported,
@@ -977,9 +977,9 @@ def test_render_all_writes_no_stack_when_one_is_invalid(tmp_path: Path) -> None:
     )
     project.write(root)
     other = project.config_document()
-    other["config"][f"{PREFIX}declarationsDir"] = "stacks/other/gateways"
+    other["config"][f"{PREFIX}declarationsDir"] = "gateways/other"
     write(root / "Pulumi.other.yaml", yaml.safe_dump(other))
-    write(root / "stacks/other/gateways/fine.yaml", _declaration("fine"))
+    write(root / "gateways/other/fine.yaml", _declaration("fine"))
     write(root / DECLARATIONS / "broken.yaml", _declaration("broken", cluster="c2"))
 
     result = render_cli(root, out, stack="--all")

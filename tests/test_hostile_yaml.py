@@ -9,7 +9,7 @@ stack file's; a malformed ``clusters`` value is one problem; a config key in ano
 the project's namespace is reported; path fields (``declarationsDir``, ``sslRootCert``) stay
 inside the project and never reach the OS as something it refuses.
 
-Every case runs ``python -m stacks render`` and ``validate`` in-process: exit 2, the same
+Every case runs ``python -m gatewayctl render`` and ``validate`` in-process: exit 2, the same
 well-formed problem lines from both, nothing written.
 """
 
@@ -30,9 +30,9 @@ from components.images import (
     DEFAULT_SANDBOX_IMAGE,
     DEFAULT_SUPERVISOR_IMAGE,
 )
-from stacks import yamlfile
-from stacks.errors import ELLIPSIS, QUOTED_LIMIT, InvalidInputError
-from stacks.yamlfile import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
+from gatewayctl import yamlfile
+from gatewayctl.errors import ELLIPSIS, QUOTED_LIMIT, InvalidInputError
+from gatewayctl.yamlfile import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
 from tests.hostile_helpers import leaks, render_cli, reported_problems, validate_cli
 from tests.test_hostile import HOSTILE
 from tests.test_loader import (

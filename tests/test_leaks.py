@@ -21,8 +21,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stacks import diff, render
-from stacks.offline import Recording, is_secret
+from gatewayctl import diff, render
+from gatewayctl.offline import Recording, is_secret
 from tests.hostile_helpers import (
     copy_stack,
     leaks,
@@ -322,7 +322,7 @@ def test_a_config_problem_elsewhere_does_not_print_the_secrets(tmp_path: Path) -
 
 
 def test_diff_report_holds_no_secret_even_unscrubbed(tmp_path: Path) -> None:
-    # `python -m stacks diff` renders the base ref in a git worktree; no git here, so the report
+    # `python -m gatewayctl diff` renders the base ref in a git worktree; no git here, so the report
     # is built from the same functions over two in-process renders: a base, and a head that
     # adds, removes and changes gateways and rotates every secret.
     base_root, head_root = tmp_path / "base", tmp_path / "head"

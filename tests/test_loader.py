@@ -1,4 +1,4 @@
-"""Stack loading and validation (``stacks.loader``, ``stacks.render.prepare``).
+"""Stack loading and validation (``gatewayctl.loader``, ``gatewayctl.render.prepare``).
 
 Each test writes a small project into ``tmp_path``: ``Pulumi.test.yaml`` plus a declarations
 directory, built from a valid baseline (one OpenShift cluster in route mode with a base
@@ -21,14 +21,14 @@ import yaml
 from components import images
 from components.gateway import GatewayImages
 from components.ingress import IngressMode
-from stacks.errors import InvalidInputError
-from stacks.loader import LoadedStack, ResolvedGateway, load_stack
-from stacks.render import SECURE_PLACEHOLDER, Prepared, prepare
+from gatewayctl.errors import InvalidInputError
+from gatewayctl.loader import LoadedStack, ResolvedGateway, load_stack
+from gatewayctl.render import SECURE_PLACEHOLDER, Prepared, prepare
 
 STACK = "test"
 CONFIG_FILE = f"Pulumi.{STACK}.yaml"
 PREFIX = "hypershell-gateways:"
-DECLARATIONS = "stacks/test/gateways"
+DECLARATIONS = "gateways/test"
 API_VERSION = "hypershell.redhat.io/v1alpha1"
 BASE_DOMAIN = "apps.example.com"
 EAST_DOMAIN = "east.example.com"
@@ -291,21 +291,21 @@ def test_empty_declarations_directory_loads_no_gateways(tmp_path: Path) -> None:
 
 
 def test_missing_declarations_directory_is_a_problem_of_the_stack_config(tmp_path: Path) -> None:
-    write_stack(tmp_path, extra={f"{PREFIX}declarationsDir": "stacks/nowhere"})
+    write_stack(tmp_path, extra={f"{PREFIX}declarationsDir": "gateways/nowhere"})
 
     assert load_problems(tmp_path) == [
-        (CONFIG_FILE, "declarationsDir", "'stacks/nowhere' does not exist")
+        (CONFIG_FILE, "declarationsDir", "'gateways/nowhere' does not exist")
     ]
 
 
 def test_declarations_directory_that_is_a_file_is_a_problem_of_the_stack_config(
     tmp_path: Path,
 ) -> None:
-    write_stack(tmp_path, extra={f"{PREFIX}declarationsDir": "stacks/test/gateways.yaml"})
-    write_text(tmp_path, "stacks/test/gateways.yaml", head("team-a"))
+    write_stack(tmp_path, extra={f"{PREFIX}declarationsDir": "gateways/test.yaml"})
+    write_text(tmp_path, "gateways/test.yaml", head("team-a"))
 
     assert load_problems(tmp_path) == [
-        (CONFIG_FILE, "declarationsDir", "'stacks/test/gateways.yaml' is not a directory")
+        (CONFIG_FILE, "declarationsDir", "'gateways/test.yaml' is not a directory")
     ]
 
 
@@ -313,7 +313,7 @@ def test_missing_declarations_directory_is_reported_with_a_broken_config(tmp_pat
     write_stack(
         tmp_path,
         clusters=one_cluster(baseDomain="Not A Domain"),
-        extra={f"{PREFIX}declarationsDir": "stacks/nowhere"},
+        extra={f"{PREFIX}declarationsDir": "gateways/nowhere"},
     )
 
     assert where(load_problems(tmp_path)) == [
@@ -1313,7 +1313,7 @@ def test_raw_config_bypasses_the_stack_file(tmp_path: Path) -> None:
     ]
 
 
-# --- secrets (stacks.render.prepare) --------------------------------------------------------
+# --- secrets (gatewayctl.render.prepare) --------------------------------------------------------
 
 
 def prepared(root: Path) -> Prepared:
@@ -1930,14 +1930,14 @@ def test_symbolic_link_outside_the_project_is_a_problem(tmp_path: Path) -> None:
     root = tmp_path / "project"
     write_stack(root)
     write_text(tmp_path, "team-a.yaml", yaml.safe_dump(declaration("team-a")))
-    (root / DECLARATIONS / "team-a.yaml").symlink_to("../../../../team-a.yaml")
+    (root / DECLARATIONS / "team-a.yaml").symlink_to("../../../team-a.yaml")
     (root / DECLARATIONS / "team-b.yaml").symlink_to(tmp_path / "team-a.yaml")
 
     assert load_problems(root) == [
         (
             f"{DECLARATIONS}/team-a.yaml",
             "",
-            "symbolic link to '../../../../team-a.yaml' leads outside the project; a declaration"
+            "symbolic link to '../../../team-a.yaml' leads outside the project; a declaration"
             " must be inside it",
         ),
         (
@@ -1952,7 +1952,7 @@ def test_symbolic_link_outside_the_project_is_a_problem(tmp_path: Path) -> None:
 def test_symbolic_link_inside_the_project_is_read(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_text(tmp_path, "shared/team-a.yaml", yaml.safe_dump(declaration("team-a")))
-    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("../../../shared/team-a.yaml")
+    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("../../shared/team-a.yaml")
 
     assert only_gateway(tmp_path).source == f"{DECLARATIONS}/team-a.yaml"
 

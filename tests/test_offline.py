@@ -11,7 +11,7 @@ import pytest
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import source_pb2
 
-from stacks.offline import RecordedResource, is_secret, run_program, secret
+from gatewayctl.offline import RecordedResource, is_secret, run_program, secret
 
 
 def _chain(count: int) -> Any:

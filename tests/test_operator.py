@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks import cli, operator
-from stacks.errors import InvalidInputError
+from gatewayctl import cli, operator
+from gatewayctl.errors import InvalidInputError
 from tests.conftest import ROOT
 from tests.deploy_helpers import ready_project
 

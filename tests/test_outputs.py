@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components import naming
-from stacks import adoption, cli, diff, inventory, outputs, render
-from stacks.errors import Problem, printable
+from gatewayctl import adoption, cli, diff, inventory, outputs, render
+from gatewayctl.errors import Problem, printable
 from tests.conftest import ROOT, rendered
 from tests.deploy_helpers import make_ready, ready_project
 from tests.test_adoption import adopting_project
@@ -215,7 +215,7 @@ def test_a_render_marked_before_the_marker_listed_files_is_still_replaced(tmp_pa
     out = tmp_path / "local"
     make(out, {"plan.json": "{}\n", "manifests/old.yaml": "kind: X\n"})
     (out / outputs.MARKER).write_text(
-        "Written by `python -m stacks`. The next run replaces this directory whole:"
+        "Written by `python -m gatewayctl`. The next run replaces this directory whole:"
         " keep nothing else here.\n"
     )
     assert run("render", "local", "--out", str(out), "-q")[0] == 0
@@ -228,14 +228,14 @@ def test_a_render_marked_before_the_marker_listed_files_is_still_replaced(tmp_pa
 PROTECTED = [
     (".git/out", "is inside a .git directory"),
     (".git", "is inside a .git directory"),
-    ("stacks/local/gateways/out", "is inside a declarations directory (Pulumi.local.yaml"),
-    ("stacks/local/gateways", "is inside a declarations directory (Pulumi.local.yaml"),
-    ("stacks", "holds a declarations directory (Pulumi.aws.yaml stacks/aws/gateways)"),
+    ("gateways/local/out", "is inside a declarations directory (Pulumi.local.yaml"),
+    ("gateways/local", "is inside a declarations directory (Pulumi.local.yaml"),
+    ("gateways", "holds a declarations directory (Pulumi.aws.yaml gateways/aws)"),
     ("Pulumi.new.yaml", "is named like a Pulumi project or stack file; choose another name"),
     ("Pulumi.local.yaml", "is named like a Pulumi project or stack file; choose another name"),
     ("Pulumi.yaml", "is named like a Pulumi project or stack file; choose another name"),
 ]
-LOCAL_DECLARATIONS = "Pulumi.local.yaml stacks/local/gateways)"
+LOCAL_DECLARATIONS = "Pulumi.local.yaml gateways/local)"
 
 
 @pytest.mark.parametrize(("where", "problem"), PROTECTED)
@@ -264,13 +264,13 @@ def test_an_out_through_a_link_into_git_is_refused(project: Path) -> None:
 
 
 def test_render_all_into_a_declarations_directory_is_refused(project: Path) -> None:
-    base = project / "stacks" / "aws" / "gateways"
+    base = project / "gateways" / "aws"
     before = snapshot(project)
     code, _, err = run("--root", str(project), "render", "--all", "--out", str(base), "-q")
     assert code == 2
     assert err.splitlines() == [
         f"error: {base / stack}: --out: is inside a declarations directory"
-        f" (Pulumi.aws.yaml stacks/aws/gateways)"
+        f" (Pulumi.aws.yaml gateways/aws)"
         for stack in ("aws", "ibm", "local")
     ] + ["3 problem(s); nothing written"]
     assert snapshot(project) == before
@@ -310,7 +310,7 @@ def test_import_file_never_overwrites_a_file_it_did_not_write(tmp_path: Path) ->
             root / "Pulumi.ibm.yaml",
             "is named like a Pulumi project or stack file; choose another name",
         ),
-        (root / "stacks", "holds a declarations directory (Pulumi.ibm.yaml stacks/ibm/gateways)"),
+        (root / "gateways", "holds a declarations directory (Pulumi.ibm.yaml gateways/ibm)"),
         (tmp_path / "a-directory", "exists and is not a regular file"),
     ):
         result = run("--root", str(root), "import-file", "ibm", "--out", str(out))

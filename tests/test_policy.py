@@ -16,11 +16,11 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import StackValidationPolicy
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
+from gatewayctl.offline import RecordedResource, Recording, secret
 from policy.hypershell_policies import PACK_NAME, POLICIES
 from policy.hypershell_policies.credentials import secret_like_name
 from policy.hypershell_policies.network import covers
 from policy.hypershell_policies.pods import DEFAULT_ALLOWED_REGISTRIES, allowed_images, is_allowed
-from stacks.offline import RecordedResource, Recording, secret
 from tests.conftest import STACKS, rendered
 from tests.policy_helpers import (
     POLICY_DIR,

@@ -13,9 +13,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stacks import cli, readiness
-from stacks.errors import InvalidInputError
-from stacks.loader import load_stack
+from gatewayctl import cli, readiness
+from gatewayctl.errors import InvalidInputError
+from gatewayctl.loader import load_stack
 from tests.conftest import ROOT
 from tests.deploy_helpers import (
     PLACEHOLDER,

@@ -2,7 +2,7 @@
 
 Each test pins one provider setting or program shape that the real engine depends on; the
 source each relies on is cited beside the code in ``components/cluster.py`` and
-``stacks/program.py``.
+``gatewayctl/program.py``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pulumi
 import pytest
 import yaml
 
-from stacks import program, render
-from stacks.errors import InvalidInputError
-from stacks.offline import RecordedResource, Recording
+from gatewayctl import program, render
+from gatewayctl.errors import InvalidInputError
+from gatewayctl.offline import RecordedResource, Recording
 from tests.conftest import rendered
 
 PREFIX = "hypershell-gateways:"

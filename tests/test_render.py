@@ -14,7 +14,7 @@ import pytest
 import yaml
 from rich.console import Console
 
-from stacks import cli, render
+from gatewayctl import cli, render
 from tests.conftest import ROOT, STACKS, rendered
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -44,7 +44,7 @@ def copy_project(destination: Path, *, reverse: bool) -> Path:
     destination.mkdir(parents=True, exist_ok=True)
     for stack_file in ROOT.glob("Pulumi*.yaml"):
         shutil.copy(stack_file, destination / stack_file.name)
-    for source in sorted(ROOT.glob("stacks/*/gateways/*.yaml"), reverse=reverse):
+    for source in sorted(ROOT.glob("gateways/*/*.yaml"), reverse=reverse):
         target = destination / source.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, target)
@@ -67,7 +67,7 @@ def test_cli_render_is_byte_identical_across_processes(tmp_path: Path) -> None:
         out = tmp_path / f"seed-{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed}
         done = subprocess.run(
-            [sys.executable, "-m", "stacks", "render", "--all", "--out", str(out), "-q"],
+            [sys.executable, "-m", "gatewayctl", "render", "--all", "--out", str(out), "-q"],
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -172,7 +172,7 @@ def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
     assert cli.main(args) == 0
     gone = out / "manifests/roks-us-east/openshell-canary/deployment-openshell-gateway.yaml"
     assert gone.is_file()
-    (project / "stacks/ibm/gateways/canary.yaml").unlink()  # a removed declaration
+    (project / "gateways/ibm/canary.yaml").unlink()  # a removed declaration
     assert cli.main(args) == 0
     assert not gone.exists() and not gone.parent.exists()
     assert tree(out) == render.execute(render.prepare(project, "ibm")).files
@@ -299,7 +299,7 @@ def test_invalid_input_exits_2_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project = copy_project(tmp_path / "p", reverse=False)
-    (project / "stacks/aws/gateways/broken.yaml").write_text(
+    (project / "gateways/aws/broken.yaml").write_text(
         "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: broken\n"
         "spec:\n  cluster: rosa-eu-west-1\n  replicas: many\n"
     )
@@ -308,14 +308,8 @@ def test_invalid_input_exits_2_and_writes_nothing(
     err = capsys.readouterr().err
     assert code == 2
     assert not out.exists()
-    assert (
-        "error: stacks/aws/gateways/broken.yaml: spec.cluster: unknown cluster 'rosa-eu-west-1'"
-        in err
-    )
-    assert (
-        "error: stacks/aws/gateways/broken.yaml: spec.replicas: Input should be a valid integer"
-        in err
-    )
+    assert "error: gateways/aws/broken.yaml: spec.cluster: unknown cluster 'rosa-eu-west-1'" in err
+    assert "error: gateways/aws/broken.yaml: spec.replicas: Input should be a valid integer" in err
     assert "2 problem(s); nothing written" in err
 
 
@@ -376,8 +370,8 @@ def test_help_documents_commands_and_exit_codes(capsys: pytest.CaptureFixture[st
 @pytest.mark.parametrize(
     ("command", "example"),
     [
-        ("import-file", "python -m stacks import-file ibm "),
-        ("operator-manifests", "python -m stacks operator-manifests "),
+        ("import-file", "python -m gatewayctl import-file ibm "),
+        ("operator-manifests", "python -m gatewayctl operator-manifests "),
     ],
 )
 def test_each_command_help_shows_its_own_examples(
@@ -388,12 +382,12 @@ def test_each_command_help_shows_its_own_examples(
     assert exit_.value.code == 0
     text = capsys.readouterr().out
     assert example in text
-    assert "python -m stacks render" not in text
+    assert "python -m gatewayctl render" not in text
 
 
 def test_progress_bar_for_many_gateways(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "p", reverse=False)
-    gateways = project / "stacks/local/gateways"
+    gateways = project / "gateways/local"
     for index in range(cli.PROGRESS_MIN_GATEWAYS):
         (gateways / f"t{index:02}.yaml").write_text(
             "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\n"

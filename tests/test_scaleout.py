@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks import cli, inventory, operator, render
-from stacks.errors import InvalidInputError
-from stacks.loader import load_stack
+from gatewayctl import cli, inventory, operator, render
+from gatewayctl.errors import InvalidInputError
+from gatewayctl.loader import load_stack
 from tests.conftest import ROOT, shared_or_skip
 from tests.deploy_helpers import passphrase_ciphertext, ready_project
 
@@ -165,33 +165,33 @@ def test_cli_validate_fails_on_a_copied_stack_config(
 ) -> None:
     # `cp Pulumi.ibm.yaml Pulumi.prod.yaml`: both stacks would manage every ibm gateway.
     shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path)
-    shutil.copytree(ROOT / "stacks" / "ibm", tmp_path / "stacks" / "ibm")
+    shutil.copytree(ROOT / "gateways" / "ibm", tmp_path / "gateways" / "ibm")
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 0
     shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path / "Pulumi.prod.yaml")
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        "error: Pulumi.ibm.yaml: declarationsDir: 'stacks/ibm/gateways' is also read by"
+        "error: Pulumi.ibm.yaml: declarationsDir: 'gateways/ibm' is also read by"
         f" Pulumi.prod.yaml; {SHARING}",
-        "error: Pulumi.prod.yaml: declarationsDir: 'stacks/ibm/gateways' is also read by"
+        "error: Pulumi.prod.yaml: declarationsDir: 'gateways/ibm' is also read by"
         f" Pulumi.ibm.yaml; {SHARING}",
         "2 problem(s); nothing written",
     ]
     # A directory of its own with the same gateways on the same cluster and database server:
     # each gateway's namespace, role, database and host would have two owners.
-    shutil.copytree(ROOT / "stacks" / "ibm" / "gateways", tmp_path / "stacks" / "prod" / "gateways")
+    shutil.copytree(ROOT / "gateways" / "ibm", tmp_path / "gateways" / "prod")
     prod = tmp_path / "Pulumi.prod.yaml"
-    prod.write_text(prod.read_text().replace("stacks/ibm/gateways", "stacks/prod/gateways"))
+    prod.write_text(prod.read_text().replace("gateways/ibm", "gateways/prod"))
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == "22 problem(s); nothing written"
     assert err[0].startswith(
-        "error: stacks/ibm/gateways/batch-jobs.yaml: spec.databaseName: database"
+        "error: gateways/ibm/batch-jobs.yaml: spec.databaseName: database"
         " 'gw_batch_jobs' on server "
     )
     assert err[0].endswith(
-        " is also used by stacks/prod/gateways/batch-jobs.yaml (cluster 'roks-us-east' of"
+        " is also used by gateways/prod/batch-jobs.yaml (cluster 'roks-us-east' of"
         " Pulumi.prod.yaml)"
     )
     # On a cluster and database server of its own, the copy is fine.
@@ -207,24 +207,24 @@ def test_cli_validate_fails_on_a_copied_stack_config(
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
     assert capsys.readouterr().err.splitlines() == [  # DNS is global: one vanity host, one owner
-        "error: stacks/ibm/gateways/research.yaml: spec.exposure.host: host"
-        " 'openshell.research.example.org' is also used by stacks/prod/gateways/research.yaml"
+        "error: gateways/ibm/research.yaml: spec.exposure.host: host"
+        " 'openshell.research.example.org' is also used by gateways/prod/research.yaml"
         " (cluster 'roks-us-east' of Pulumi.prod.yaml)",
-        "error: stacks/prod/gateways/research.yaml: spec.exposure.host: host"
-        " 'openshell.research.example.org' is also used by stacks/ibm/gateways/research.yaml"
+        "error: gateways/prod/research.yaml: spec.exposure.host: host"
+        " 'openshell.research.example.org' is also used by gateways/ibm/research.yaml"
         " (cluster 'roks-us-east' of Pulumi.ibm.yaml)",
         "2 problem(s); nothing written",
     ]
-    research = tmp_path / "stacks" / "prod" / "gateways" / "research.yaml"
+    research = tmp_path / "gateways" / "prod" / "research.yaml"
     research.write_text(research.read_text().replace("openshell.research", "prod.research"))
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 0
 
 
 def test_inventories_not_read_by_the_requested_stacks_are_not_checked(fleet: Path) -> None:
     write_gateway(fleet, "e", "east", {"tier": "bronze"})
-    (fleet / "stacks/solo/gateways").mkdir(parents=True)
+    (fleet / "gateways/solo").mkdir(parents=True)
     config = {
-        f"{PREFIX}declarationsDir": "stacks/solo/gateways",
+        f"{PREFIX}declarationsDir": "gateways/solo",
         f"{PREFIX}clusters": {"solo": cluster("solo.example.com")},
     }
     (fleet / "Pulumi.solo.yaml").write_text(yaml.safe_dump({"config": config}))
@@ -326,7 +326,7 @@ def test_bad_operator_settings_name_the_field(tmp_path: Path) -> None:
 
 
 def test_the_program_reads_the_selector_from_pulumi_config(fleet: Path) -> None:
-    # The render hands the stack's config to stacks.program.main() as the CLI would.
+    # The render hands the stack's config to gatewayctl.program.main() as the CLI would.
     rendered = render.execute(render.prepare(fleet, "east-gold"))
     assert [g.name for g in rendered.gateways] == ["a"]
     gateways = {
@@ -386,7 +386,7 @@ def test_cli_refuses_a_stack_the_operator_owns_that_is_not_ready(
 
 def minimal_stack(root: Path, stack: str, index: int) -> None:
     """A valid, deploy-ready stack without gateways (its own declarations directory)."""
-    directory = f"stacks/s{index}/gateways"
+    directory = f"gateways/s{index}"
     (root / directory).mkdir(parents=True)
     config = {
         f"{PREFIX}declarationsDir": directory,

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from components import naming
-from stacks.render import Rendered
+from gatewayctl.render import Rendered
 from tests.conftest import rendered
 from tests.helpers import k8s, kinds, one, raw, secret_paths
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks import cli
+from gatewayctl import cli
 from tests.conftest import ROOT
 from tests.gh_expressions import evaluate, interpolate
 
@@ -155,7 +155,7 @@ def _strip_ci_flags(words: list[str]) -> list[str]:
 
 
 def commands() -> set[str]:
-    """Every make, ``python -m stacks`` and pulumi command the workflows run, normalised."""
+    """Every make, ``python -m gatewayctl`` and pulumi command the workflows run, normalised."""
     found: set[str] = set()
     for _, _, s in all_steps():
         if "run" in s:
@@ -172,9 +172,9 @@ def commands() -> set[str]:
                     words = shlex.split(captured[1])
                 if words[0] == "make":
                     found.add(" ".join(words[:2]))
-                elif words[0].endswith("python") and words[1:3] == ["-m", "stacks"]:
+                elif words[0].endswith("python") and words[1:3] == ["-m", "gatewayctl"]:
                     flags = [w for w in words[4:] if w.startswith("--")]
-                    found.add(" ".join(["python -m stacks", words[3], *flags]))
+                    found.add(" ".join(["python -m gatewayctl", words[3], *flags]))
                 elif words[0] == "pulumi":
                     flags = [w for w in _strip_ci_flags(words[2:]) if w.startswith("-")]
                     found.add(" ".join(["pulumi", words[1], *flags]))
@@ -194,9 +194,9 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "make setup",
         "make test",
         "make validate",
-        "python -m stacks diff --base --output",
-        "python -m stacks driver --list",
-        "python -m stacks validate --deploy",
+        "python -m gatewayctl diff --base --output",
+        "python -m gatewayctl driver --list",
+        "python -m gatewayctl validate --deploy",
         "pulumi login",
         "pulumi preview --diff",
         "pulumi up",
@@ -207,7 +207,7 @@ def test_the_workflows_run_the_expected_commands() -> None:
 def test_every_command_is_one_the_readme_documents() -> None:
     text = readme()
     for command in sorted(commands()):
-        if command.startswith("python -m stacks "):
+        if command.startswith("python -m gatewayctl "):
             name = " ".join(command.split()[:4])
             assert name in text, f"README does not document {name}"
             lines = [line for line in text.splitlines() if name in line]
@@ -508,7 +508,7 @@ def test_pull_request_diff_step_treats_3_as_changes_and_2_or_1_as_failures(
     assert outputs["exit-code"] == str(code)
     assert outputs.get("changes") == changes
     args = (tmp_path / "python-args").read_text(encoding="utf-8").split()
-    expected = ["-m", "stacks", "diff", "ibm", "--base", "origin/main", "--output"]
+    expected = ["-m", "gatewayctl", "diff", "ibm", "--base", "origin/main", "--output"]
     assert args == [*expected, "build/report.md"]
     report = (tmp_path / "build/report.md").read_text(encoding="utf-8")
     if step_code == 0:
@@ -649,7 +649,7 @@ exit "${FAKE_CODE:-0}"
 
 
 def planning(name: str) -> dict[str, Any]:
-    return step(name, "stacks", "(python -m stacks driver)")
+    return step(name, "stacks", "(python -m gatewayctl driver)")
 
 
 @needs_bash
@@ -669,11 +669,11 @@ def test_the_workflows_ask_who_drives_each_stack(tmp_path: Path, name: str) -> N
     assert code == 0
     assert (tmp_path / "make-calls").read_text() == "make setup\n"
     calls = (tmp_path / "python-calls").read_text().splitlines()
-    assert calls[0] == "-m stacks driver --list ci ibm aws"
+    assert calls[0] == "-m gatewayctl driver --list ci ibm aws"
     assert outputs["ci"] == '["ibm"]'
     expected_outputs = {"ci": "${{ steps.driver.outputs.ci }}"}
     if name == "deploy.yml":
-        assert calls[1] == "-m stacks driver --list operator ibm aws"
+        assert calls[1] == "-m gatewayctl driver --list operator ibm aws"
         assert outputs["operator"] == '["aws"]'
         expected_outputs["operator"] = "${{ steps.driver.outputs.operator }}"
     assert load(name)["jobs"]["stacks"]["outputs"] == expected_outputs
@@ -729,7 +729,7 @@ def test_the_operator_stacks_are_checked_for_readiness_on_every_push() -> None:
     (check,) = [s for s in job["steps"] if "run" in s]
     assert check["run"].split("\n")[:2] == [
         "make setup",
-        '.venv/bin/python -m stacks validate "$STACK" --deploy',
+        '.venv/bin/python -m gatewayctl validate "$STACK" --deploy',
     ]
 
 

@@ -22,11 +22,11 @@ from typing import Any
 import pulumi
 import yaml
 
-from stacks import inventory, outputs, program
-from stacks.errors import InvalidInputError, Problem
-from stacks.loader import PROJECT, SECRETS_KEY, LoadedStack, load_stack, read_stack_config
-from stacks.offline import OnRegister, RecordedResource, Recording, is_secret, run_program
-from stacks.outputs import MARKER as MARKER  # re-exported: the marker of a render
+from gatewayctl import inventory, outputs, program
+from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.loader import PROJECT, SECRETS_KEY, LoadedStack, load_stack, read_stack_config
+from gatewayctl.offline import OnRegister, RecordedResource, Recording, is_secret, run_program
+from gatewayctl.outputs import MARKER as MARKER  # re-exported: the marker of a render
 
 REDACTED = "[secret]"
 SECURE_PLACEHOLDER = "offline-placeholder-for-secure-value"
@@ -373,7 +373,7 @@ def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
 
 def write_tree(out: Path, files: Mapping[str, str]) -> None:
     """Replace ``out`` whole with exactly ``files`` (and :data:`MARKER`, which lists them); on
-    failure the old tree stays. Check :func:`stacks.outputs.directory_problems` first."""
+    failure the old tree stays. Check :func:`gatewayctl.outputs.directory_problems` first."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:

@@ -19,11 +19,11 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BeforeValidator, Field, ValidationError
 
-from stacks import readiness
-from stacks.errors import InvalidInputError, Problem, from_validation_error
-from stacks.inventory import all_stacks, stack_file_problems
-from stacks.loader import PROJECT, read_yaml_mapping
-from stacks.models import DnsLabel, Model
+from gatewayctl import readiness
+from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
+from gatewayctl.inventory import all_stacks, stack_file_problems
+from gatewayctl.loader import PROJECT, read_yaml_mapping
+from gatewayctl.models import DnsLabel, Model
 
 SETTINGS = "deploy/operator.yaml"
 PULUMI_VERSION_FILE = ".pulumi.version"
@@ -169,7 +169,7 @@ class OperatorSettings(Model):
 
 def load_settings(root: Path) -> OperatorSettings:
     # The strict reader turns a value that does not convert to its YAML tag, or nesting too
-    # deep, into a problem naming the field and line, never the value (stacks.yamlfile).
+    # deep, into a problem naming the field and line, never the value (gatewayctl.yamlfile).
     document = read_yaml_mapping(root / SETTINGS, SETTINGS)
     try:
         return OperatorSettings.model_validate(document, by_alias=True)
@@ -367,7 +367,7 @@ def operator_manifests(root: Path, prepare: readiness.Prepare) -> dict[str, str]
     """File name → YAML of one ``Stack`` object per stack the operator owns, and of the
     workspaces' ServiceAccount and its ``system:auth-delegator`` binding.
 
-    The owned stacks must be deploy-ready (:func:`stacks.readiness.check`, with ``prepare``
+    The owned stacks must be deploy-ready (:func:`gatewayctl.readiness.check`, with ``prepare``
     validating them): the workspace runs ``pulumi up`` from git and cannot run the check
     itself. Raises InvalidInputError with every problem (settings, stack names that make no
     Kubernetes name, the CLI version, readiness) before anything is returned.

@@ -7,7 +7,7 @@ by exactly one stack of its inventory; this module checks that across all stacks
 
 Stacks also share clusters and database servers without sharing declarations (a staging and a
 production stack on one cluster, two clouds' stacks on one PostgreSQL). What one stack's rules
-make unique within it (``stacks.loader``) is checked here across every stack of the repository:
+make unique within it (``gatewayctl.loader``) is checked here across every stack of the repository:
 hosts (DNS is global), namespaces per cluster, roles and databases per database server, and
 no gateway takes another stack's base domain, configured namespaces or admin role.
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components import naming
-from stacks.errors import InvalidInputError, Problem
-from stacks.loader import (
+from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.loader import (
     ResolvedGateway,
     load_declarations,
     load_stack,
@@ -35,7 +35,7 @@ from stacks.loader import (
     read_stack_config,
     selects,
 )
-from stacks.models import ClusterConfig, StackConfig
+from gatewayctl.models import ClusterConfig, StackConfig
 
 STACK_NAME_RULE = "a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)"
 
@@ -285,7 +285,7 @@ def _clashes(placed: list[_Placed], wanted: set[str]) -> list[Problem]:
         for members in groups.values():
             for a, b in itertools.permutations(members, 2):
                 if a.cluster.stack not in wanted or a.cluster.stack == b.cluster.stack:
-                    continue  # within a stack: stacks.loader's rules
+                    continue  # within a stack: gatewayctl.loader's rules
                 if a.file == b.file:
                     continue  # one declaration taken by two stacks: a coverage problem
                 message = clash(a, b)

@@ -1,4 +1,4 @@
-"""``python -m stacks``: validate, render and diff stacks offline.
+"""``python -m gatewayctl``: validate, render and diff stacks offline.
 
 Exit codes: 0 ok; 2 invalid input (each problem as ``path: field: problem``, nothing
 written); 1 anything else. ``diff`` exits 3 when the stack's render changes.
@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stacks import adoption, diff, inventory, operator, outputs, readiness, render
-from stacks.errors import InvalidInputError, Problem
-from stacks.offline import RecordedResource
+from gatewayctl import adoption, diff, inventory, operator, outputs, readiness, render
+from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.offline import RecordedResource
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build/rendered")
@@ -31,11 +31,11 @@ exit codes: 0 ok; 2 invalid input (every problem listed as `path: field: problem
 written); 1 any other error.
 
 examples:
-  python -m stacks validate aws          # config and declarations only; fast, for PR checks
-  python -m stacks validate aws --deploy # also ready for `pulumi up`: CA bundles, real secrets
-  python -m stacks render ibm            # → build/rendered/ibm/{manifests/,plan.json}
-  python -m stacks render --all          # every Pulumi.<stack>.yaml
-  python -m stacks diff aws --base origin/main   # Markdown report of what a PR changes
+  python -m gatewayctl validate aws          # config and declarations only; fast, for PR checks
+  python -m gatewayctl validate aws --deploy # also ready for `pulumi up`: CA bundles, real secrets
+  python -m gatewayctl render ibm            # → build/rendered/ibm/{manifests/,plan.json}
+  python -m gatewayctl render --all          # every Pulumi.<stack>.yaml
+  python -m gatewayctl diff aws --base origin/main   # Markdown report of what a PR changes
 """
 
 DIFF_EPILOG = """\
@@ -43,12 +43,12 @@ exit codes: 0 no changes; 3 changes; 2 invalid input (the working tree's problem
 `path: field: problem`, or an unknown --base ref); 1 any other error (git, the base render).
 
 The base ref is checked out into a temporary git worktree and rendered by its own program
-(`python -m stacks render`, same interpreter); a ref without the stack or without an offline
+(`python -m gatewayctl render`, same interpreter); a ref without the stack or without an offline
 render is an empty side. Needs no Pulumi CLI, backend, cluster or credentials.
 
 examples:
-  python -m stacks diff local --base main
-  python -m stacks diff --all --base origin/main --output build/diff.md
+  python -m gatewayctl diff local --base main
+  python -m gatewayctl diff --all --base origin/main --output build/diff.md
 """
 
 
@@ -57,8 +57,8 @@ exit codes: 0 ok (also when no declaration adopts a namespace: nothing is writte
 input (every problem listed as `path: field: problem`); 1 any other error.
 
 examples:
-  python -m stacks import-file ibm       # → build/import/ibm.json, and the commands to run
-  python -m stacks import-file ibm --out /tmp/ibm-import.json
+  python -m gatewayctl import-file ibm       # → build/import/ibm.json, and the commands to run
+  python -m gatewayctl import-file ibm --out /tmp/ibm-import.json
 """
 
 OPERATOR_EPILOG = """\
@@ -67,8 +67,8 @@ operator owns that is not valid or not ready to deploy as `validate --deploy` ch
 problem listed as `path: field: problem`, nothing written); 1 any other error.
 
 examples:
-  python -m stacks operator-manifests    # → build/operator/stack-<stack>.yaml
-  python -m stacks operator-manifests --out /tmp/operator
+  python -m gatewayctl operator-manifests    # → build/operator/stack-<stack>.yaml
+  python -m gatewayctl operator-manifests --out /tmp/operator
 """
 
 
@@ -83,8 +83,8 @@ exit codes: 0 ok; 2 invalid input (an unknown stack, or deploy/operator.yaml: ev
 listed as `path: field: problem`); 1 any other error.
 
 examples:
-  python -m stacks driver ibm aws              # ibm: ci / aws: operator
-  python -m stacks driver --list ci ibm aws    # ["ibm"]: the stacks the workflows deploy
+  python -m gatewayctl driver ibm aws              # ibm: ci / aws: operator
+  python -m gatewayctl driver --list ci ibm aws    # ["ibm"]: the stacks the workflows deploy
 """
 
 
@@ -302,7 +302,7 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
-        prog="python -m stacks",
+        prog="python -m gatewayctl",
         description="Validate and render HyperShell gateway stacks offline, with no Pulumi CLI,"
         " backend, cluster or credentials.",
         epilog=EPILOG,

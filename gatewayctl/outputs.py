@@ -19,17 +19,17 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from stacks.errors import InvalidInputError, Problem
-from stacks.loader import read_stack_config
+from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.loader import read_stack_config
 
 MARKER = ".stacks-output"
 """Written into every output directory; lists the files the tool wrote there."""
 _HEADER = (
-    "# Written by `python -m stacks`. The next run replaces this directory whole, and only\n"
+    "# Written by `python -m gatewayctl`. The next run replaces this directory whole, and only\n"
     "# while it holds nothing but the files listed below: keep nothing else here.\n"
 )
 _UNLISTED_MARKER = (
-    "Written by `python -m stacks`. The next run replaces this directory whole:"
+    "Written by `python -m gatewayctl`. The next run replaces this directory whole:"
     " keep nothing else here.\n"
 )
 """The marker before it listed its files: the directory was written by this tool."""

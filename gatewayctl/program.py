@@ -17,8 +17,8 @@ from components.cluster import Cluster, ClusterArgs
 from components.database import DatabaseEndpoint
 from components.exposure import SharedGateway
 from components.gateway import Gateway, GatewayArgs
-from stacks.errors import InvalidInputError, Problem, from_validation_error
-from stacks.loader import (
+from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
+from gatewayctl.loader import (
     OBJECT_KEYS,
     PROJECT,
     SECRETS_KEY,
@@ -27,7 +27,7 @@ from stacks.loader import (
     ResolvedGateway,
     load_stack,
 )
-from stacks.models import ClusterConfig, Model
+from gatewayctl.models import ClusterConfig, Model
 
 ROOT = Path(__file__).resolve().parent.parent
 

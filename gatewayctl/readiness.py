@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from stacks.errors import InvalidInputError, Problem
-from stacks.loader import PROJECT, LoadedStack, read_yaml_mapping
-from stacks.render import Prepared, is_secure
+from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.loader import PROJECT, LoadedStack, read_yaml_mapping
+from gatewayctl.render import Prepared, is_secure
 
 CA_BUNDLE_LIMIT = 4 * 1024 * 1024
 """A CA bundle larger than this is not one (AWS's global RDS bundle is about 160 KB)."""
@@ -127,7 +127,7 @@ def placeholder_problems(root: Path, stack: str) -> list[Problem]:
 
 def _bundle_problem(root: Path, relative: str) -> str | None:
     """What keeps ``relative`` from being the CA bundle ``pulumi up`` verifies with, if anything."""
-    # A link out of the project is refused by the loader for every command (stacks.loader).
+    # A link out of the project is refused by the loader for every command (gatewayctl.loader).
     shown = repr(relative)
     path = root / relative
     if path.is_symlink() and not path.exists():

@@ -185,7 +185,7 @@ class RecordingMonitor(mocks.MockMonitor):
         # and the stock mock does not: the type chain is the parent's whole qualified type
         # (`a$b$c`, not only `b$c`), and children of the root stack carry no
         # "pulumi:pulumi:Stack$". So URNs here are the real ones (the import file's references
-        # are URNs: stacks/adoption.py).
+        # are URNs: gatewayctl/adoption.py).
         parent_type = parent.split("::")[2] if parent else ""
         if parent_type not in {"", STACK_TYPE}:
             type_ = f"{parent_type}${type_}"

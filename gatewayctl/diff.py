@@ -1,13 +1,13 @@
 """Offline diff: what a change to the declarations or the program does to a stack's render.
 
-``python -m stacks diff <stack>|--all --base <git-ref>`` renders each stack twice and prints a
+``python -m gatewayctl diff <stack>|--all --base <git-ref>`` renders each stack twice and prints a
 Markdown report for a pull-request comment:
 
 - the **base** side is the ref checked out into a temporary ``git worktree`` and rendered by
-  *the ref's own* program and declarations (``python -m stacks render <stack> --out DIR -q``
+  *the ref's own* program and declarations (``python -m gatewayctl render <stack> --out DIR -q``
   run inside the worktree with this interpreter); a ref without the stack, or without an
   offline render at all, is an empty side and the report says so;
-- the **head** side is this working tree, rendered in process (``stacks.render``).
+- the **head** side is this working tree, rendered in process (``gatewayctl.render``).
 
 The report starts with a summary that is always kept (gateways added/changed/removed from the
 two plans, Kubernetes objects per kind from the manifest trees, other plan resources such as
@@ -39,9 +39,9 @@ from typing import Any, Literal
 
 import yaml
 
-from stacks import render
-from stacks.inventory import all_stacks
-from stacks.loader import PROJECT, SECRETS_KEY
+from gatewayctl import render
+from gatewayctl.inventory import all_stacks
+from gatewayctl.loader import PROJECT, SECRETS_KEY
 
 REPORT_LIMIT = 60_000
 """Characters of the whole report (a GitHub comment holds 65,536)."""
@@ -226,13 +226,24 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def _render_process(project: Path, target: Sequence[str], out: Path) -> tuple[int, str]:
-    """``python -m stacks render TARGET --out OUT -q`` in ``project``, with this interpreter."""
+PACKAGES = ("gatewayctl", "stacks")
+"""The tool's package at a base ref, newest name first: before the data/code split the package
+was ``stacks`` (with the declarations inside it), and a pull request's base may predate it."""
+
+
+def _base_package(project: Path) -> str | None:
+    return next((p for p in PACKAGES if (project / p / "__main__.py").is_file()), None)
+
+
+def _render_process(
+    project: Path, package: str, target: Sequence[str], out: Path
+) -> tuple[int, str]:
+    """``python -m PACKAGE render TARGET --out OUT -q`` in ``project``, with this interpreter."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "stacks", "render", *target, "--out", str(out), "-q"],
+            [sys.executable, "-m", package, "render", *target, "--out", str(out), "-q"],
             cwd=project,
             env=env,
             capture_output=True,
@@ -252,8 +263,9 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
     interpreter start); if that reports invalid input, each stack is rendered on its own so
     only the invalid ones become empty sides.
     """
-    if not (project / "stacks" / "__main__.py").is_file():
-        note = "has no offline render (`python -m stacks`)"
+    package = _base_package(project)
+    if package is None:
+        note = "has no offline render (`python -m gatewayctl`)"
         return {s: stack_side(project, s, {}, note) for s in stacks}
     sides = {
         s: stack_side(project, s, {}, f"has no stack `{s}`")
@@ -264,13 +276,13 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
     with tempfile.TemporaryDirectory(prefix="stacks-diff-render-") as scratch:
         out = Path(scratch)
         if len(present) > 1 and set(present) == set(all_stacks(project)):
-            code, _ = _render_process(project, ["--all"], out / "all")
+            code, _ = _render_process(project, package, ["--all"], out / "all")
             if code == 0:
                 for stack in present:
                     sides[stack] = stack_side(project, stack, read_tree(out / "all" / stack))
                 return sides
         for stack in present:
-            code, stderr = _render_process(project, [stack], out / stack)
+            code, stderr = _render_process(project, package, [stack], out / stack)
             if code == 2:
                 note = f"has invalid input for stack `{stack}` (its render exits 2)"
                 sides[stack] = stack_side(project, stack, {}, note)
@@ -770,7 +782,7 @@ def run(
     report = build_report(
         diffs,
         base_label=f"`{ref}` (`{commit[:12]}`)",
-        command=f"python -m stacks diff {target} --base {ref}",
+        command=f"python -m gatewayctl diff {target} --base {ref}",
         secrets=secrets,
         limit=limit,
         notes=[lock_note] if lock_note else [],

@@ -34,8 +34,8 @@ from importlib import metadata
 from typing import Any
 
 from components import naming, network
-from stacks.offline import RecordedResource
-from stacks.render import Rendered
+from gatewayctl.offline import RecordedResource
+from gatewayctl.render import Rendered
 
 # (kind, name) of the namespaced objects upstream's controller creates per gateway.
 UPSTREAM_OBJECTS = frozenset(

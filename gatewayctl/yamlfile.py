@@ -33,7 +33,7 @@ from yaml.events import Event
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver, Resolver
 
-from stacks.errors import InvalidInputError, Problem
+from gatewayctl.errors import InvalidInputError, Problem
 
 try:
     from yaml._yaml import CParser

@@ -23,9 +23,9 @@ from components.gateway import GatewayImages
 from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
-from stacks.errors import InvalidInputError, Problem, from_validation_error
-from stacks.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
-from stacks.yamlfile import read_yaml_mapping as read_yaml_mapping
+from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
+from gatewayctl.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
+from gatewayctl.yamlfile import read_yaml_mapping as read_yaml_mapping
 
 PROJECT = "hypershell-gateways"
 SECRETS_KEY = "clusterSecrets"
