@@ -27,7 +27,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 STACK = "bench"
-PROJECT = "hypershell-gateways"  # gatewayctl.loader.PROJECT; the parent does not import the SDK
+PROJECT = "hypershell-gateways"  # gatewayctl.stackfile.PROJECT; the parent does not import the SDK
 RESULT_PREFIX = "BENCH-RESULT "
 MIB = 1024 * 1024
 HEAD = "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: team-a\n"
@@ -87,7 +87,7 @@ def child(root: Path) -> dict[str, Any]:
     try:
         from gatewayctl.yamlfile import read_yaml_mapping
     except ImportError:  # a tree from before gatewayctl.yamlfile, to measure what it cost
-        from gatewayctl.loader import read_yaml_mapping
+        from gatewayctl.yamlfile import read_yaml_mapping
 
     start = time.perf_counter()
     err = io.StringIO()

@@ -39,7 +39,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 STACK = "bench"
-PROJECT = "hypershell-gateways"  # gatewayctl.loader.PROJECT; the parent does not import the SDK
+PROJECT = "hypershell-gateways"  # gatewayctl.stackfile.PROJECT; the parent does not import the SDK
 RESULT_PREFIX = "BENCH-RESULT "
 
 DEFAULT_SIZES = (10, 100, 500)

@@ -41,7 +41,9 @@ import yaml
 
 from gatewayctl import render
 from gatewayctl.inventory import all_stacks
-from gatewayctl.loader import PROJECT, SECRETS_KEY
+from gatewayctl.secrets import REDACTED, is_secure
+from gatewayctl.stackfile import PROJECT
+from gatewayctl.yamlfile import SECRETS_KEY
 
 REPORT_LIMIT = 60_000
 """Characters of the whole report (a GitHub comment holds 65,536)."""
@@ -168,7 +170,7 @@ def _secret_leaves(project: Path, stack: str) -> list[tuple[SecretPath, Any]]:
 
     def walk(value: Any, path: SecretPath) -> None:
         if isinstance(value, dict):
-            if render.is_secure(value):
+            if is_secure(value):
                 return
             for key, item in value.items():
                 walk(item, (*path, str(key)))
@@ -222,7 +224,7 @@ def stack_side(
 def scrub(text: str, secrets: Iterable[str]) -> str:
     """Replace every secret value in ``text`` (longest first) with the render's marker."""
     for value in sorted(secrets, key=lambda s: (-len(s), s)):
-        text = text.replace(value, render.REDACTED)
+        text = text.replace(value, REDACTED)
     return text
 
 

@@ -7,7 +7,7 @@ by exactly one stack of its inventory; this module checks that across all stacks
 
 Stacks also share clusters and database servers without sharing declarations (a staging and a
 production stack on one cluster, two clouds' stacks on one PostgreSQL). What one stack's rules
-make unique within it (``gatewayctl.loader``) is checked here across every stack of the repository:
+make unique within it (``gatewayctl.resolve``) is checked here across every stack of the repository:
 hosts (DNS is global), namespaces per cluster, roles and databases per database server, and
 no gateway takes another stack's base domain, configured namespaces or admin role.
 
@@ -26,16 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components import naming
+from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.loader import (
-    ResolvedGateway,
-    load_declarations,
-    load_stack,
+from gatewayctl.models import ClusterConfig, StackConfig
+from gatewayctl.resolve import ResolvedGateway, load_stack, selects
+from gatewayctl.stackfile import (
     parse_stack_config,
     read_stack_config,
-    selects,
+    stack_file,
+    stacks_with_files,
 )
-from gatewayctl.models import ClusterConfig, StackConfig
 
 STACK_NAME_RULE = "a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)"
 
@@ -45,22 +45,18 @@ def stack_name_problems(stack: str) -> list[Problem]:
     if naming.is_dns1123_label(stack):
         return []
     message = f"stack name {stack!r} is not {STACK_NAME_RULE}"
-    return [Problem(f"Pulumi.{stack}.yaml", "", message)]
-
-
-def _stack_files(root: Path) -> list[str]:
-    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in root.glob("Pulumi.*.yaml"))
+    return [Problem(stack_file(stack), "", message)]
 
 
 def all_stacks(root: Path) -> list[str]:
     """Every stack with a ``Pulumi.<stack>.yaml`` in the project root, sorted; only valid
     names (the others are :func:`stack_file_problems`)."""
-    return [stack for stack in _stack_files(root) if naming.is_dns1123_label(stack)]
+    return [stack for stack in stacks_with_files(root) if naming.is_dns1123_label(stack)]
 
 
 def stack_file_problems(root: Path) -> list[Problem]:
     """``Pulumi.<name>.yaml`` files whose name is no valid stack name (``Pulumi..yaml``)."""
-    return [problem for stack in _stack_files(root) for problem in stack_name_problems(stack)]
+    return [problem for stack in stacks_with_files(root) for problem in stack_name_problems(stack)]
 
 
 def requested_stacks(root: Path, stack: str | None) -> list[str]:
@@ -69,11 +65,11 @@ def requested_stacks(root: Path, stack: str | None) -> list[str]:
     known = all_stacks(root)
     problems = stack_name_problems(stack) if stack is not None else stack_file_problems(root)
     if not known and not problems:
-        message = "no Pulumi.<stack>.yaml here; is --root the project?"
+        message = f"no {stack_file('<stack>')} here; is --root the project?"
         problems = [Problem(str(root), "", message)]
     elif stack is not None and not problems and stack not in known:
         message = f"no such stack; the stacks here are {', '.join(known)}"
-        problems = [Problem(f"Pulumi.{stack}.yaml", "", message)]
+        problems = [Problem(stack_file(stack), "", message)]
     if problems:
         raise InvalidInputError(problems)
     return known if stack is None else [stack]
@@ -107,13 +103,13 @@ def _sharing_problems(configs: dict[str, StackConfig], members: list[str]) -> li
     for stack in members:
         if configs[stack].selector is not None:
             continue
-        others = [f"Pulumi.{m}.yaml" for m in members if m != stack]
+        others = [stack_file(m) for m in members if m != stack]
         read_by = " and ".join(filter(None, [", ".join(others[:-1]), others[-1]]))
         message = (
             f"{configs[stack].declarations_dir!r} is also read by {read_by}; stacks sharing"
             " declarations need a selector each (a shared inventory)"
         )
-        problems.append(Problem(f"Pulumi.{stack}.yaml", "declarationsDir", message))
+        problems.append(Problem(stack_file(stack), "declarationsDir", message))
     return problems
 
 
@@ -285,7 +281,7 @@ def _clashes(placed: list[_Placed], wanted: set[str]) -> list[Problem]:
         for members in groups.values():
             for a, b in itertools.permutations(members, 2):
                 if a.cluster.stack not in wanted or a.cluster.stack == b.cluster.stack:
-                    continue  # within a stack: gatewayctl.loader's rules
+                    continue  # within a stack: gatewayctl.resolve's rules
                 if a.file == b.file:
                     continue  # one declaration taken by two stacks: a coverage problem
                 message = clash(a, b)

@@ -22,8 +22,9 @@ from pydantic import BeforeValidator, Field, ValidationError
 from gatewayctl import readiness
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.inventory import all_stacks, stack_file_problems
-from gatewayctl.loader import PROJECT, read_yaml_mapping
 from gatewayctl.models import DnsLabel, Model
+from gatewayctl.stackfile import PROJECT, stack_file
+from gatewayctl.yamlfile import read_yaml_mapping
 
 SETTINGS = "deploy/operator.yaml"
 PULUMI_VERSION_FILE = ".pulumi.version"
@@ -234,7 +235,7 @@ def settings_problems(settings: OperatorSettings, stacks: Sequence[str]) -> list
         Problem(
             SETTINGS,
             field,
-            f"{_shown(stack)} names no stack of this project (no Pulumi.{stack}.yaml;"
+            f"{_shown(stack)} names no stack of this project (no {stack_file(stack)};"
             f" stacks: {listed})",
         )
         for field, stack in named
@@ -349,7 +350,7 @@ def workspace_account(settings: OperatorSettings) -> dict[str, dict[str, Any]]:
 
 def name_problems(name: str, stack: str) -> list[Problem]:
     """``metadata.name`` of the operator ``Stack`` must be a Kubernetes name the CRD accepts."""
-    display = f"Pulumi.{stack}.yaml"
+    display = stack_file(stack)
     problems = []
     if not _DNS_SUBDOMAIN.fullmatch(name) or len(name) > 253:
         message = (

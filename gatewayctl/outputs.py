@@ -20,7 +20,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.loader import read_stack_config
+from gatewayctl.stackfile import (
+    STACK_FILE_SUFFIXES,
+    read_stack_config,
+    stack_file,
+    stacks_with_files,
+)
 
 MARKER = ".stacks-output"
 """Written into every output directory; lists the files the tool wrote there."""
@@ -35,7 +40,7 @@ _UNLISTED_MARKER = (
 """The marker before it listed its files: the directory was written by this tool."""
 _SHOWN = 3
 _PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml")
-_STACK_FILES = ("Pulumi.*.yaml", "Pulumi.*.yml")
+_STACK_FILES = tuple(stack_file("*", suffix) for suffix in STACK_FILE_SUFFIXES)
 
 
 def marker_text(files: Iterable[str]) -> str:
@@ -85,16 +90,15 @@ def _inside(path: Path, directory: Path) -> bool:
 def _declarations(root: Path) -> list[tuple[Path, str]]:
     """Every stack file's declarations directory (resolved), and how that file names it."""
     found = []
-    for pattern in _STACK_FILES:
-        for path in sorted(root.glob(pattern)):
-            stack = path.name[len("Pulumi.") : -len(path.suffix)]
-            try:
-                _, raw = read_stack_config(root, stack)
-                directory = raw.get("declarationsDir")
-                if isinstance(directory, str) and directory:
-                    found.append(((root / directory).resolve(), f"{path.name} {directory}"))
-            except (InvalidInputError, OSError, ValueError, RuntimeError):
-                continue  # that stack's own problem, reported when it is validated
+    # The stack files this tool reads, in file-name order (the first match names the file).
+    for stack in sorted(stacks_with_files(root), key=stack_file):
+        try:
+            _, raw = read_stack_config(root, stack)
+            directory = raw.get("declarationsDir")
+            if isinstance(directory, str) and directory:
+                found.append(((root / directory).resolve(), f"{stack_file(stack)} {directory}"))
+        except (InvalidInputError, OSError, ValueError, RuntimeError):
+            continue  # that stack's own problem, reported when it is validated
     return found
 
 

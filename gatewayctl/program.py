@@ -6,92 +6,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pulumi
-from pydantic import Field, ValidationError
 
 from components.cluster import Cluster, ClusterArgs
 from components.database import DatabaseEndpoint
 from components.exposure import SharedGateway
 from components.gateway import Gateway, GatewayArgs
-from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
-from gatewayctl.loader import (
-    OBJECT_KEYS,
-    PROJECT,
-    SECRETS_KEY,
-    STRING_KEYS,
-    LoadedStack,
-    ResolvedGateway,
-    load_stack,
-)
-from gatewayctl.models import ClusterConfig, Model
+from gatewayctl.models import ClusterConfig
+from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
+from gatewayctl.secrets import ClusterSecrets, all_cluster_secrets
+from gatewayctl.stackfile import OBJECT_KEYS, PROJECT, STRING_KEYS
+from gatewayctl.yamlfile import SECRETS_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class ClusterSecrets(Model):
-    """Per-cluster secrets, read only from the secret config object ``clusterSecrets``."""
-
-    db_admin_password: str = Field(alias="dbAdminPassword", min_length=1)
-    kubeconfig: str | None = None
-
-
-def all_cluster_secrets(
-    raw: Any, clusters: Iterable[str], config_path: str
-) -> dict[str, ClusterSecrets]:
-    """Every cluster's secrets, validated together; every problem raised at once.
-
-    The program calls this before it registers any resource: a problem found later, inside an
-    ``apply``, would reach the Pulumi CLI as an unhandled exception with a traceback.
-    """
-    field = f"{PROJECT}:{SECRETS_KEY}"
-    if raw is not None and not isinstance(raw, Mapping):
-        raise InvalidInputError(
-            [
-                Problem(
-                    config_path,
-                    field,
-                    "expected a mapping of cluster name to its secrets, found"
-                    f" {type(raw).__name__}",
-                )
-            ]
-        )
-    names = list(clusters)
-    found: dict[str, ClusterSecrets] = {}
-    problems: list[Problem] = []
-    for cluster in names:
-        try:
-            found[cluster] = cluster_secrets(raw, cluster, config_path)
-        except InvalidInputError as error:
-            problems += error.problems
-    if isinstance(raw, Mapping):
-        problems += [
-            Problem(config_path, f"{field}.{name}", "no such cluster in this stack")
-            for name in sorted(set(raw) - set(names), key=str)
-        ]
-    if problems:
-        raise InvalidInputError(problems)
-    return found
-
-
-def cluster_secrets(raw: Any, cluster: str, config_path: str) -> ClusterSecrets:
-    """Pick and validate one cluster's secrets; problems name the config path and field."""
-    field = f"{PROJECT}:{SECRETS_KEY}.{cluster}"
-    if not isinstance(raw, Mapping) or cluster not in raw:
-        raise InvalidInputError(
-            [
-                Problem(
-                    config_path, field, "missing; set it with `pulumi config set --secret --path`"
-                )
-            ]
-        )
-    try:
-        return ClusterSecrets.model_validate(raw[cluster], by_alias=True)
-    except ValidationError as error:
-        raise InvalidInputError(from_validation_error(config_path, error, prefix=field)) from None
 
 
 def gateway_args(

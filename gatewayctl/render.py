@@ -24,12 +24,20 @@ import yaml
 
 from gatewayctl import inventory, outputs, program
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.loader import PROJECT, SECRETS_KEY, LoadedStack, load_stack, read_stack_config
-from gatewayctl.offline import OnRegister, RecordedResource, Recording, is_secret, run_program
+from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
 from gatewayctl.outputs import MARKER as MARKER  # re-exported: the marker of a render
+from gatewayctl.resolve import LoadedStack, load_stack
+from gatewayctl.secrets import (
+    REDACTED,
+    SECURE_PLACEHOLDER,
+    all_cluster_secrets,
+    clean,
+    plaintext_notes,
+    replace_secure,
+)
+from gatewayctl.stackfile import PROJECT, read_stack_config
+from gatewayctl.yamlfile import SECRETS_KEY
 
-REDACTED = "[secret]"
-SECURE_PLACEHOLDER = "offline-placeholder-for-secure-value"
 CLUSTER_SCOPED = "_cluster"
 _K8S_PROVIDER = "pulumi:providers:kubernetes"
 
@@ -46,56 +54,12 @@ class GatewaySummary:
 # --- config ---------------------------------------------------------------------------------
 
 
-def is_secure(value: Any) -> bool:
-    """True for a ``secure:`` config value (ciphertext; placeholders in committed stacks)."""
-    return isinstance(value, dict) and set(value) == {"secure"}
-
-
-def _replace_secure(value: Any, counter: list[int]) -> Any:
-    """Substitute a placeholder for every ``secure:`` leaf (ciphertext cannot be decrypted here)."""
-    if isinstance(value, dict):
-        if is_secure(value):
-            counter[0] += 1
-            return SECURE_PLACEHOLDER
-        return {k: _replace_secure(v, counter) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_secure(v, counter) for v in value]
-    return value
-
-
 def _secret_problems(display: str, secrets: Any, clusters: list[str]) -> list[Problem]:
     try:
-        program.all_cluster_secrets(secrets, clusters, display)
+        all_cluster_secrets(secrets, clusters, display)
     except InvalidInputError as error:
         return error.problems
     return []
-
-
-_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
-
-
-def _plaintext_notes(loaded: LoadedStack, secrets: Any) -> tuple[str, ...]:
-    """Warnings for ``clusterSecrets`` values written in plaintext in the committed stack file.
-
-    They are still read as secrets and redacted everywhere, but they are in git. A cluster
-    whose database is on this machine (a local kind stack) is exempt.
-    """
-    if not isinstance(secrets, dict):
-        return ()
-    warnings: list[str] = []
-    for cluster, values in sorted(secrets.items(), key=lambda item: str(item[0])):
-        config = loaded.config.clusters.get(cluster)
-        if not isinstance(values, dict) or (
-            config is not None and config.database.admin_host in _LOOPBACK
-        ):
-            continue
-        warnings += [
-            f"{loaded.config_path}: {SECRETS_KEY}.{cluster}.{key}: plaintext in a file kept in"
-            f" git; set it with `pulumi config set --secret --path '{SECRETS_KEY}.{cluster}.{key}'`"
-            for key, value in sorted(values.items(), key=lambda item: str(item[0]))
-            if not is_secure(value)
-        ]
-    return tuple(warnings)
 
 
 def offline_config(
@@ -113,9 +77,9 @@ def offline_config(
     except InvalidInputError as error:
         problems += error.problems
         loaded = None
-    notes = _plaintext_notes(loaded, raw.get(SECRETS_KEY)) if loaded is not None else ()
+    notes = plaintext_notes(loaded, raw.get(SECRETS_KEY)) if loaded is not None else ()
     counter = [0]
-    raw = _replace_secure(raw, counter)
+    raw = replace_secure(raw, counter)
     clusters = raw.get("clusters")
     names = sorted(clusters, key=str) if isinstance(clusters, dict) else []
     if raw.get(SECRETS_KEY) == SECURE_PLACEHOLDER:
@@ -132,30 +96,7 @@ def offline_config(
     return loaded, config, counter[0], notes
 
 
-# --- redaction and normalisation ------------------------------------------------------------
-
-
-def _mask(value: Any) -> Any:
-    if is_secret(value):
-        return _mask(value["value"])
-    if isinstance(value, dict):
-        return {k: _mask(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v) for v in value]
-    return None if value is None else REDACTED
-
-
-def clean(value: Any) -> Any:
-    """Redact secrets (keys kept), turn whole floats back into ints (the wire has only doubles)."""
-    if is_secret(value):
-        return _mask(value["value"])
-    if isinstance(value, dict):
-        return {k: clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
+# --- the render -----------------------------------------------------------------------------
 
 
 def manifest(resource: RecordedResource) -> dict[str, Any]:
@@ -166,9 +107,6 @@ def manifest(resource: RecordedResource) -> dict[str, Any]:
             if isinstance(obj.get(key), dict):
                 obj[key] = {k: REDACTED for k in obj[key]}
     return obj
-
-
-# --- the render -----------------------------------------------------------------------------
 
 
 def _cluster_of(recording: Recording, resource: RecordedResource) -> str:
@@ -276,7 +214,7 @@ class Prepared:
     config: dict[str, str]
     secure_placeholders: int
     plaintext_notes: tuple[str, ...] = ()
-    """Warnings for plaintext ``clusterSecrets`` (see ``_plaintext_notes``)."""
+    """Warnings for plaintext ``clusterSecrets`` (see ``secrets.plaintext_notes``)."""
 
 
 @dataclass(frozen=True, kw_only=True)

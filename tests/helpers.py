@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gatewayctl.offline import RecordedResource, Recording, is_secret
-from gatewayctl.render import clean
+from gatewayctl.secrets import clean
 
 
 def k8s(recording: Recording, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:

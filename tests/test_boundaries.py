@@ -1,6 +1,6 @@
 """Rules that used to stop at the stack boundary (issue 10, class 2).
 
-Within a stack (``gatewayctl.loader``, ``gatewayctl.models``): hosts and base domains are fully
+Within a stack (``gatewayctl.resolve``, ``gatewayctl.models``): hosts and base domains are fully
 qualified DNS names, never IP addresses; registry ports are TCP ports; infrastructure
 namespaces and PostgreSQL's reserved role names are refused; a registry host matches its
 mirror whatever its case. Across the stacks of a repository (``gatewayctl.inventory``, run by

@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from gatewayctl import cli, diff, render
+from gatewayctl.secrets import REDACTED
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -544,7 +545,7 @@ def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path
         secrets=secrets,
     )
     assert BASE_SENTINEL not in report
-    assert f"+pw: {render.REDACTED}" in report
+    assert f"+pw: {REDACTED}" in report
 
 
 def test_gateways_are_attributed_through_the_parent_chain() -> None:

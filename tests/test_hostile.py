@@ -25,8 +25,9 @@ import yaml
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from gatewayctl.loader import CONFIG_KEYS, SECRETS_KEY
 from gatewayctl.render import MARKER
+from gatewayctl.stackfile import CONFIG_KEYS
+from gatewayctl.yamlfile import SECRETS_KEY
 from tests.hostile_helpers import (
     Outcome,
     Reported,

@@ -1,4 +1,4 @@
-"""Stack loading and validation (``gatewayctl.loader``, ``gatewayctl.render.prepare``).
+"""Stack loading and validation (``gatewayctl.resolve``, ``gatewayctl.render.prepare``).
 
 Each test writes a small project into ``tmp_path``: ``Pulumi.test.yaml`` plus a declarations
 directory, built from a valid baseline (one OpenShift cluster in route mode with a base
@@ -22,8 +22,9 @@ from components import images
 from components.gateway import GatewayImages
 from components.ingress import IngressMode
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.loader import LoadedStack, ResolvedGateway, load_stack
-from gatewayctl.render import SECURE_PLACEHOLDER, Prepared, prepare
+from gatewayctl.render import Prepared, prepare
+from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
+from gatewayctl.secrets import SECURE_PLACEHOLDER
 
 STACK = "test"
 CONFIG_FILE = f"Pulumi.{STACK}.yaml"

@@ -13,9 +13,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatewayctl import cli, readiness
+from gatewayctl import cli, readiness, secrets
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.loader import load_stack
+from gatewayctl.resolve import load_stack
 from tests.conftest import ROOT
 from tests.deploy_helpers import (
     PLACEHOLDER,
@@ -60,7 +60,7 @@ def test_the_committed_samples_hold_the_documented_placeholder() -> None:
     )
     for stack in ("aws", "ibm"):
         assert PLACEHOLDER in (ROOT / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")
-    assert readiness.is_placeholder(PLACEHOLDER)
+    assert secrets.is_placeholder(PLACEHOLDER)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +73,7 @@ def test_the_committed_samples_hold_the_documented_placeholder() -> None:
     ],
 )
 def test_ciphertext_shapes_are_not_placeholders(ciphertext: str) -> None:
-    assert not readiness.is_placeholder(ciphertext)
+    assert not secrets.is_placeholder(ciphertext)
 
 
 TEXT = b64(b"this is not ciphertext at all, only text")
@@ -111,7 +111,7 @@ SHORT = b64(random_bytes("short", 15))
     ],
 )
 def test_placeholders(value: Any) -> None:
-    assert readiness.is_placeholder(value)
+    assert secrets.is_placeholder(value)
 
 
 PRINTABLE = string.printable  # ASCII 0x20-0x7E plus \t \n \r \x0b \x0c
@@ -122,7 +122,7 @@ TEXT_BYTES = st.text(alphabet=st.sampled_from(sorted(set(string.printable) - {"\
 @given(text=TEXT_BYTES, service=st.booleans())
 def test_base64_of_any_text_is_a_placeholder(text: str, service: bool) -> None:
     encoded = b64(text.encode("ascii"))
-    assert readiness.is_placeholder(encoded if service else f"v1:{NONCE}:{encoded}")
+    assert secrets.is_placeholder(encoded if service else f"v1:{NONCE}:{encoded}")
 
 
 @settings(max_examples=200, deadline=None)
@@ -132,7 +132,7 @@ def test_random_bytes_of_16_or_more_are_ciphertext_unless_all_printable(
 ) -> None:
     printable = all(0x20 <= b <= 0x7E or b in (0x09, 0x0A, 0x0D) for b in data)
     encoded = b64(data)
-    assert readiness.is_placeholder(encoded if service else f"v1:{NONCE}:{encoded}") == printable
+    assert secrets.is_placeholder(encoded if service else f"v1:{NONCE}:{encoded}") == printable
 
 
 # --- the stack file -----------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def test_every_placeholder_of_the_stack_file_is_named_by_key(tmp_path: Path) -> 
             "aws:region": "us-east-1",
         },
     )
-    problems = sorted(readiness.placeholder_problems(tmp_path, "s"))
+    problems = sorted(secrets.placeholder_problems(tmp_path, "s"))
     assert [(p.path, p.field) for p in problems] == [
         ("Pulumi.s.yaml", f"{PREFIX}clusterSecrets.east.kubeconfig"),
         ("Pulumi.s.yaml", f"{PREFIX}clusterSecrets.west"),
@@ -176,7 +176,7 @@ def test_every_placeholder_of_the_stack_file_is_named_by_key(tmp_path: Path) -> 
 
 def test_an_unreadable_stack_file_is_left_to_the_validation(tmp_path: Path) -> None:
     (tmp_path / "Pulumi.s.yaml").write_text("config: [unclosed", encoding="utf-8")
-    assert readiness.placeholder_problems(tmp_path, "s") == []
+    assert secrets.placeholder_problems(tmp_path, "s") == []
 
 
 # --- CA bundles ---------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import yaml
 from rich.console import Console
 
 from gatewayctl import cli, render
+from gatewayctl.secrets import REDACTED, SECURE_PLACEHOLDER
 from tests.conftest import ROOT, STACKS, rendered
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -90,7 +91,7 @@ def test_secret_values_are_redacted_with_keys_kept(any_stack: render.Rendered) -
     by_name = {}
     for secret in secrets:
         values = secret["stringData"]
-        assert set(values.values()) == {render.REDACTED}
+        assert set(values.values()) == {REDACTED}
         by_name.setdefault(secret["metadata"]["name"], sorted(values))
     assert by_name == {
         "openshell-server-tls": ["ca.crt", "tls.crt", "tls.key"],
@@ -123,7 +124,7 @@ def test_plaintext_config_read_as_secret_is_redacted() -> None:
     assert all("local-development-only" not in text for text in files.values())
     plan = json.loads(files["plan.json"])
     provider = next(r for r in plan["resources"] if r["type"] == "pulumi:providers:postgresql")
-    assert provider["inputs"]["password"] == render.REDACTED
+    assert provider["inputs"]["password"] == REDACTED
 
 
 def test_secure_values_become_a_placeholder_and_are_reported_once(
@@ -134,7 +135,7 @@ def test_secure_values_become_a_placeholder_and_are_reported_once(
     assert code == 0
     assert out.count("`secure:` config values cannot be decrypted offline") == 1
     assert out.startswith("note: 3 `secure:` config values")
-    assert all(render.SECURE_PLACEHOLDER not in t for t in tree(tmp_path).values())
+    assert all(SECURE_PLACEHOLDER not in t for t in tree(tmp_path).values())
 
 
 def test_plan_lists_gateways_with_their_decisions() -> None:
@@ -162,7 +163,7 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
     } <= kinds
     csr = next(r for r in plan["resources"] if r["name"] == "search-pki-server-csr")
     assert csr["parent"].endswith("hypershell:gateway:Pki::search-pki")
-    assert csr["inputs"]["privateKeyPem"] == render.REDACTED
+    assert csr["inputs"]["privateKeyPem"] == REDACTED
 
 
 def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:

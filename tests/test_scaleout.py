@@ -13,7 +13,7 @@ import yaml
 
 from gatewayctl import cli, inventory, operator, render
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.loader import load_stack
+from gatewayctl.resolve import load_stack
 from tests.conftest import ROOT, shared_or_skip
 from tests.deploy_helpers import passphrase_ciphertext, ready_project
 

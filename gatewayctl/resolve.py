@@ -1,37 +1,28 @@
-"""Load a stack: its config and its declarations, validated together before any resource.
+"""Resolve a stack: its config and its declarations, validated together before any resource.
 
 Every problem of every file is collected and raised at once as ``InvalidInputError``; nothing is
 returned half-valid. Cross-file rules: the cluster exists (or is the only one), names,
 namespaces and hosts are unique, hosts obey the one hostname function, images resolve, no
-gateway takes a namespace or role the stack config refers to, and every entry of the
-declarations directory is read or reported (dotfiles and READMEs aside).
+gateway takes a namespace or role the stack config refers to. The files themselves are read by
+:mod:`gatewayctl.stackfile` and :mod:`gatewayctl.declarations`.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from pydantic import ValidationError
 
 from components import images, naming
 from components.gateway import GatewayImages
 from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
-from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
+from gatewayctl.declarations import load_declarations
+from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
-from gatewayctl.yamlfile import read_yaml_mapping as read_yaml_mapping
-
-PROJECT = "hypershell-gateways"
-SECRETS_KEY = "clusterSecrets"
-STRING_KEYS = ("declarationsDir",)
-OBJECT_KEYS = ("images", "clusters", "selector")
-CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS
+from gatewayctl.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,217 +56,6 @@ class LoadedStack:
 
     def cluster(self, name: str) -> ClusterConfig:
         return self.config.clusters[name]
-
-
-def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
-    """Read ``Pulumi.<stack>.yaml``; return its path for messages and the project's keys."""
-    display = f"Pulumi.{stack}.yaml"
-    try:
-        document = read_yaml_mapping(root / display, display)
-    except InvalidInputError as error:
-        # A value's field as the other config problems name it: without the `config.` level.
-        raise InvalidInputError(
-            Problem(p.path, p.field.removeprefix("config."), p.message) for p in error.problems
-        ) from None
-    if "config" not in document:
-        # Other top-level keys are the stack file's own (secretsprovider, ...) or hold YAML
-        # anchors; one that looks like a misspelt `config` would hide the whole config.
-        near = [str(k) for k in document if difflib.get_close_matches(str(k), ["config"], 1, 0.8)]
-        if near:
-            raise InvalidInputError(
-                Problem(display, key, "unknown key; did you mean config?") for key in sorted(near)
-            )
-    config = document.get("config", {})
-    if not isinstance(config, dict):
-        raise InvalidInputError([Problem(display, "config", "expected a mapping")])
-    prefix = f"{PROJECT}:"
-    problems = []
-    for key in config:
-        if not isinstance(key, str) or ":" not in key:
-            problems.append(Problem(display, f"config.{key}", "keys are <namespace>:<name>"))
-        elif not key.startswith(prefix) and _near_project(namespace := key.split(":", 1)[0]):
-            # Pulumi matches namespaces exactly: the value would be left unread, silently.
-            case = " (namespaces are case-sensitive)" if namespace.casefold() == PROJECT else ""
-            problems.append(
-                Problem(display, key, f"unknown namespace{case}; did you mean {prefix}?")
-            )
-    if problems:
-        raise InvalidInputError(problems)
-    return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
-
-
-def _near_project(namespace: str) -> bool:
-    """A namespace that is the project's in another case, or close to it (a typo)."""
-    folded = namespace.casefold()
-    return folded.startswith("hypershell") or bool(
-        difflib.get_close_matches(folded, [PROJECT], 1, 0.8)
-    )
-
-
-_OBJECTS = {
-    "clusters": "a mapping of cluster name to its settings",
-    "images": "a mapping of default images (gateway, supervisor, sandbox)",
-    "selector": "a mapping with matchLabels",
-}
-
-
-def _kind(value: object) -> str:
-    """What a YAML value is, in YAML's words."""
-    kinds = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}
-    kinds |= {int: "an integer", float: "a number", type(None): "null"}
-    return kinds.get(type(value), type(value).__name__)
-
-
-def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
-    values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
-    unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
-    problems = [Problem(display, f"{PROJECT}:{key}", "unknown config key") for key in unknown]
-    # One problem for an object key of the wrong shape, not the model's view of it.
-    malformed = {
-        key
-        for key in _OBJECTS
-        if key in values
-        and not isinstance(values[key], dict)
-        and not (key == "selector" and values[key] is None)
-    }
-    problems += [
-        Problem(
-            display, f"{PROJECT}:{key}", f"expected {_OBJECTS[key]}, found {_kind(values[key])}"
-        )
-        for key in sorted(malformed)
-    ]
-    if values.get("clusters") == {}:
-        malformed.add("clusters")
-        problems.append(
-            Problem(display, f"{PROJECT}:clusters", f"is empty; expected {_OBJECTS['clusters']}")
-        )
-    try:
-        config = StackConfig.model_validate(
-            {k: v for k, v in values.items() if k not in malformed}, by_alias=True
-        )
-    except ValidationError as error:
-        problems += [
-            Problem(p.path, f"{PROJECT}:{p.field}", p.message)
-            for p in from_validation_error(display, error)
-            if p.field.split(".", 1)[0] not in malformed
-        ]
-        raise InvalidInputError(problems) from None
-    if problems:
-        raise InvalidInputError(problems)
-    return config
-
-
-DECLARATION_SUFFIXES = (".yaml", ".yml")
-
-
-def _directory_problem(root: Path, directory: str) -> str | None:
-    """What is wrong with the declarations directory itself, if anything. ``declarationsDir``
-    is a relative path without ``..`` (the model); here it must also not lead out of the
-    project through a symbolic link."""
-    base = root / directory
-    try:
-        if not base.exists():
-            return f"{directory!r} does not exist"
-        if not base.is_dir():
-            return f"{directory!r} is not a directory"
-        inside = base.resolve().is_relative_to(root.resolve())
-    except OSError as error:  # permission, a symbolic link loop...: a problem, not a crash
-        return f"{directory!r} cannot be read: {error.strerror}"
-    if not inside:
-        return (
-            f"{directory!r} leads outside the project through a symbolic link; it must be a"
-            " path inside the project"
-        )
-    return None
-
-
-def _unread_entry(root: Path, path: Path) -> str | None:
-    """Why an entry of the declarations directory is not read as a declaration, or None when
-    it is one. Nothing there is skipped silently (a gateway whose file is skipped would be
-    deleted), except dotfiles and READMEs."""
-    if path.is_symlink():
-        target = os.readlink(path)
-        try:
-            resolved = Path(os.path.realpath(path, strict=True))
-        except OSError as error:
-            return f"broken symbolic link to {target!r}: {error.strerror}"
-        if not resolved.is_relative_to(root.resolve()):
-            return (
-                f"symbolic link to {target!r} leads outside the project; a declaration must be"
-                " inside it"
-            )
-    if path.is_dir():
-        return "is a directory; declarations are not read from subdirectories"
-    if path.suffix not in DECLARATION_SUFFIXES:
-        return (
-            "only *.yaml and *.yml files are declarations (names starting with '.' or README"
-            " are ignored)"
-        )
-    if not path.is_file():
-        return "not a regular file"
-    return None
-
-
-def load_declarations(
-    root: Path,
-    directory: str,
-    clusters: Iterable[str] | None,
-    *,
-    config_path: str | None = None,
-) -> tuple[list[tuple[str, GatewayDeclaration]], list[Problem]]:
-    """Parse every ``*.yaml`` and ``*.yml`` file of the declarations directory, in name order.
-
-    Returns the declarations that are valid on their own and the problems of the others, so
-    the cross-file rules still run over the valid ones and every problem is reported at once.
-    Every other entry of the directory is a problem too, except dotfiles and READMEs. A problem
-    of the directory itself names ``config_path``'s ``declarationsDir`` (the directory alone
-    when there is no config path, as for a shared inventory).
-    """
-    # In a shared inventory (clusters None) other stacks' clusters are not errors.
-    context = {"clusters": sorted(clusters) if clusters is not None else None}
-    wrong = _directory_problem(root, directory)
-    entries: list[Path] = []
-    if wrong is None:
-        try:
-            entries = sorted((root / directory).iterdir())
-        except OSError as error:
-            wrong = f"{directory!r} cannot be read: {error.strerror}"
-    if wrong is not None:
-        if config_path is None:
-            return [], [Problem(directory, "", wrong)]
-        return [], [Problem(config_path, "declarationsDir", wrong)]
-    problems: list[Problem] = []
-    declarations: list[tuple[str, GatewayDeclaration]] = []
-    for path in entries:
-        if path.name.startswith((".", "README")):
-            continue
-        display = path.relative_to(root).as_posix()
-        unread = _unread_entry(root, path)
-        if unread is not None:
-            problems.append(Problem(display, "", unread))
-            continue
-        try:
-            document = read_yaml_mapping(path, display)
-            declaration = GatewayDeclaration.model_validate(
-                document, by_alias=True, context=context
-            )
-        except InvalidInputError as error:
-            problems += error.problems
-            continue
-        except ValidationError as error:
-            problems += from_validation_error(display, error)
-            continue
-        if path.stem != declaration.metadata.name:
-            problems.append(
-                Problem(
-                    display,
-                    "metadata.name",
-                    f"{declaration.metadata.name!r} must match the file name {path.stem!r}",
-                )
-            )
-            continue
-        declarations.append((display, declaration))
-    return declarations, problems
 
 
 def _pick_cluster(
@@ -606,7 +386,7 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     ``raw_config`` is the project's config keys without prefix (from ``pulumi.Config`` in a
     real run); when None it is read from ``Pulumi.<stack>.yaml``.
     """
-    display = f"Pulumi.{stack}.yaml"
+    display = stack_file(stack)
     if raw_config is None:
         display, raw_config = read_stack_config(root, stack)
     try:

@@ -1,0 +1,141 @@
+"""The stack file, ``Pulumi.<stack>.yaml``: its name, and the project's config keys it holds.
+
+:func:`stack_file` is the one place the file's name is spelt; every message, glob and path
+that names a stack file goes through it. The file is read with the strict YAML reader
+(:mod:`gatewayctl.yamlfile`) like every other file of the project, and its project keys are
+parsed into the :class:`StackConfig` model; the rules across its clusters and the
+declarations are :mod:`gatewayctl.resolve`'s, its secrets :mod:`gatewayctl.secrets`'.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
+from gatewayctl.models import StackConfig
+from gatewayctl.yamlfile import SECRETS_KEY, read_yaml_mapping
+
+PROJECT = "hypershell-gateways"
+STRING_KEYS = ("declarationsDir",)
+OBJECT_KEYS = ("images", "clusters", "selector")
+CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS
+STACK_FILE_SUFFIXES = (".yaml", ".yml")
+"""Endings of a file named like a stack file: this tool reads the first; no output of it may
+take a name with either (:mod:`gatewayctl.outputs`)."""
+
+
+def stack_file(stack: str, suffix: str = STACK_FILE_SUFFIXES[0]) -> str:
+    """The stack file of ``stack``, relative to the project root (``Pulumi.<stack>.yaml``).
+
+    ``stack_file("*")`` is the pattern of every stack file."""
+    return f"Pulumi.{stack}{suffix}"
+
+
+def stacks_with_files(root: Path) -> list[str]:
+    """The stack of every ``Pulumi.<stack>.yaml`` in ``root``, sorted; any name, valid or not
+    (``Pulumi..yaml`` gives ``""``)."""
+    prefix, suffix = stack_file("*").split("*")
+    return sorted(p.name[len(prefix) : -len(suffix)] for p in root.glob(stack_file("*")))
+
+
+def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
+    """Read ``Pulumi.<stack>.yaml``; return its path for messages and the project's keys."""
+    display = stack_file(stack)
+    try:
+        document = read_yaml_mapping(root / display, display)
+    except InvalidInputError as error:
+        # A value's field as the other config problems name it: without the `config.` level.
+        raise InvalidInputError(
+            Problem(p.path, p.field.removeprefix("config."), p.message) for p in error.problems
+        ) from None
+    if "config" not in document:
+        # Other top-level keys are the stack file's own (secretsprovider, ...) or hold YAML
+        # anchors; one that looks like a misspelt `config` would hide the whole config.
+        near = [str(k) for k in document if difflib.get_close_matches(str(k), ["config"], 1, 0.8)]
+        if near:
+            raise InvalidInputError(
+                Problem(display, key, "unknown key; did you mean config?") for key in sorted(near)
+            )
+    config = document.get("config", {})
+    if not isinstance(config, dict):
+        raise InvalidInputError([Problem(display, "config", "expected a mapping")])
+    prefix = f"{PROJECT}:"
+    problems = []
+    for key in config:
+        if not isinstance(key, str) or ":" not in key:
+            problems.append(Problem(display, f"config.{key}", "keys are <namespace>:<name>"))
+        elif not key.startswith(prefix) and _near_project(namespace := key.split(":", 1)[0]):
+            # Pulumi matches namespaces exactly: the value would be left unread, silently.
+            case = " (namespaces are case-sensitive)" if namespace.casefold() == PROJECT else ""
+            problems.append(
+                Problem(display, key, f"unknown namespace{case}; did you mean {prefix}?")
+            )
+    if problems:
+        raise InvalidInputError(problems)
+    return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+
+
+def _near_project(namespace: str) -> bool:
+    """A namespace that is the project's in another case, or close to it (a typo)."""
+    folded = namespace.casefold()
+    return folded.startswith("hypershell") or bool(
+        difflib.get_close_matches(folded, [PROJECT], 1, 0.8)
+    )
+
+
+_OBJECTS = {
+    "clusters": "a mapping of cluster name to its settings",
+    "images": "a mapping of default images (gateway, supervisor, sandbox)",
+    "selector": "a mapping with matchLabels",
+}
+
+
+def _kind(value: object) -> str:
+    """What a YAML value is, in YAML's words."""
+    kinds = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}
+    kinds |= {int: "an integer", float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
+    values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
+    unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
+    problems = [Problem(display, f"{PROJECT}:{key}", "unknown config key") for key in unknown]
+    # One problem for an object key of the wrong shape, not the model's view of it.
+    malformed = {
+        key
+        for key in _OBJECTS
+        if key in values
+        and not isinstance(values[key], dict)
+        and not (key == "selector" and values[key] is None)
+    }
+    problems += [
+        Problem(
+            display, f"{PROJECT}:{key}", f"expected {_OBJECTS[key]}, found {_kind(values[key])}"
+        )
+        for key in sorted(malformed)
+    ]
+    if values.get("clusters") == {}:
+        malformed.add("clusters")
+        problems.append(
+            Problem(display, f"{PROJECT}:clusters", f"is empty; expected {_OBJECTS['clusters']}")
+        )
+    try:
+        config = StackConfig.model_validate(
+            {k: v for k, v in values.items() if k not in malformed}, by_alias=True
+        )
+    except ValidationError as error:
+        problems += [
+            Problem(p.path, f"{PROJECT}:{p.field}", p.message)
+            for p in from_validation_error(display, error)
+            if p.field.split(".", 1)[0] not in malformed
+        ]
+        raise InvalidInputError(problems) from None
+    if problems:
+        raise InvalidInputError(problems)
+    return config
