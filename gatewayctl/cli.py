@@ -19,6 +19,7 @@ from rich.table import Table
 from gatewayctl import adoption, diff, inventory, operator, outputs, readiness, render
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.offline import RecordedResource
+from gatewayctl.stackfile import stack_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build/rendered")
@@ -256,9 +257,7 @@ def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
 def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     known = inventory.all_stacks(args.root)
     unknown = [
-        Problem(
-            f"Pulumi.{stack}.yaml", "", f"no such stack; the stacks here are {', '.join(known)}"
-        )
+        Problem(stack_file(stack), "", f"no such stack; the stacks here are {', '.join(known)}")
         for stack in args.stacks
         if stack not in known
     ]
