@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,25 +39,27 @@ MODES = ["plain", "env=0", "env=empty", "--debug", "--debug after the command", 
 DEBUG_MODES = MODES[3:]
 
 
-def run(
-    argv: list[str],
-    mode: str,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> tuple[int, str, str]:
-    """``cli.main(argv)`` in ``mode``: exit code, stdout, stderr."""
-    monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
-    if mode.startswith("env="):
-        value = mode.removeprefix("env=")
-        monkeypatch.setenv(cli.DEBUG_ENV, "" if value == "empty" else value)
-    if mode == "--debug":
-        argv = ["--debug", *argv]
-    elif mode == "--debug after the command":
-        argv = [*argv, "--debug"]
-    capsys.readouterr()
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+Main = Callable[[list[str], str], tuple[int, str, str]]
+"""``cli.main(argv)`` in a mode: its exit code, stdout and stderr."""
+
+
+@pytest.fixture
+def main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Main:
+    def call(argv: list[str], mode: str) -> tuple[int, str, str]:
+        monkeypatch.delenv(cli.DEBUG_ENV, raising=False)
+        if mode.startswith("env="):
+            value = mode.removeprefix("env=")
+            monkeypatch.setenv(cli.DEBUG_ENV, "" if value == "empty" else value)
+        if mode == "--debug":
+            argv = ["--debug", *argv]
+        elif mode == "--debug after the command":
+            argv = [*argv, "--debug"]
+        capsys.readouterr()
+        code = cli.main(argv)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
 
 
 @pytest.fixture
@@ -123,72 +125,62 @@ def test_exit_codes_of_errors_are_decided_in_the_cli_main_only() -> None:
     assert found == []
 
 
-# --- each kind through the CLI's main ---------------------------------------------------------
+def test_an_invalid_input_error_carries_its_problems_sorted_once() -> None:
+    second, first = Problem("b.yaml", "spec", "bad"), Problem("a.yaml", "", "worse")
+    error = InvalidInputError([second, first, second])
+    assert error.problems == [first, second]
+    assert str(error) == "a.yaml: worse\nb.yaml: spec: bad"
+
+
+# --- exit 2: invalid input and usage, never a traceback ---------------------------------------
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_invalid_input_exits_2_with_every_problem_and_no_traceback(
-    mode: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, err = run(["validate", "gcp"], mode, capsys, monkeypatch)
-    assert (code, out) == (2, "")
-    assert err == (
+def test_invalid_input_exits_2_with_every_problem(mode: str, main: Main) -> None:
+    assert main(["validate", "gcp"], mode) == (
+        2,
+        "",
         "error: Pulumi.gcp.yaml: no such stack; the stacks here are aws, ibm, local\n"
-        "1 problem(s); nothing written\n"
+        "1 problem(s); nothing written\n",
     )
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_conflicting_arguments_exit_2_with_one_line(
-    mode: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, err = run(["render", "local", "--all"], mode, capsys, monkeypatch)
-    assert (code, out, err) == (2, "", "error: name one STACK or pass --all\n")
+def test_conflicting_arguments_exit_2_with_one_line(mode: str, main: Main) -> None:
+    assert main(["render", "local", "--all"], mode) == (
+        2,
+        "",
+        "error: name one STACK or pass --all\n",
+    )
 
 
 @needs_git
 @pytest.mark.parametrize("mode", MODES)
 def test_a_base_ref_that_is_no_ref_exits_2_with_one_line(
-    mode: str,
-    project: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    mode: str, project: Path, main: Main
 ) -> None:
     subprocess.run(["git", "init", "--quiet", str(project)], check=True)
     argv = ["--root", str(project), "diff", "local", "--base=-x"]
-    code, out, err = run(argv, mode, capsys, monkeypatch)
-    assert (code, out, err) == (2, "", "error: --base: '-x' is not a git ref\n")
+    assert main(argv, mode) == (2, "", "error: --base: '-x' is not a git ref\n")
+
+
+# --- exit 1: a tool error and an unexpected one, with and without the traceback ---------------
 
 
 @needs_git
-@pytest.mark.parametrize("mode", MODES[:3])
-def test_a_tool_error_exits_1_with_its_message(
-    mode: str,
-    project: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_error_exits_1_with_its_message_or_traceback(
+    mode: str, project: Path, main: Main
 ) -> None:
-    argv = ["--root", str(project), "diff", "local", "--base", "HEAD"]
-    code, out, err = run(argv, mode, capsys, monkeypatch)
+    code, out, err = main(["--root", str(project), "diff", "local", "--base", "HEAD"], mode)
     assert (code, out) == (1, "")
-    assert err == f"error: git rev-parse failed: {git_failure(project)}\n"
-
-
-@needs_git
-@pytest.mark.parametrize("mode", DEBUG_MODES)
-def test_a_tool_error_with_debug_prints_its_traceback_instead(
-    mode: str,
-    project: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    argv = ["--root", str(project), "diff", "local", "--base", "HEAD"]
-    code, out, err = run(argv, mode, capsys, monkeypatch)
-    assert (code, out) == (1, "")
+    message = f"git rev-parse failed: {git_failure(project)}"
+    if mode not in DEBUG_MODES:
+        assert err == f"error: {message}\n"
+        return
     assert err.startswith(TRACEBACK)
     error = diff.DiffError
-    last = f"{error.__module__}.{error.__qualname__}: git rev-parse failed: {git_failure(project)}"
-    assert err.endswith(f"\n{last}\n")
+    assert err.endswith(f"\n{error.__module__}.{error.__qualname__}: {message}\n")
     assert "in resolve_base\n" in err
     assert "\nerror: " not in err
 
@@ -197,34 +189,16 @@ def _boom(*_: object, **__: object) -> None:
     raise RuntimeError("disk on fire\nsecond line")
 
 
-@pytest.mark.parametrize("mode", MODES[:3])
-def test_an_unexpected_error_exits_1_with_one_line_naming_its_type(
-    mode: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unexpected_error_exits_1_with_one_line_naming_its_type_or_its_traceback(
+    mode: str, main: Main, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(render, "prepare", _boom)
-    code, out, err = run(["validate", "local"], mode, capsys, monkeypatch)
+    code, out, err = main(["validate", "local"], mode)
     assert (code, out) == (1, "")
-    assert err == f"error: RuntimeError: disk on fire\\nsecond line ({HINT})\n"
-
-
-def test_an_unexpected_error_without_a_message_is_named_by_its_type(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def lookup(*_: object, **__: object) -> None:
-        raise LookupError
-
-    monkeypatch.setattr(render, "prepare", lookup)
-    code, out, err = run(["validate", "local"], "plain", capsys, monkeypatch)
-    assert (code, out, err) == (1, "", f"error: LookupError ({HINT})\n")
-
-
-@pytest.mark.parametrize("mode", DEBUG_MODES)
-def test_an_unexpected_error_with_debug_prints_its_traceback_instead(
-    mode: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(render, "prepare", _boom)
-    code, out, err = run(["validate", "local"], mode, capsys, monkeypatch)
-    assert (code, out) == (1, "")
+    if mode not in DEBUG_MODES:
+        assert err == f"error: RuntimeError: disk on fire\\nsecond line ({HINT})\n"
+        return
     assert err.startswith(TRACEBACK)
     assert err.endswith("\nRuntimeError: disk on fire\nsecond line\n")
     frames = [line.split(", in ")[1] for line in err.splitlines() if line.startswith("  File ")]
@@ -232,26 +206,31 @@ def test_an_unexpected_error_with_debug_prints_its_traceback_instead(
     assert HINT not in err
 
 
+def test_an_unexpected_error_without_a_message_is_named_by_its_type(
+    main: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def lookup(*_: object, **__: object) -> None:
+        raise LookupError
+
+    monkeypatch.setattr(render, "prepare", lookup)
+    assert main(["validate", "local"], "plain") == (1, "", f"error: LookupError ({HINT})\n")
+
+
+# --- interrupts --------------------------------------------------------------------------------
+
+
 @pytest.mark.parametrize("mode", DEBUG_MODES)
 def test_debug_leaves_an_interrupt_as_it_is(
-    mode: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    mode: str, main: Main, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(render, "prepare", interrupted)
-    plain = run(["validate", "local"], "plain", capsys, monkeypatch)
-    debug = run(["validate", "local"], mode, capsys, monkeypatch)
+    plain = main(["validate", "local"], "plain")
     assert plain[0] == cli.EXIT_INTERRUPTED == 130
-    assert debug == plain
-    assert "Traceback" not in debug[2]
-
-
-def test_an_invalid_input_error_carries_its_problems_sorted_once() -> None:
-    second, first = Problem("b.yaml", "spec", "bad"), Problem("a.yaml", "", "worse")
-    error = InvalidInputError([second, first, second])
-    assert error.problems == [first, second]
-    assert str(error) == "a.yaml: worse\nb.yaml: spec: bad"
+    assert main(["validate", "local"], mode) == plain
+    assert "Traceback" not in plain[2]
 
 
 # --- a real process ---------------------------------------------------------------------------
