@@ -1,14 +1,17 @@
 """``python -m gatewayctl``: validate, render and diff stacks offline.
 
 Exit codes: 0 ok; 2 invalid input (each problem as ``path: field: problem``, nothing
-written); 1 anything else. ``diff`` exits 3 when the stack's render changes.
+written); 1 anything else; 130 interrupted. ``diff`` exits 3 when the stack's render changes.
+``main`` is the one place an error becomes an exit code (the kinds: ``gatewayctl.errors``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import traceback
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gatewayctl import adoption, diff, inventory, operator, outputs, readiness, render
-from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.offline import RecordedResource
 from gatewayctl.stackfile import stack_file
 
@@ -26,10 +29,16 @@ DEFAULT_OUT = Path("build/rendered")
 PROGRESS_MIN_GATEWAYS = 25
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+DEBUG_ENV = "GATEWAYCTL_DEBUG"
+DEBUG_HINT = f"unexpected: run with --debug or {DEBUG_ENV}=1 for the traceback"
+DEBUG_HELP = (
+    f"on an error that exits 1, print its traceback (for a bug report) instead of one line;"
+    f" also {DEBUG_ENV}=1"
+)
 
 EPILOG = """\
 exit codes: 0 ok; 2 invalid input (every problem listed as `path: field: problem`, nothing
-written); 1 any other error.
+written); 1 any other error (its traceback with --debug or GATEWAYCTL_DEBUG=1, for a bug report).
 
 examples:
   python -m gatewayctl validate aws          # config and declarations only; fast, for PR checks
@@ -91,7 +100,7 @@ examples:
 
 def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
     if args.all == bool(args.stack):
-        raise SystemExit("error: name one STACK or pass --all")
+        raise UsageError("name one STACK or pass --all")
     return inventory.requested_stacks(root, None if args.all else args.stack)
 
 
@@ -282,15 +291,7 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
         )
     ):
         raise InvalidInputError(problems)
-    errors = Console(stderr=True, highlight=False, emoji=False)
-    try:
-        result = diff.run(root, prepared, args.base, every_stack=args.all)
-    except diff.BaseRefError as error:
-        errors.print(f"error: {error}", markup=False, soft_wrap=True)
-        return EXIT_INVALID
-    except diff.DiffError as error:
-        errors.print(f"error: {error}", markup=False, soft_wrap=True)
-        return EXIT_ERROR
+    result = diff.run(root, prepared, args.base, every_stack=args.all)
     # Raw Markdown: not through rich, which would read `[secret]` as markup.
     sys.stdout.write(result.report)
     sys.stdout.flush()
@@ -310,6 +311,7 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument(
         "--root", type=Path, default=ROOT, help="project root (default: this checkout)"
     )
+    top.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     rend = commands.add_parser(
@@ -409,6 +411,10 @@ def parser() -> argparse.ArgumentParser:
         help="print only a JSON list of the STACKs with this driver (a workflow matrix)",
     )
     drv.set_defaults(func=cmd_driver)
+    for command in commands.choices.values():  # also after the command; unset, the top's stays
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP
+        )
     return top
 
 
@@ -417,6 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Full-width tables in logs and CI, where there is no terminal to measure.
     console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
     errors = Console(stderr=True, highlight=False, emoji=False)
+    # The one place an error becomes an exit code (gatewayctl.errors: the kinds).
     try:
         code: int = args.func(args, console)
     except InvalidInputError as error:
@@ -424,17 +431,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             errors.print(f"error: {problem}", markup=False, soft_wrap=True)
         errors.print(f"{len(error.problems)} problem(s); nothing written", markup=False)
         return EXIT_INVALID
-    except SystemExit as error:
-        errors.print(str(error.code), markup=False)
+    except UsageError as error:
+        errors.print(f"error: {error}", markup=False, soft_wrap=True)
         return EXIT_INVALID
     except KeyboardInterrupt:
         # Each output directory is replaced whole or not at all; earlier ones stay written.
         errors.print("interrupted", markup=False)
         return EXIT_INTERRUPTED
-    except Exception as error:  # last resort: a message and exit 1, no traceback
-        errors.print(f"error: {type(error).__name__}: {error}", markup=False, soft_wrap=True)
+    except Exception as error:  # a ToolError, or one the tool did not expect
+        if args.debug or os.environ.get(DEBUG_ENV, "") not in {"", "0"}:
+            sys.stderr.write("".join(traceback.format_exception(error)))
+        elif isinstance(error, ToolError):
+            errors.print(f"error: {error}", markup=False, soft_wrap=True)
+        else:
+            errors.print(_unexpected(error), markup=False, soft_wrap=True)
         return EXIT_ERROR
     return code
+
+
+def _unexpected(error: Exception) -> str:
+    """One line for an exception the tool did not expect: its type, its message, and how to
+    get the traceback."""
+    message = printable(str(error))  # one line, whatever the message holds
+    named = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return f"error: {named} ({DEBUG_HINT})"
 
 
 if __name__ == "__main__":

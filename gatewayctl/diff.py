@@ -40,6 +40,7 @@ from typing import Any, Literal
 import yaml
 
 from gatewayctl import render
+from gatewayctl.errors import ToolError, UsageError
 from gatewayctl.inventory import all_stacks
 from gatewayctl.secrets import REDACTED, is_secure
 from gatewayctl.stackfile import PROJECT
@@ -69,11 +70,11 @@ Status = Literal["added", "changed", "removed"]
 STATUSES: tuple[Status, ...] = ("added", "changed", "removed")
 
 
-class DiffError(Exception):
+class DiffError(ToolError):
     """git or the base render failed: exit 1, with a message that holds no secret."""
 
 
-class BaseRefError(Exception):
+class BaseRefError(UsageError):
     """The ``--base`` ref does not name a commit here: invalid input, exit 2."""
 
 

@@ -1,4 +1,19 @@
-"""Input problems, reported all at once as ``path: field: problem``."""
+"""The tool's errors, in one hierarchy, and input problems reported all at once as
+``path: field: problem``.
+
+``GatewayctlError`` is the base of every error the tool reports itself; ``gatewayctl.cli.main``
+is the one place each kind becomes an exit code:
+
+- ``InvalidInputError``: declarations, stack config or an output path that cannot be used,
+  every problem listed; exit 2, nothing written.
+- ``UsageError``: a command line that cannot be used as given (arguments that conflict, a
+  ``--base`` ref that names no commit); exit 2, the message on one line.
+- ``ToolError``: the tool could not finish for a reason it names (git, the base render of a
+  diff); exit 1, the message on one line.
+
+Any other exception is one the tool did not expect: exit 1, one line naming its type, and the
+traceback with ``--debug`` (or ``GATEWAYCTL_DEBUG=1``) for a bug report.
+"""
 
 from __future__ import annotations
 
@@ -75,12 +90,24 @@ def shorten(text: str) -> str:
     return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + ELLIPSIS
 
 
-class InvalidInputError(Exception):
+class GatewayctlError(Exception):
+    """An error the tool reports itself (see the module docstring for the kinds)."""
+
+
+class InvalidInputError(GatewayctlError):
     """Declarations or stack config that cannot be used; carries every problem found."""
 
     def __init__(self, problems: Iterable[Problem]):
         self.problems = sorted(set(problems))
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class UsageError(GatewayctlError):
+    """The command line cannot be used as given; the message says why, on one line."""
+
+
+class ToolError(GatewayctlError):
+    """The tool could not finish for a reason it names; the message holds no secret."""
 
 
 def from_validation_error(path: str, error: ValidationError, prefix: str = "") -> list[Problem]:

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import contextvars
 import gc
+import inspect
+import re
 import threading
+from pathlib import Path
 from typing import Any
 
 import pulumi
 import pytest
+from pulumi.runtime import mocks, rpc, settings, stack, sync_await
 from pulumi.runtime import resource as sdk_resource
-from pulumi.runtime.proto import source_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 
+from gatewayctl import offline
 from gatewayctl.offline import RecordedResource, is_secret, run_program, secret
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _chain(count: int) -> Any:
@@ -142,3 +150,84 @@ def test_urns_carry_the_parents_whole_type_chain_as_the_engine_does() -> None:
     ]
     leaf = recording.resources[f"{prefix}test:index:Outer$test:index:Inner$test:index:Leaf::leaf"]
     assert leaf.parent == f"{prefix}test:index:Outer$test:index:Inner::inner"
+
+
+# --- the SDK internals the offline engine relies on (the pulumi pin in pyproject.toml) ---------
+
+
+def _parameters(function: Any) -> list[str]:
+    return list(inspect.signature(function).parameters)
+
+
+def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> None:
+    """Fails on a pulumi upgrade that moves, renames or reshapes what gatewayctl/offline.py
+    uses beyond the SDK's public API; read offline.py against the new SDK before changing it."""
+    # The wire form of a secret (private constants of pulumi.runtime.rpc).
+    assert (rpc._special_sig_key, rpc._special_secret_sig) == (
+        "4dabf18193072939515e22adb298388d",
+        "1b47061264138c4ac30d75fd1eb44270",
+    )
+    assert offline.SECRET_SIG_KEY is rpc._special_sig_key
+    assert offline.SECRET_SIG is rpc._special_secret_sig
+    # Replaced for the length of a run; the SDK must look it up by name when it registers.
+    assert _parameters(sdk_resource._get_stack_trace) == []
+    assert "_get_stack_trace" in sdk_resource.register_resource.__code__.co_names
+    # The stock mock monitor, subclassed: its URN rule, its registration call and its store.
+    assert _parameters(mocks.MockMonitor.make_urn) == ["self", "parent", "type_", "name"]
+    assert _parameters(mocks.MockMonitor.RegisterResource) == ["self", "request"]
+    assert mocks.MockMonitor.ResourceRegistration._fields == ("urn", "id", "state")
+    monitor = mocks.MockMonitor(offline.RecordingMocks())
+    assert monitor.resources == {}
+    assert isinstance(monitor.mocks, offline.RecordingMocks)
+    assert {"mocks", "project", "stack", "preview", "monitor"} <= set(
+        _parameters(pulumi.runtime.set_mocks)
+    )
+    # The runtime state reset before each run, and the calls that run the program.
+    assert isinstance(settings.ROOT, contextvars.ContextVar)
+    assert callable(settings.SETTINGS.rpc_manager.clear)
+    assert isinstance(settings.SETTINGS.outputs, set)
+    assert _parameters(stack.run_pulumi_func) == ["func"]
+    assert _parameters(sync_await._sync_await) == ["awaitable"]
+    # Serialisation: a coroutine (run to its end by offline._finish) and its inverse.
+    assert inspect.iscoroutinefunction(rpc.serialize_properties)
+    assert _parameters(rpc.serialize_properties)[:2] == ["inputs", "property_deps"]
+    assert "keep_unknowns" in _parameters(rpc.deserialize_properties)
+    # The registration request's fields RecordingMonitor.RegisterResource reads.
+    fields = resource_pb2.RegisterResourceRequest.DESCRIPTOR.fields_by_name
+    read = {"parent", "type", "name", "object", "provider", "custom", "dependencies"}
+    read |= {"additionalSecretOutputs", "ignoreChanges", "retainOnDelete", "protect"}
+    assert read <= set(fields)
+    assert fields["retainOnDelete"].has_presence
+    assert fields["protect"].has_presence
+
+
+def test_every_registration_asks_the_offline_engine_for_its_stack_trace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The stack-trace patch is not dead: the SDK calls the replacement, once per registration
+    (the root stack's included), and none other."""
+    calls: list[Any] = []
+
+    def counted() -> Any:
+        calls.append(None)
+        return source_pb2.StackTrace()
+
+    monkeypatch.setattr(offline, "_no_stack_trace", counted)
+    recording, _ = run_program(lambda: _chain(3), project="p", stack="s")
+
+    assert len(recording.resources) == 3
+    assert len(calls) == len(recording.resources) + 1
+
+
+def test_the_note_beside_the_pulumi_pin_names_tests_that_exist() -> None:
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    pin = text.index('"pulumi==')
+    note = text[text.rindex("dependencies = [", 0, pin) : pin]
+    named = re.findall(r"\b(test_\w+)\b(?!\.)", note)
+    sources = "".join(
+        (ROOT / "tests" / name).read_text(encoding="utf-8")
+        for name in ("test_offline.py", "test_render.py")
+    )
+    assert "gatewayctl/offline.py" in note
+    assert "test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects" in named
+    assert [name for name in named if f"\ndef {name}(" not in sources] == []
