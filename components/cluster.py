@@ -9,7 +9,7 @@ import pulumi_kubernetes as kubernetes
 import pulumi_postgresql as postgresql
 from pulumi_kubernetes.rbac.v1 import ClusterRolePatch
 
-from components import naming
+from components import naming, tokens
 from components.wire import wire
 
 _NODE_READER_RULES = [
@@ -59,7 +59,7 @@ class Cluster(pulumi.ComponentResource):
     node_reader_cluster_role: pulumi.Output[str]
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:cluster:Cluster", name, None, opts)
+        super().__init__(tokens.CLUSTER, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.kubernetes = kubernetes.Provider(
             f"{name}-k8s",

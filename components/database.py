@@ -19,7 +19,7 @@ import pulumi_postgresql as postgresql
 import pulumi_random as random
 from pulumi_kubernetes.core.v1 import Secret
 
-from components import naming
+from components import naming, tokens
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +71,7 @@ class Database(pulumi.ComponentResource):
     credentials_secret: pulumi.Output[str]
 
     def __init__(self, name: str, args: DatabaseArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Database", name, None, opts)
+        super().__init__(tokens.DATABASE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         # Retain: deleting a declaration must not drop a tenant's data (DESIGN §5.6).
         keep = pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete)

@@ -18,7 +18,7 @@ from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_kubernetes.core.v1 import ConfigMap
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 
-from components import naming, network
+from components import naming, network, tokens
 from components.ingress import IngressMode
 from components.wire import wire
 
@@ -63,7 +63,7 @@ class Exposure(pulumi.ComponentResource):
     """Creates the ingress objects of one mode (see the module docstring)."""
 
     def __init__(self, name: str, args: ExposureArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Exposure", name, None, opts)
+        super().__init__(tokens.EXPOSURE, name, None, opts)
         self._name = name
         self._args = args
         self._child = pulumi.ResourceOptions(parent=self)

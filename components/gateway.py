@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_kubernetes.core.v1 import Namespace
 
-from components import naming
+from components import naming, tokens
 from components.database import Database, DatabaseArgs, DatabaseEndpoint
 from components.exposure import Exposure, ExposureArgs, SharedGateway
 from components.hostnames import grpcs_address
@@ -80,7 +80,7 @@ class Gateway(pulumi.ComponentResource):
     database_name: pulumi.Output[str]
 
     def __init__(self, name: str, args: GatewayArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Gateway", name, None, opts)
+        super().__init__(tokens.GATEWAY, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         labels = naming.standard_labels(name)
         exposed_host = args.hostname if args.ingress_mode is not IngressMode.NONE else None

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_tls as tls
 from pulumi_kubernetes.core.v1 import Secret
 
-from components import naming
+from components import naming, tokens
 
 CA_VALIDITY_HOURS = 10 * 365 * 24
 LEAF_VALIDITY_HOURS = 365 * 24
@@ -50,7 +50,7 @@ class Pki(pulumi.ComponentResource):
     jwt_secret: pulumi.Output[str]
 
     def __init__(self, name: str, args: PkiArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Pki", name, None, opts)
+        super().__init__(tokens.PKI, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
         ca_key = _ecdsa_key(f"{name}-ca-key", self)

@@ -17,7 +17,7 @@ from pulumi_kubernetes.core.v1 import ConfigMap, Secret, Service, ServiceAccount
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 from pulumi_kubernetes.rbac.v1 import ClusterRoleBinding, Role, RoleBinding
 
-from components import naming, network
+from components import naming, network, tokens
 from components.deployment import deployment_spec
 from components.gateway_config import CONFIG_FILE, gateway_config, render_gateway_toml
 from components.wire import wire
@@ -88,7 +88,7 @@ class Workload(pulumi.ComponentResource):
     the tenant NetworkPolicies (default-deny plus explicit allows)."""
 
     def __init__(self, name: str, args: WorkloadArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Workload", name, None, opts)
+        super().__init__(tokens.WORKLOAD, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         ns = args.namespace_ref
 

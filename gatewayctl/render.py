@@ -22,6 +22,7 @@ from typing import Any
 import pulumi
 import yaml
 
+from components import tokens
 from gatewayctl import inventory, outputs, program
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.loader import PROJECT, SECRETS_KEY, LoadedStack, load_stack, read_stack_config
@@ -175,7 +176,7 @@ def _cluster_of(recording: Recording, resource: RecordedResource) -> str:
     provider = recording.resources.get(resource.provider or "")
     if provider is None or provider.type != _K8S_PROVIDER:
         raise RuntimeError(f"{resource.urn} has no cluster Kubernetes provider")
-    cluster = recording.ancestor_name(provider, "hypershell:cluster:Cluster")
+    cluster = recording.ancestor_name(provider, tokens.CLUSTER)
     if cluster is None:
         raise RuntimeError(f"provider {provider.urn} is not inside a Cluster")
     return cluster
@@ -398,8 +399,7 @@ def summarise(
     loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]
 ) -> tuple[GatewaySummary, ...]:
     counts = Counter(
-        recording.ancestor_name(r, "hypershell:gateway:Gateway")
-        for r in recording.resources.values()
+        recording.ancestor_name(r, tokens.GATEWAY) for r in recording.resources.values()
     )
     return tuple(
         GatewaySummary(
