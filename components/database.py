@@ -20,6 +20,8 @@ import pulumi_random as random
 from pulumi_kubernetes.core.v1 import Secret
 
 from components import naming, tokens
+from components.metadata import metadata
+from components.wire import wire
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,11 +132,7 @@ class Database(pulumi.ComponentResource):
         ).apply(lambda v: _uri(v[0], v[1], args.host, args.port, v[2]))
         credentials = Secret(
             f"{name}-db-credentials",
-            metadata={
-                "name": naming.DB_SECRET,
-                "namespace": args.namespace,
-                "labels": args.labels,
-            },
+            metadata=wire(metadata(naming.DB_SECRET, args.labels, namespace=args.namespace)),
             type="Opaque",
             string_data={
                 "host": args.host,

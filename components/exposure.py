@@ -20,6 +20,7 @@ from pulumi_kubernetes.networking.v1 import NetworkPolicy
 
 from components import naming, network, tokens
 from components.ingress import IngressMode
+from components.metadata import metadata
 from components.wire import wire
 
 WAIT_FOR = "pulumi.com/waitFor"
@@ -74,14 +75,12 @@ class Exposure(pulumi.ComponentResource):
         self.register_outputs({})
 
     def _meta(self, object_name: str, annotations: dict[str, str] | None = None) -> Any:
-        meta: dict[str, Any] = {
-            "name": object_name,
-            "namespace": self._args.namespace_ref,
-            "labels": self._args.labels,
-        }
-        if annotations:
-            meta["annotations"] = annotations
-        return meta
+        return metadata(
+            object_name,
+            self._args.labels,
+            namespace=self._args.namespace_ref,
+            annotations=annotations,
+        )
 
     def _allow_from(self, source_namespace: str, *, openshift_router: bool) -> None:
         NetworkPolicy(

@@ -12,7 +12,9 @@ from components.database import Database, DatabaseArgs, DatabaseEndpoint
 from components.exposure import Exposure, ExposureArgs, SharedGateway
 from components.hostnames import grpcs_address
 from components.ingress import IngressMode
+from components.metadata import metadata
 from components.pki import Pki, PkiArgs
+from components.wire import wire
 from components.workload import Workload, WorkloadArgs
 
 
@@ -87,14 +89,16 @@ class Gateway(pulumi.ComponentResource):
 
         namespace = Namespace(
             f"{name}-ns",
-            metadata={
-                "name": args.namespace,
-                "labels": {
-                    "app.kubernetes.io/managed-by": labels["app.kubernetes.io/managed-by"],
-                    naming.MANAGED_LABEL: "true",
-                    naming.GATEWAY_LABEL: name,
-                },
-            },
+            metadata=wire(
+                metadata(
+                    args.namespace,
+                    {
+                        "app.kubernetes.io/managed-by": labels["app.kubernetes.io/managed-by"],
+                        naming.MANAGED_LABEL: "true",
+                        naming.GATEWAY_LABEL: name,
+                    },
+                )
+            ),
             opts=child,
         )
         ns = namespace.metadata.name
