@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,7 @@ import pulumi
 from pydantic import Field, ValidationError
 
 from components.cluster import Cluster, ClusterArgs
-from components.database import DatabaseEndpoint
-from components.exposure import SharedGateway
-from components.gateway import Gateway, GatewayArgs
+from components.gateway import Gateway
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.loader import (
     OBJECT_KEYS,
@@ -24,10 +23,9 @@ from gatewayctl.loader import (
     SECRETS_KEY,
     STRING_KEYS,
     LoadedStack,
-    ResolvedGateway,
     load_stack,
 )
-from gatewayctl.models import ClusterConfig, Model
+from gatewayctl.models import Model
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,41 +92,6 @@ def cluster_secrets(raw: Any, cluster: str, config_path: str) -> ClusterSecrets:
         raise InvalidInputError(from_validation_error(config_path, error, prefix=field)) from None
 
 
-def gateway_args(
-    gateway: ResolvedGateway, cluster: ClusterConfig, node_reader: pulumi.Input[str]
-) -> GatewayArgs:
-    """The one function turning the validated model into component args."""
-    shared = cluster.ingress.gateway
-    return GatewayArgs(
-        cluster=gateway.cluster,
-        namespace=gateway.namespace,
-        ingress_mode=gateway.ingress_mode,
-        hostname=gateway.hostname,
-        images=gateway.images,
-        replicas=gateway.replicas,
-        database_name=gateway.database_name,
-        database_host=cluster.database.host,
-        database_port=cluster.database.port,
-        database_endpoint=DatabaseEndpoint(
-            host=cluster.database.admin_host,
-            port=cluster.database.admin_port,
-            ssl_root_cert=cluster.database.ssl_root_cert,
-        ),
-        retain_database=gateway.retain_database,
-        openshift=cluster.capabilities.openshift,
-        node_reader_cluster_role=node_reader,
-        router_namespace=cluster.ingress.router_namespace,
-        shared_gateway=(
-            SharedGateway(
-                name=shared.name, namespace=shared.namespace, section_name=shared.section_name
-            )
-            if shared is not None
-            else None
-        ),
-        metrics_namespace=cluster.metrics_namespace,
-    )
-
-
 def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str, Gateway]:
     """Register every cluster and gateway of a validated stack; return the gateways by name.
 
@@ -160,7 +123,8 @@ def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str
         target = clusters[gateway.cluster]
         gateways[gateway.name] = Gateway(
             gateway.name,
-            gateway_args(gateway, stack.cluster(gateway.cluster), target.node_reader_cluster_role),
+            # The Cluster's output rather than the role's name: the binding waits for the role.
+            replace(gateway.args, node_reader_cluster_role=target.node_reader_cluster_role),
             opts=pulumi.ResourceOptions(providers=[target.kubernetes, target.postgresql]),
         )
     return gateways

@@ -237,9 +237,9 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
                 "hostname": hostname,
                 "address": address,
                 "images": {
-                    "gateway": gateway.images.gateway,
-                    "supervisor": gateway.images.supervisor,
-                    "sandbox": gateway.images.sandbox,
+                    "gateway": gateway.args.images.gateway,
+                    "supervisor": gateway.args.images.supervisor,
+                    "sandbox": gateway.args.images.sandbox,
                 },
                 "database": database,
             }

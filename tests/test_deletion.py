@@ -180,7 +180,7 @@ def test_committed_stacks_retain_exactly_the_databases_declared_retain(stack: st
     expected = sorted(
         (type_, f"{g.name}-database-{suffix}")
         for g in loaded.gateways
-        if g.retain_database
+        if g.args.retain_database
         for type_, suffix in ((ROLE, "db-role"), (DATABASE, "db"))
     )
     assert expected, f"stack {stack} declares no retained database"
