@@ -9,14 +9,9 @@ import pulumi_kubernetes as kubernetes
 import pulumi_postgresql as postgresql
 from pulumi_kubernetes.rbac.v1 import ClusterRolePatch
 
-from components import naming
+from components import naming, rbac, tokens
+from components.metadata import metadata
 from components.wire import wire
-
-_NODE_READER_RULES = [
-    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
-    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
-    {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"]},
-]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,7 +54,7 @@ class Cluster(pulumi.ComponentResource):
     node_reader_cluster_role: pulumi.Output[str]
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:cluster:Cluster", name, None, opts)
+        super().__init__(tokens.CLUSTER, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.kubernetes = kubernetes.Provider(
             f"{name}-k8s",
@@ -97,20 +92,22 @@ class Cluster(pulumi.ComponentResource):
         # for every other object (CHANGELOG 4.29.0, #2926), so it stays off.
         role = ClusterRolePatch(
             f"{name}-node-reader",
-            metadata={
-                "name": naming.NODE_READER_CLUSTER_ROLE,
-                # Rules are one atomic list: a manager that wrote other rules (an older
-                # upstream controller, an edit by hand) would be a conflict; these rules are
-                # what every gateway on the cluster needs, so the apply takes them over.
-                "annotations": {"pulumi.com/patchForce": "true"},
-                "labels": {
-                    "app.kubernetes.io/name": "openshell",
-                    "app.kubernetes.io/component": "gateway",
-                    "app.kubernetes.io/managed-by": "hypershell-control-plane",
-                    naming.MANAGED_LABEL: "true",
-                },
-            },
-            rules=wire(_NODE_READER_RULES),
+            metadata=wire(
+                metadata(
+                    naming.NODE_READER_CLUSTER_ROLE,
+                    {
+                        "app.kubernetes.io/name": "openshell",
+                        "app.kubernetes.io/component": "gateway",
+                        "app.kubernetes.io/managed-by": "hypershell-control-plane",
+                        naming.MANAGED_LABEL: "true",
+                    },
+                    # Rules are one atomic list: a manager that wrote other rules (an older
+                    # upstream controller, an edit by hand) would be a conflict; these rules
+                    # are what every gateway on the cluster needs, so the apply takes them over.
+                    annotations={"pulumi.com/patchForce": "true"},
+                )
+            ),
+            rules=wire(rbac.NODE_READER_RULES),
             # Never deleted nor relinquished (upstream's rule): every tenant on the cluster is
             # bound to it, and other stacks sharing the cluster (scale-out) apply it too.
             opts=pulumi.ResourceOptions(

@@ -19,7 +19,9 @@ import pulumi_postgresql as postgresql
 import pulumi_random as random
 from pulumi_kubernetes.core.v1 import Secret
 
-from components import naming
+from components import naming, tokens
+from components.metadata import metadata
+from components.wire import wire
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +73,7 @@ class Database(pulumi.ComponentResource):
     credentials_secret: pulumi.Output[str]
 
     def __init__(self, name: str, args: DatabaseArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Database", name, None, opts)
+        super().__init__(tokens.DATABASE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         # Retain: deleting a declaration must not drop a tenant's data (DESIGN §5.6).
         keep = pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete)
@@ -130,11 +132,7 @@ class Database(pulumi.ComponentResource):
         ).apply(lambda v: _uri(v[0], v[1], args.host, args.port, v[2]))
         credentials = Secret(
             f"{name}-db-credentials",
-            metadata={
-                "name": naming.DB_SECRET,
-                "namespace": args.namespace,
-                "labels": args.labels,
-            },
+            metadata=wire(metadata(naming.DB_SECRET, args.labels, namespace=args.namespace)),
             type="Opaque",
             string_data={
                 "host": args.host,

@@ -1,11 +1,13 @@
-"""How a gateway is reached from outside the cluster, chosen once per cluster (DESIGN §4, §5.8).
+"""How a gateway is reached from outside the cluster (DESIGN §4, §5.8): a ``GatewayExposure``
+decided once when the declaration is resolved (the cluster's ingress mode, whether the
+declaration is exposed, its host) and matched here.
 
-- ``route``: OpenShift Route with TLS passthrough (the gateway terminates TLS with the tenant
-  CA) and a NetworkPolicy admitting the router.
-- ``gateway-api``: a GRPCRoute on the cluster's shared Gateway, a BackendTLSPolicy making the
-  Gateway verify the backend with the tenant CA, the CA as ConfigMap ``openshell-backend-ca``
-  and a NetworkPolicy admitting the Gateway's namespace.
-- ``none``: nothing.
+- ``RouteExposure``: OpenShift Route with TLS passthrough (the gateway terminates TLS with the
+  tenant CA) and a NetworkPolicy admitting the router.
+- ``GrpcRouteExposure``: a GRPCRoute on the cluster's shared Gateway, a BackendTLSPolicy making
+  the Gateway verify the backend with the tenant CA, the CA as ConfigMap
+  ``openshell-backend-ca`` and a NetworkPolicy admitting the Gateway's namespace.
+- ``NoExposure``: nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_kubernetes.core.v1 import ConfigMap
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 
-from components import naming, network
-from components.ingress import IngressMode
+from components import naming, network, tokens
+from components.metadata import metadata
 from components.wire import wire
 
 WAIT_FOR = "pulumi.com/waitFor"
@@ -40,19 +42,47 @@ class SharedGateway:
 
 
 @dataclass(frozen=True, kw_only=True)
+class NoExposure:
+    """Not reachable from outside the cluster (exposure disabled, or the cluster's mode is
+    ``none``)."""
+
+    @property
+    def host(self) -> None:
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RouteExposure:
+    """An OpenShift Route with TLS passthrough, admitted by the router."""
+
+    host: str
+    """External host, from the one hostname function."""
+    router_namespace: str
+    """Namespace of the OpenShift router, admitted by the NetworkPolicy."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GrpcRouteExposure:
+    """A GRPCRoute attached to the cluster's shared Gateway."""
+
+    host: str
+    """External host, under the shared Gateway listener's wildcard."""
+    gateway: SharedGateway
+    """The parent of the GRPCRoute; its namespace is admitted by the NetworkPolicy."""
+
+
+GatewayExposure = NoExposure | RouteExposure | GrpcRouteExposure
+"""How one gateway is reached: decided once when the declaration is resolved."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ExposureArgs:
-    mode: IngressMode
-    """Resolved ingress mode of the cluster (never ``auto``)."""
+    exposure: GatewayExposure
+    """What to create."""
     namespace: str
     """Tenant namespace (already validated)."""
     namespace_ref: pulumi.Input[str]
     """The namespace as an output of the Namespace resource, for dependency ordering."""
-    hostname: str | None
-    """External host, None when exposure is disabled or the mode is ``none``."""
-    router_namespace: str
-    """Namespace of the OpenShift router (route mode)."""
-    shared_gateway: SharedGateway | None
-    """The cluster's shared Gateway (gateway-api mode)."""
     ca_cert_pem: pulumi.Input[str]
     """Tenant CA certificate; the Gateway validates the backend with it."""
     labels: dict[str, str]
@@ -60,28 +90,29 @@ class ExposureArgs:
 
 
 class Exposure(pulumi.ComponentResource):
-    """Creates the ingress objects of one mode (see the module docstring)."""
+    """Creates the ingress objects of one exposure (see the module docstring)."""
 
     def __init__(self, name: str, args: ExposureArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Exposure", name, None, opts)
+        super().__init__(tokens.EXPOSURE, name, None, opts)
         self._name = name
         self._args = args
         self._child = pulumi.ResourceOptions(parent=self)
-        if args.hostname is not None and args.mode is IngressMode.ROUTE:
-            self._route(args.hostname)
-        elif args.hostname is not None and args.mode is IngressMode.GATEWAY_API:
-            self._grpc_route(args.hostname)
+        match args.exposure:
+            case RouteExposure() as route:
+                self._route(route)
+            case GrpcRouteExposure() as grpc_route:
+                self._grpc_route(grpc_route)
+            case NoExposure():
+                pass
         self.register_outputs({})
 
     def _meta(self, object_name: str, annotations: dict[str, str] | None = None) -> Any:
-        meta: dict[str, Any] = {
-            "name": object_name,
-            "namespace": self._args.namespace_ref,
-            "labels": self._args.labels,
-        }
-        if annotations:
-            meta["annotations"] = annotations
-        return meta
+        return metadata(
+            object_name,
+            self._args.labels,
+            namespace=self._args.namespace_ref,
+            annotations=annotations,
+        )
 
     def _allow_from(self, source_namespace: str, *, openshift_router: bool) -> None:
         NetworkPolicy(
@@ -91,14 +122,14 @@ class Exposure(pulumi.ComponentResource):
             opts=self._child,
         )
 
-    def _route(self, host: str) -> None:
+    def _route(self, route: RouteExposure) -> None:
         CustomResource(
             f"{self._name}-route",
             api_version="route.openshift.io/v1",
             kind="Route",
             metadata=self._meta(naming.GATEWAY, {**ROUTER_TIMEOUT, WAIT_FOR: ROUTE_ADMITTED}),
             spec={
-                "host": host,
+                "host": route.host,
                 "to": {"kind": "Service", "name": naming.GATEWAY, "weight": 100},
                 "port": {"targetPort": "grpc"},
                 "tls": {"termination": "passthrough", "insecureEdgeTerminationPolicy": "None"},
@@ -106,12 +137,10 @@ class Exposure(pulumi.ComponentResource):
             },
             opts=self._child,
         )
-        self._allow_from(self._args.router_namespace, openshift_router=True)
+        self._allow_from(route.router_namespace, openshift_router=True)
 
-    def _grpc_route(self, host: str) -> None:
-        shared = self._args.shared_gateway
-        if shared is None:  # guarded by validation; a programming error if reached
-            raise ValueError("gateway-api mode needs the cluster's shared Gateway")
+    def _grpc_route(self, grpc_route: GrpcRouteExposure) -> None:
+        shared = grpc_route.gateway
         backend_ca = ConfigMap(
             f"{self._name}-backend-ca",
             metadata=self._meta(naming.BACKEND_CA_CONFIG_MAP),
@@ -131,7 +160,7 @@ class Exposure(pulumi.ComponentResource):
                         "sectionName": shared.section_name,
                     }
                 ],
-                "hostnames": [host],
+                "hostnames": [grpc_route.host],
                 "rules": [{"backendRefs": [{"name": naming.GATEWAY, "port": naming.GRPC_PORT}]}],
             },
             opts=self._child,

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_kubernetes.core.v1 import Namespace
 
-from components import naming
+from components import naming, tokens
 from components.database import Database, DatabaseArgs, DatabaseEndpoint
-from components.exposure import Exposure, ExposureArgs, SharedGateway
+from components.exposure import Exposure, ExposureArgs, GatewayExposure
 from components.hostnames import grpcs_address
-from components.ingress import IngressMode
+from components.metadata import metadata
 from components.pki import Pki, PkiArgs
+from components.wire import wire
 from components.workload import Workload, WorkloadArgs
 
 
@@ -30,14 +31,15 @@ class GatewayImages:
 
 @dataclass(frozen=True, kw_only=True)
 class GatewayArgs:
+    """Everything one gateway is made of, built by the stack's resolution (every decision
+    made, every value validated): a new per-gateway setting is a field here, set there."""
+
     cluster: str
     """Key of the cluster the gateway runs on (a label; providers come through ``opts``)."""
     namespace: str
     """Tenant namespace, validated by the stack model."""
-    ingress_mode: IngressMode
-    """The cluster's resolved ingress mode."""
-    hostname: str | None
-    """External host from the one hostname function; None when not exposed."""
+    exposure: GatewayExposure
+    """How the gateway is reached from outside the cluster, if at all."""
     images: GatewayImages
     """Final images."""
     replicas: int
@@ -54,14 +56,12 @@ class GatewayArgs:
     """Keep the role and database when the gateway is deleted (``deletionPolicy: Retain``)."""
     openshift: bool
     """The cluster is OpenShift: sandboxes get the privileged SCC binding."""
-    node_reader_cluster_role: pulumi.Input[str]
-    """Name of the cluster's shared node-reader ClusterRole."""
-    router_namespace: str
-    """Namespace of the OpenShift router (route mode)."""
-    shared_gateway: SharedGateway | None
-    """The cluster's shared Gateway API Gateway (gateway-api mode)."""
     metrics_namespace: str | None
     """Namespace allowed to scrape metrics, or None."""
+    node_reader_cluster_role: pulumi.Input[str] = naming.NODE_READER_CLUSTER_ROLE
+    """The cluster's shared node-reader ClusterRole. The resolution, before any resource
+    exists, knows its name; the program passes the ``Cluster``'s output of that name, so the
+    binding is ordered after the role."""
 
 
 class Gateway(pulumi.ComponentResource):
@@ -80,26 +80,28 @@ class Gateway(pulumi.ComponentResource):
     database_name: pulumi.Output[str]
 
     def __init__(self, name: str, args: GatewayArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Gateway", name, None, opts)
+        super().__init__(tokens.GATEWAY, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         labels = naming.standard_labels(name)
-        exposed_host = args.hostname if args.ingress_mode is not IngressMode.NONE else None
+        host = args.exposure.host
 
         namespace = Namespace(
             f"{name}-ns",
-            metadata={
-                "name": args.namespace,
-                "labels": {
-                    "app.kubernetes.io/managed-by": labels["app.kubernetes.io/managed-by"],
-                    naming.MANAGED_LABEL: "true",
-                    naming.GATEWAY_LABEL: name,
-                },
-            },
+            metadata=wire(
+                metadata(
+                    args.namespace,
+                    {
+                        "app.kubernetes.io/managed-by": labels["app.kubernetes.io/managed-by"],
+                        naming.MANAGED_LABEL: "true",
+                        naming.GATEWAY_LABEL: name,
+                    },
+                )
+            ),
             opts=child,
         )
         ns = namespace.metadata.name
 
-        sans = naming.service_names(args.namespace) + ((exposed_host,) if exposed_host else ())
+        sans = naming.service_names(args.namespace) + ((host,) if host else ())
         pki = Pki(
             f"{name}-pki", PkiArgs(namespace=ns, server_dns_names=sans, labels=labels), opts=child
         )
@@ -141,12 +143,9 @@ class Gateway(pulumi.ComponentResource):
         Exposure(
             f"{name}-exposure",
             ExposureArgs(
-                mode=args.ingress_mode,
+                exposure=args.exposure,
                 namespace=args.namespace,
                 namespace_ref=ns,
-                hostname=exposed_host,
-                router_namespace=args.router_namespace,
-                shared_gateway=args.shared_gateway,
                 ca_cert_pem=pki.ca_cert_pem,
                 labels=labels,
             ),
@@ -154,10 +153,8 @@ class Gateway(pulumi.ComponentResource):
         )
 
         self.namespace = ns
-        self.hostname = pulumi.Output.from_input(exposed_host)
-        self.address = pulumi.Output.from_input(
-            grpcs_address(exposed_host) if exposed_host else None
-        )
+        self.hostname = pulumi.Output.from_input(host)
+        self.address = pulumi.Output.from_input(grpcs_address(host) if host else None)
         self.ca_certificate = pki.ca_cert_pem
         self.database_name = database.database_name
         self.register_outputs(

@@ -10,7 +10,9 @@ import pulumi
 import pulumi_tls as tls
 from pulumi_kubernetes.core.v1 import Secret
 
-from components import naming
+from components import naming, tokens
+from components.metadata import metadata
+from components.wire import wire
 
 CA_VALIDITY_HOURS = 10 * 365 * 24
 LEAF_VALIDITY_HOURS = 365 * 24
@@ -50,7 +52,7 @@ class Pki(pulumi.ComponentResource):
     jwt_secret: pulumi.Output[str]
 
     def __init__(self, name: str, args: PkiArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Pki", name, None, opts)
+        super().__init__(tokens.PKI, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
         ca_key = _ecdsa_key(f"{name}-ca-key", self)
@@ -105,7 +107,7 @@ class Pki(pulumi.ComponentResource):
         ) -> Secret:
             return Secret(
                 f"{name}-{suffix}-tls",
-                metadata={"name": secret_name, "namespace": args.namespace, "labels": args.labels},
+                metadata=wire(metadata(secret_name, args.labels, namespace=args.namespace)),
                 type="kubernetes.io/tls",
                 string_data={
                     "tls.crt": cert.cert_pem,
@@ -121,11 +123,7 @@ class Pki(pulumi.ComponentResource):
         jwt_key = _ecdsa_key(f"{name}-jwt-key", self)
         jwt_secret = Secret(
             f"{name}-jwt-keys",
-            metadata={
-                "name": naming.JWT_SECRET,
-                "namespace": args.namespace,
-                "labels": args.labels,
-            },
+            metadata=wire(metadata(naming.JWT_SECRET, args.labels, namespace=args.namespace)),
             type="Opaque",
             string_data={
                 "signing.pem": jwt_key.private_key_pem_pkcs8,

@@ -17,9 +17,10 @@ from pulumi_kubernetes.core.v1 import ConfigMap, Secret, Service, ServiceAccount
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 from pulumi_kubernetes.rbac.v1 import ClusterRoleBinding, Role, RoleBinding
 
-from components import naming, network
+from components import naming, network, rbac, tokens
 from components.deployment import deployment_spec
 from components.gateway_config import CONFIG_FILE, gateway_config, render_gateway_toml
+from components.metadata import metadata
 from components.wire import wire
 
 
@@ -69,17 +70,6 @@ def config_hash(toml: str, cert_pems: list[str], db_uri: str) -> str:
     return digest.hexdigest()
 
 
-_SANDBOX_RULES = [
-    {
-        "apiGroups": ["agents.x-k8s.io"],
-        "resources": ["sandboxes", "sandboxes/status"],
-        "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-    },
-    {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
-]
-
-
 class Workload(pulumi.ComponentResource):
     """Creates: ServiceAccounts ``openshell-gateway`` and ``openshell-gateway-sandbox``; Role
     and RoleBinding ``openshell-gateway-sandbox``; ClusterRoleBinding to the shared
@@ -88,49 +78,35 @@ class Workload(pulumi.ComponentResource):
     the tenant NetworkPolicies (default-deny plus explicit allows)."""
 
     def __init__(self, name: str, args: WorkloadArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("hypershell:gateway:Workload", name, None, opts)
+        super().__init__(tokens.WORKLOAD, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         ns = args.namespace_ref
 
         def meta(object_name: str) -> Any:
-            return {"name": object_name, "namespace": ns, "labels": args.labels}
+            return metadata(object_name, args.labels, namespace=ns)
 
         sa = ServiceAccount(f"{name}-sa", metadata=meta(naming.GATEWAY), opts=child)
         sandbox_sa = ServiceAccount(
             f"{name}-sandbox-sa", metadata=meta(naming.SANDBOX_SA), opts=child
         )
-        gateway_subject = [{"kind": "ServiceAccount", "name": sa.metadata.name, "namespace": ns}]
+        gateway_subject = rbac.service_account(sa.metadata.name, ns)
         role = Role(
             f"{name}-sandbox-role",
             metadata=meta(naming.SANDBOX_SA),
-            rules=wire(_SANDBOX_RULES),
+            rules=wire(rbac.SANDBOX_RULES),
             opts=child,
         )
         RoleBinding(
             f"{name}-sandbox-rb",
             metadata=meta(naming.SANDBOX_SA),
-            role_ref=wire(
-                {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "Role",
-                    "name": role.metadata.name,
-                }
-            ),
+            role_ref=wire(rbac.role_ref("Role", role.metadata.name)),
             subjects=wire(gateway_subject),
             opts=child,
         )
         ClusterRoleBinding(
             f"{name}-node-reader-crb",
-            metadata=wire(
-                {"name": naming.cluster_role_binding(args.namespace), "labels": args.labels}
-            ),
-            role_ref=wire(
-                {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": args.node_reader_cluster_role,
-                }
-            ),
+            metadata=wire(metadata(naming.cluster_role_binding(args.namespace), args.labels)),
+            role_ref=wire(rbac.role_ref("ClusterRole", args.node_reader_cluster_role)),
             subjects=wire(gateway_subject),
             opts=child,
         )
@@ -138,16 +114,8 @@ class Workload(pulumi.ComponentResource):
             RoleBinding(
                 f"{name}-sandbox-scc-rb",
                 metadata=meta(naming.PRIVILEGED_SCC_BINDING),
-                role_ref=wire(
-                    {
-                        "apiGroup": "rbac.authorization.k8s.io",
-                        "kind": "ClusterRole",
-                        "name": naming.PRIVILEGED_SCC_CLUSTER_ROLE,
-                    }
-                ),
-                subjects=wire(
-                    [{"kind": "ServiceAccount", "name": sandbox_sa.metadata.name, "namespace": ns}]
-                ),
+                role_ref=wire(rbac.role_ref("ClusterRole", naming.PRIVILEGED_SCC_CLUSTER_ROLE)),
+                subjects=wire(rbac.service_account(sandbox_sa.metadata.name, ns)),
                 opts=child,
             )
 

@@ -33,7 +33,7 @@ import json
 from importlib import metadata
 from typing import Any
 
-from components import naming, network
+from components import naming, network, tokens
 from gatewayctl.offline import RecordedResource
 from gatewayctl.render import Rendered
 
@@ -110,7 +110,7 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
         parent = recording.resources.get(resource.parent or "")
         if parent is None:
             return None  # the stack itself
-        if parent.type == "hypershell:cluster:Cluster":
+        if parent.type == tokens.CLUSTER:
             name_table[parent.urn] = parent.urn  # created before the import (README)
         elif parent.urn not in components:
             components[parent.urn] = {**_entry(parent), "component": True}
@@ -120,7 +120,7 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
         return parent.urn
 
     for resource in sorted(recording.resources.values(), key=lambda r: r.urn):
-        gateway = recording.ancestor_name(resource, "hypershell:gateway:Gateway")
+        gateway = recording.ancestor_name(resource, tokens.GATEWAY)
         if gateway not in adopted or not _is_upstream(resource):
             continue
         provider = recording.resources[resource.provider or ""]

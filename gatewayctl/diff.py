@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import yaml
 
+from components import tokens
 from gatewayctl import render
 from gatewayctl.errors import ToolError, UsageError
 from gatewayctl.inventory import all_stacks
@@ -61,8 +62,8 @@ RENDER_TIMEOUT = 900
 _NOTE_RESERVE = 600
 _PLAN = "plan.json"
 _MANIFESTS = "manifests/"
-_COMPONENT_PREFIXES = ("hypershell:", "pulumi:pulumi:")
-_GATEWAY_TYPE = "hypershell:gateway:Gateway"
+_COMPONENT_PREFIXES = (f"{tokens.PACKAGE}:", "pulumi:pulumi:")
+_GATEWAY_TYPE = tokens.GATEWAY
 SECRETS_CHANGED = f"{SECRETS_KEY} values changed (not shown)"
 """Summary line of a stack whose plaintext secret values differ between the sides."""
 

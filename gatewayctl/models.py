@@ -1,7 +1,7 @@
 """Stack config and gateway declarations as pydantic v2 models (DESIGN §3, §5).
 
 Models are the edge: frozen, unknown fields forbidden, camelCase aliases matching the YAML.
-Rules that involve one field live here; rules across files live in ``gatewayctl.loader``.
+Rules that involve one field live here; rules across files live in ``gatewayctl.resolve``.
 """
 
 from __future__ import annotations

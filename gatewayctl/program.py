@@ -7,56 +7,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pulumi
 
 from components.cluster import Cluster, ClusterArgs
-from components.database import DatabaseEndpoint
-from components.exposure import SharedGateway
-from components.gateway import Gateway, GatewayArgs
-from gatewayctl.models import ClusterConfig
-from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
+from components.gateway import Gateway
+from gatewayctl.resolve import LoadedStack, load_stack
 from gatewayctl.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.stackfile import OBJECT_KEYS, PROJECT, STRING_KEYS
 from gatewayctl.yamlfile import SECRETS_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def gateway_args(
-    gateway: ResolvedGateway, cluster: ClusterConfig, node_reader: pulumi.Input[str]
-) -> GatewayArgs:
-    """The one function turning the validated model into component args."""
-    shared = cluster.ingress.gateway
-    return GatewayArgs(
-        cluster=gateway.cluster,
-        namespace=gateway.namespace,
-        ingress_mode=gateway.ingress_mode,
-        hostname=gateway.hostname,
-        images=gateway.images,
-        replicas=gateway.replicas,
-        database_name=gateway.database_name,
-        database_host=cluster.database.host,
-        database_port=cluster.database.port,
-        database_endpoint=DatabaseEndpoint(
-            host=cluster.database.admin_host,
-            port=cluster.database.admin_port,
-            ssl_root_cert=cluster.database.ssl_root_cert,
-        ),
-        retain_database=gateway.retain_database,
-        openshift=cluster.capabilities.openshift,
-        node_reader_cluster_role=node_reader,
-        router_namespace=cluster.ingress.router_namespace,
-        shared_gateway=(
-            SharedGateway(
-                name=shared.name, namespace=shared.namespace, section_name=shared.section_name
-            )
-            if shared is not None
-            else None
-        ),
-        metrics_namespace=cluster.metrics_namespace,
-    )
 
 
 def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str, Gateway]:
@@ -90,7 +53,9 @@ def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str
         target = clusters[gateway.cluster]
         gateways[gateway.name] = Gateway(
             gateway.name,
-            gateway_args(gateway, stack.cluster(gateway.cluster), target.node_reader_cluster_role),
+            # The args were decided at resolution; only the role's name becomes the Cluster's
+            # output, so each binding waits for its role.
+            replace(gateway.args, node_reader_cluster_role=target.node_reader_cluster_role),
             opts=pulumi.ResourceOptions(providers=[target.kubernetes, target.postgresql]),
         )
     return gateways

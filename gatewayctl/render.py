@@ -22,6 +22,7 @@ from typing import Any
 import pulumi
 import yaml
 
+from components import tokens
 from gatewayctl import inventory, outputs, program
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
@@ -113,7 +114,7 @@ def _cluster_of(recording: Recording, resource: RecordedResource) -> str:
     provider = recording.resources.get(resource.provider or "")
     if provider is None or provider.type != _K8S_PROVIDER:
         raise RuntimeError(f"{resource.urn} has no cluster Kubernetes provider")
-    cluster = recording.ancestor_name(provider, "hypershell:cluster:Cluster")
+    cluster = recording.ancestor_name(provider, tokens.CLUSTER)
     if cluster is None:
         raise RuntimeError(f"provider {provider.urn} is not inside a Cluster")
     return cluster
@@ -174,9 +175,9 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
                 "hostname": hostname,
                 "address": address,
                 "images": {
-                    "gateway": gateway.images.gateway,
-                    "supervisor": gateway.images.supervisor,
-                    "sandbox": gateway.images.sandbox,
+                    "gateway": gateway.args.images.gateway,
+                    "supervisor": gateway.args.images.supervisor,
+                    "sandbox": gateway.args.images.sandbox,
                 },
                 "database": database,
             }
@@ -336,8 +337,7 @@ def summarise(
     loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]
 ) -> tuple[GatewaySummary, ...]:
     counts = Counter(
-        recording.ancestor_name(r, "hypershell:gateway:Gateway")
-        for r in recording.resources.values()
+        recording.ancestor_name(r, tokens.GATEWAY) for r in recording.resources.values()
     )
     return tuple(
         GatewaySummary(

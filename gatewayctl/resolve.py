@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from components import images, naming
-from components.gateway import GatewayImages
+from components.database import DatabaseEndpoint
+from components.exposure import (
+    GatewayExposure,
+    GrpcRouteExposure,
+    NoExposure,
+    RouteExposure,
+    SharedGateway,
+)
+from components.gateway import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
@@ -27,20 +35,35 @@ from gatewayctl.stackfile import PROJECT, parse_stack_config, read_stack_config,
 
 @dataclass(frozen=True, kw_only=True)
 class ResolvedGateway:
-    """A declaration with every stack-level decision made: the input of one ``Gateway``."""
+    """A declaration with every stack-level decision made: the ``Gateway`` component's args,
+    and what only the tooling reads."""
 
     name: str
     source: str
-    cluster: str
-    namespace: str
-    ingress_mode: IngressMode
-    hostname: str | None
-    images: GatewayImages
-    replicas: int
-    retain_database: bool
-    database_name: str
+    """The declaration file, as problems name it."""
     adopted: bool
     """The declaration names an existing namespace (``spec.namespace``): an adoption."""
+    ingress_mode: IngressMode
+    """The cluster's resolved mode, for reports (the component reads ``args.exposure``)."""
+    args: GatewayArgs
+    """The input of the gateway's ``Gateway`` component."""
+
+    @property
+    def cluster(self) -> str:
+        return self.args.cluster
+
+    @property
+    def namespace(self) -> str:
+        return self.args.namespace
+
+    @property
+    def database_name(self) -> str:
+        return self.args.database_name
+
+    @property
+    def hostname(self) -> str | None:
+        """The external host, None when the gateway is not exposed."""
+        return self.args.exposure.host
 
     @property
     def address(self) -> str | None:
@@ -138,21 +161,49 @@ def _resolve(
             )
     if problems:
         return None, problems
+    server = cluster.database
     return (
         ResolvedGateway(
             name=name,
             source=display,
-            cluster=cluster_name,
-            namespace=namespace,
-            ingress_mode=mode,
-            hostname=hostname,
-            images=GatewayImages(**resolved),
-            replicas=spec.replicas,
-            retain_database=spec.deletion_policy == "Retain",
-            database_name=database_name,
             adopted=spec.namespace is not None,
+            ingress_mode=mode,
+            args=GatewayArgs(
+                cluster=cluster_name,
+                namespace=namespace,
+                exposure=_exposure(hostname, cluster),
+                images=GatewayImages(**resolved),
+                replicas=spec.replicas,
+                database_name=database_name,
+                database_host=server.host,
+                database_port=server.port,
+                database_endpoint=DatabaseEndpoint(
+                    host=server.admin_host,
+                    port=server.admin_port,
+                    ssl_root_cert=server.ssl_root_cert,
+                ),
+                retain_database=spec.deletion_policy == "Retain",
+                openshift=cluster.capabilities.openshift,
+                metrics_namespace=cluster.metrics_namespace,
+            ),
         ),
         [],
+    )
+
+
+def _exposure(host: str | None, cluster: ClusterConfig) -> GatewayExposure:
+    """How the gateway is reached, decided once. ``host`` is None when it is not exposed."""
+    mode, shared = cluster.ingress_mode, cluster.ingress.gateway
+    if host is None or mode is IngressMode.NONE:
+        return NoExposure()
+    if mode is IngressMode.ROUTE:
+        return RouteExposure(host=host, router_namespace=cluster.ingress.router_namespace)
+    assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
+    return GrpcRouteExposure(
+        host=host,
+        gateway=SharedGateway(
+            name=shared.name, namespace=shared.namespace, section_name=shared.section_name
+        ),
     )
 
 

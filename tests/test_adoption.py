@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from components import tokens
 from gatewayctl import adoption, cli, render
 from tests.conftest import ROOT, rendered
 
@@ -217,7 +218,7 @@ def test_names_parents_and_providers_match_the_program(adopted: render.Rendered)
     for entry in document["resources"]:
         registered = by_urn[entry["name"]]  # each entry is keyed by the URN it will have
         assert (registered.type, registered.name) == (entry["type"], entry["logicalName"])
-    cluster = f"urn:pulumi:ibm::{PROJECT}::hypershell:cluster:Cluster"
+    cluster = f"urn:pulumi:ibm::{PROJECT}::{tokens.CLUSTER}"
     urns = [
         f"{cluster}$pulumi:providers:kubernetes::{CLUSTER}-k8s",
         f"{cluster}$pulumi:providers:postgresql::{CLUSTER}-postgres",
@@ -247,9 +248,9 @@ def test_a_gateway_named_like_a_reference_is_imported_under_its_own_parents(
 
     assert_resolves_to_the_program(document, rendered)
     resolved = resolve(document)
-    gateway_urn = f"urn:pulumi:ibm::{PROJECT}::hypershell:gateway:Gateway::{gateway}"
-    database = f"urn:pulumi:ibm::{PROJECT}::hypershell:gateway:Gateway$hypershell:gateway:Database"
-    cluster = f"urn:pulumi:ibm::{PROJECT}::hypershell:cluster:Cluster"
+    gateway_urn = f"urn:pulumi:ibm::{PROJECT}::{tokens.GATEWAY}::{gateway}"
+    database = f"urn:pulumi:ibm::{PROJECT}::{tokens.GATEWAY}${tokens.DATABASE}"
+    cluster = f"urn:pulumi:ibm::{PROJECT}::{tokens.CLUSTER}"
     # (kind, logical name) of every entry.
     found = {
         (e["type"].rsplit(":", 1)[-1], e["logicalName"]): resolved[e["name"]]
@@ -261,8 +262,7 @@ def test_a_gateway_named_like_a_reference_is_imported_under_its_own_parents(
         f"{database}::{gateway}-database", gateway_urn, None
     )
     assert found["Namespace", f"{gateway}-ns"] == Resolved(
-        f"urn:pulumi:ibm::{PROJECT}::hypershell:gateway:Gateway$kubernetes:core/v1:Namespace"
-        f"::{gateway}-ns",
+        f"urn:pulumi:ibm::{PROJECT}::{tokens.GATEWAY}$kubernetes:core/v1:Namespace::{gateway}-ns",
         gateway_urn,
         f"{cluster}$pulumi:providers:kubernetes::{CLUSTER}-k8s",
     )
@@ -280,7 +280,7 @@ def test_a_gateway_named_like_a_reference_is_imported_under_its_own_parents(
 def test_database_role_keeps_its_existing_name(adopted: render.Rendered) -> None:
     document = adoption.import_file(adopted)
     role = next(r for r in document["resources"] if r["type"] == "postgresql:index/role:Role")
-    cluster = f"urn:pulumi:ibm::{PROJECT}::hypershell:cluster:Cluster"
+    cluster = f"urn:pulumi:ibm::{PROJECT}::{tokens.CLUSTER}"
     assert (role["logicalName"], role["id"], role["provider"]) == (
         "legacy-database-db-role",
         ADOPTED_DB,
@@ -313,7 +313,7 @@ def test_cli_writes_the_import_file_and_prints_the_targets(
     written = json.loads((tmp_path / "build/import/ibm.json").read_text())
     assert sum(1 for r in written["resources"] if "id" in r) == 22
     assert f"22 resources to import → {tmp_path}/build/import/ibm.json" in out
-    cluster = "urn:pulumi:ibm::hypershell-gateways::hypershell:cluster:Cluster"
+    cluster = f"urn:pulumi:ibm::hypershell-gateways::{tokens.CLUSTER}"
     assert (
         f"  pulumi up --target '{cluster}$pulumi:providers:kubernetes::roks-us-east-k8s'"
         f" --target '{cluster}$pulumi:providers:postgresql::roks-us-east-postgres'"

@@ -149,7 +149,7 @@ def test_an_uppercase_registry_host_takes_the_clusters_mirror(tmp_path: Path) ->
     write_stack(tmp_path, clusters=one_cluster(registryMirrors=mirrors))
     write_gateway(tmp_path, "team-a", {"images": {"gateway": "GHCR.IO/nvidia/openshell/gw:1"}})
 
-    images = only_gateway(tmp_path).images
+    images = only_gateway(tmp_path).args.images
     assert images.gateway == "registry.internal:5000/nvidia/openshell/gw:1"
     assert images.supervisor == "registry.internal:5000/nvidia/openshell/supervisor:0.0.109"
 

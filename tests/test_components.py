@@ -7,23 +7,26 @@ from dataclasses import replace
 from typing import Any
 
 import pulumi
-import pytest
 
 from components.cluster import Cluster, ClusterArgs
 from components.database import DatabaseEndpoint
-from components.exposure import SharedGateway
+from components.exposure import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
 from components.gateway import Gateway, GatewayArgs, GatewayImages
-from components.ingress import IngressMode
 from gatewayctl.offline import Recording, is_secret, run_program
 from tests.helpers import k8s, kinds, one, raw, secret_paths
 
 NS = "openshell-acme"
 HOST = "gw-openshell-acme.apps.example.com"
+
+
+def route(host: str) -> RouteExposure:
+    return RouteExposure(host=host, router_namespace="openshift-ingress")
+
+
 BASE_ARGS = GatewayArgs(
     cluster="c1",
     namespace=NS,
-    ingress_mode=IngressMode.ROUTE,
-    hostname=HOST,
+    exposure=route(HOST),
     images=GatewayImages(
         gateway="reg.example.com/gw:1",
         supervisor="reg.example.com/sup:1",
@@ -39,8 +42,6 @@ BASE_ARGS = GatewayArgs(
     retain_database=True,
     openshift=True,
     node_reader_cluster_role="openshell-gateway-node-reader",
-    router_namespace="openshift-ingress",
-    shared_gateway=SharedGateway(name="shared-gw", namespace="gw-system", section_name="grpc"),
     metrics_namespace="openshift-user-workload-monitoring",
 )
 COMMON = [
@@ -114,7 +115,10 @@ def test_route_mode() -> None:
 
 
 def test_gateway_api_mode() -> None:
-    recording, outputs = build(replace(BASE_ARGS, ingress_mode=IngressMode.GATEWAY_API))
+    shared = SharedGateway(name="shared-gw", namespace="gw-system", section_name="grpc")
+    recording, outputs = build(
+        replace(BASE_ARGS, exposure=GrpcRouteExposure(host=HOST, gateway=shared))
+    )
     assert kinds(recording, NS) == sorted(
         [
             *COMMON,
@@ -137,7 +141,7 @@ def test_gateway_api_mode() -> None:
 
 
 def test_none_mode_exposes_nothing_and_keeps_sans_internal() -> None:
-    recording, outputs = build(replace(BASE_ARGS, ingress_mode=IngressMode.NONE, openshift=False))
+    recording, outputs = build(replace(BASE_ARGS, exposure=NoExposure(), openshift=False))
     expected = [k for k in COMMON if k != "RoleBinding/openshell-sandbox-privileged-scc"]
     assert kinds(recording, NS) == sorted(expected)
     assert outputs["address"] is None and outputs["hostname"] is None
@@ -146,14 +150,9 @@ def test_none_mode_exposes_nothing_and_keeps_sans_internal() -> None:
 
 
 def test_exposure_disabled_in_route_mode() -> None:
-    recording, outputs = build(replace(BASE_ARGS, hostname=None))
+    recording, outputs = build(replace(BASE_ARGS, exposure=NoExposure()))
     assert "Route/openshell-gateway" not in kinds(recording, NS)
     assert outputs["address"] is None
-
-
-def test_gateway_api_mode_needs_a_shared_gateway() -> None:
-    with pytest.raises(ValueError, match="gateway-api mode needs the cluster's shared Gateway"):
-        build(replace(BASE_ARGS, ingress_mode=IngressMode.GATEWAY_API, shared_gateway=None))
 
 
 def test_children_carry_the_cluster_providers() -> None:
@@ -268,7 +267,7 @@ def test_pod_template_hash_changes_with_config_and_certificates() -> None:
         != base
     )
     # A new host changes the server certificate's SANs and gateway.toml's server_sans.
-    assert config_hash(replace(BASE_ARGS, hostname="vanity.example.org")) != base
+    assert config_hash(replace(BASE_ARGS, exposure=route("vanity.example.org"))) != base
     # The credentials Secret's URI changes with the database endpoint: pods read it at start.
     assert config_hash(replace(BASE_ARGS, database_host="db2.example.com")) != base
     assert config_hash(replace(BASE_ARGS, database_port=6432)) != base
@@ -297,7 +296,7 @@ def test_shared_node_reader_cluster_role_is_never_deleted() -> None:
 
 
 def test_gateway_toml_is_generated_from_data() -> None:
-    recording, _ = build(replace(BASE_ARGS, hostname='evil"host'))
+    recording, _ = build(replace(BASE_ARGS, exposure=route('evil"host')))
     toml = k8s(recording, "ConfigMap", "openshell-gateway-config", NS)["data"]["gateway.toml"]
     config = tomllib.loads(toml)
     gateway = config["openshell"]["gateway"]

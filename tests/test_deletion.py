@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from components import tokens
 from gatewayctl import render
 from gatewayctl.offline import Recording
 from tests.hostile_helpers import copy_stack, descendants, facts, one_of_type
@@ -23,8 +24,8 @@ from tests.test_loader import DECLARATIONS, STACK, cluster, write_gateway, write
 
 ROLE = "postgresql:index/role:Role"
 DATABASE = "postgresql:index/database:Database"
-GATEWAY = "hypershell:gateway:Gateway"
-CLUSTER = "hypershell:cluster:Cluster"
+GATEWAY = tokens.GATEWAY
+CLUSTER = tokens.CLUSTER
 STACKS = ("aws", "ibm", "local")
 
 EAST = cluster(baseDomain="east.example.com")
@@ -84,7 +85,7 @@ def retained(recording: Recording) -> list[tuple[str, str]]:
     return sorted(
         (r.type, r.name)
         for r in recording.resources.values()
-        if r.retain_on_delete and recording.ancestor_name(r, "hypershell:gateway:Gateway")
+        if r.retain_on_delete and recording.ancestor_name(r, GATEWAY)
     )
 
 
@@ -92,7 +93,7 @@ def retained_outside_gateways(recording: Recording) -> list[tuple[str, str]]:
     return sorted(
         (r.type, r.name)
         for r in recording.resources.values()
-        if r.retain_on_delete and not recording.ancestor_name(r, "hypershell:gateway:Gateway")
+        if r.retain_on_delete and not recording.ancestor_name(r, GATEWAY)
     )
 
 
@@ -179,7 +180,7 @@ def test_committed_stacks_retain_exactly_the_databases_declared_retain(stack: st
     expected = sorted(
         (type_, f"{g.name}-database-{suffix}")
         for g in loaded.gateways
-        if g.retain_database
+        if g.args.retain_database
         for type_, suffix in ((ROLE, "db-role"), (DATABASE, "db"))
     )
     assert expected, f"stack {stack} declares no retained database"

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components import tokens
 from gatewayctl import cli, diff, render
 from gatewayctl.secrets import REDACTED
 from tests.conftest import ROOT
@@ -550,19 +551,16 @@ def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path
 
 def test_gateways_are_attributed_through_the_parent_chain() -> None:
     stack = "urn:pulumi:s::hypershell-gateways::pulumi:pulumi:Stack"
-    gateway = f"{stack}$hypershell:gateway:Gateway::a"
-    workload = (
-        "urn:pulumi:s::hypershell-gateways::hypershell:gateway:Gateway"
-        "$hypershell:gateway:Workload::a-workload"
-    )
+    gateway = f"{stack}${tokens.GATEWAY}::a"
+    workload = f"urn:pulumi:s::hypershell-gateways::{tokens.GATEWAY}${tokens.WORKLOAD}::a-workload"
 
     def plan(replicas: int) -> dict[str, object]:
         return {
             "gateways": [{"name": "a", "cluster": "c"}],
             "resources": [
-                {"type": "hypershell:gateway:Gateway", "name": "a", "parent": stack, "inputs": {}},
+                {"type": tokens.GATEWAY, "name": "a", "parent": stack, "inputs": {}},
                 {
-                    "type": "hypershell:gateway:Workload",
+                    "type": tokens.WORKLOAD,
                     "name": "a-workload",
                     "parent": gateway,
                     "inputs": {},

@@ -21,6 +21,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components import tokens
 from gatewayctl import diff, render
 from gatewayctl.offline import Recording, is_secret
 from tests.hostile_helpers import (
@@ -188,7 +189,7 @@ def test_secret_inputs_reach_the_program_only_as_secrets(tmp_path: Path, kind: s
         for r in recording.resources.values()
         if r.type.startswith("pulumi:providers:")
     }
-    gateways = [r.name for r in recording.of_type("hypershell:gateway:Gateway")]
+    gateways = [r.name for r in recording.of_type(tokens.GATEWAY)]
     assert gateways
     assert providers == {
         **{("pulumi:providers:kubernetes", f"{c}-k8s"): ["kubeconfig"] for c in clusters},

@@ -19,7 +19,9 @@ import pytest
 import yaml
 
 from components import images
-from components.gateway import GatewayImages
+from components.database import DatabaseEndpoint
+from components.exposure import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
+from components.gateway import GatewayArgs, GatewayImages
 from components.ingress import IngressMode
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.render import Prepared, prepare
@@ -193,19 +195,30 @@ def test_valid_gateway_resolves_namespace_host_address_and_defaults(tmp_path: Pa
         ResolvedGateway(
             name="team-a",
             source=f"{DECLARATIONS}/team-a.yaml",
-            cluster="c1",
-            namespace="openshell-team-a",
-            ingress_mode=IngressMode.ROUTE,
-            hostname=f"gw-openshell-team-a.{BASE_DOMAIN}",
-            images=GatewayImages(
-                gateway=images.DEFAULT_GATEWAY_IMAGE,
-                supervisor=images.DEFAULT_SUPERVISOR_IMAGE,
-                sandbox=images.DEFAULT_SANDBOX_IMAGE,
-            ),
-            replicas=1,
-            retain_database=True,
-            database_name="gw_team_a",
             adopted=False,
+            ingress_mode=IngressMode.ROUTE,
+            args=GatewayArgs(
+                cluster="c1",
+                namespace="openshell-team-a",
+                exposure=RouteExposure(
+                    host=f"gw-openshell-team-a.{BASE_DOMAIN}", router_namespace="openshift-ingress"
+                ),
+                images=GatewayImages(
+                    gateway=images.DEFAULT_GATEWAY_IMAGE,
+                    supervisor=images.DEFAULT_SUPERVISOR_IMAGE,
+                    sandbox=images.DEFAULT_SANDBOX_IMAGE,
+                ),
+                replicas=1,
+                database_name="gw_team_a",
+                database_host="postgres.db.svc.cluster.local",
+                database_port=5432,
+                database_endpoint=DatabaseEndpoint(
+                    host="db.example.com", port=5432, ssl_root_cert=None
+                ),
+                retain_database=True,
+                openshift=True,
+                metrics_namespace=None,
+            ),
         ),
     )
     assert loaded.gateways[0].address == f"grpcs://gw-openshell-team-a.{BASE_DOMAIN}:443"
@@ -223,8 +236,8 @@ def test_spec_values_are_carried_through(tmp_path: Path) -> None:
 
     assert gateway.namespace == "legacy-team-a"
     assert gateway.hostname == f"gw-legacy-team-a.{BASE_DOMAIN}"
-    assert gateway.replicas == 3
-    assert gateway.retain_database is False
+    assert gateway.args.replicas == 3
+    assert gateway.args.retain_database is False
 
 
 @pytest.mark.parametrize(("policy", "retain"), [("Retain", True), ("Delete", False)])
@@ -232,7 +245,7 @@ def test_retain_database_follows_deletion_policy(tmp_path: Path, policy: str, re
     write_stack(tmp_path)
     write_gateway(tmp_path, "team-a", {"deletionPolicy": policy})
 
-    assert only_gateway(tmp_path).retain_database is retain
+    assert only_gateway(tmp_path).args.retain_database is retain
 
 
 def test_deletion_policy_must_be_retain_or_delete(tmp_path: Path) -> None:
@@ -356,7 +369,7 @@ def test_images_default_to_the_built_in_references(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_gateway(tmp_path, "team-a")
 
-    resolved = only_gateway(tmp_path).images
+    resolved = only_gateway(tmp_path).args.images
 
     assert (resolved.gateway, resolved.supervisor, resolved.sandbox) == (
         images.DEFAULT_GATEWAY_IMAGE,
@@ -375,7 +388,7 @@ def test_stack_image_defaults_override_the_built_ins(tmp_path: Path) -> None:
     )
     write_gateway(tmp_path, "team-a")
 
-    resolved = only_gateway(tmp_path).images
+    resolved = only_gateway(tmp_path).args.images
 
     assert (resolved.gateway, resolved.supervisor, resolved.sandbox) == (
         "quay.io/acme/gateway:2.0",
@@ -396,11 +409,11 @@ def test_per_gateway_image_wins_over_the_stack_default(tmp_path: Path) -> None:
 
     canary, stable = load(tmp_path).gateways
 
-    assert (canary.images.gateway, canary.images.supervisor) == (
+    assert (canary.args.images.gateway, canary.args.images.supervisor) == (
         "localhost:5001/openshell/gateway:dev",
         "quay.io/acme/sup:2",
     )
-    assert stable.images.gateway == "quay.io/acme/gateway:2.0"
+    assert stable.args.images.gateway == "quay.io/acme/gateway:2.0"
 
 
 def test_registry_mirrors_rewrite_with_the_longest_matching_prefix(tmp_path: Path) -> None:
@@ -416,7 +429,7 @@ def test_registry_mirrors_rewrite_with_the_longest_matching_prefix(tmp_path: Pat
         {"images": {"supervisor": f"ghcr.io/nvidia/openshell/supervisor@{digest}"}},
     )
 
-    resolved = only_gateway(tmp_path).images
+    resolved = only_gateway(tmp_path).args.images
 
     # Longest prefix wins; the tag or digest is kept; prefixes match on "/" boundaries only, so
     # "ghcr.io/nvidia/openshell" does not match "ghcr.io/nvidia/openshell-community".
@@ -430,7 +443,7 @@ def test_registry_mirrors_apply_to_per_gateway_images_too(tmp_path: Path) -> Non
     write_stack(tmp_path, clusters=one_cluster(registryMirrors=mirrors))
     write_gateway(tmp_path, "team-a", {"images": {"gateway": "quay.io/acme/gateway:7"}})
 
-    assert only_gateway(tmp_path).images.gateway == "registry.local/acme/gateway:7"
+    assert only_gateway(tmp_path).args.images.gateway == "registry.local/acme/gateway:7"
 
 
 @pytest.mark.parametrize(
@@ -1004,6 +1017,45 @@ def test_none_mode_cluster_gives_no_hostname_or_address(tmp_path: Path, base_dom
     ]
 
 
+SHARED_GATEWAY = {"name": "shared-gw", "namespace": "gw-system", "sectionName": "grpc-tls"}
+ROUTE_CLUSTER = cluster(ingress={"routerNamespace": "router-shard"})
+GATEWAY_API_CLUSTER = cluster(
+    capabilities={"gatewayApi": True}, ingress={"mode": "gateway-api", "gateway": SHARED_GATEWAY}
+)
+NONE_CLUSTER = cluster(ingress={"mode": "none", "gateway": SHARED_GATEWAY})
+OWN_HOST = f"gw-openshell-team-a.{BASE_DOMAIN}"
+
+
+@pytest.mark.parametrize(
+    ("cluster_config", "exposure", "expected"),
+    [
+        (ROUTE_CLUSTER, {}, RouteExposure(host=OWN_HOST, router_namespace="router-shard")),
+        (
+            GATEWAY_API_CLUSTER,
+            {},
+            GrpcRouteExposure(
+                host=OWN_HOST,
+                gateway=SharedGateway(
+                    name="shared-gw", namespace="gw-system", section_name="grpc-tls"
+                ),
+            ),
+        ),
+        (ROUTE_CLUSTER, {"enabled": False}, NoExposure()),
+        (GATEWAY_API_CLUSTER, {"enabled": False}, NoExposure()),
+        (NONE_CLUSTER, {}, NoExposure()),
+        (NONE_CLUSTER, {"host": "vanity.example.org"}, NoExposure()),
+    ],
+    ids=["route", "gateway-api", "route-disabled", "gateway-api-disabled", "none", "none-host"],
+)
+def test_exposure_is_decided_at_resolution(
+    tmp_path: Path, cluster_config: dict[str, Any], exposure: dict[str, Any], expected: object
+) -> None:
+    write_stack(tmp_path, clusters={"c1": cluster_config})
+    write_gateway(tmp_path, "team-a", {"exposure": exposure} if exposure else None)
+
+    assert only_gateway(tmp_path).args.exposure == expected
+
+
 def test_duplicate_vanity_host_names_the_second_file(tmp_path: Path) -> None:
     write_stack(tmp_path)
     first = write_gateway(tmp_path, "alpha", {"exposure": {"host": "shared.example.org"}})
@@ -1437,7 +1489,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_committed_stacks_load_with_the_documented_decisions() -> None:
     summary = {
         stack: [
-            (g.name, g.cluster, str(g.ingress_mode), g.address is not None, g.retain_database)
+            (g.name, g.cluster, str(g.ingress_mode), g.address is not None, g.args.retain_database)
             for g in load_stack(ROOT, stack).gateways
         ]
         for stack in ("aws", "ibm", "local")
@@ -2023,7 +2075,7 @@ def test_yaml_aliases_within_the_budget_are_read(tmp_path: Path) -> None:
 
     gateway = only_gateway(tmp_path)
 
-    assert (gateway.name, gateway.replicas) == ("team-a", 2)
+    assert (gateway.name, gateway.args.replicas) == ("team-a", 2)
 
 
 def test_a_misspelt_config_key_is_named(tmp_path: Path) -> None:

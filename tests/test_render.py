@@ -14,6 +14,7 @@ import pytest
 import yaml
 from rich.console import Console
 
+from components import tokens
 from gatewayctl import cli, render
 from gatewayctl.secrets import REDACTED, SECURE_PLACEHOLDER
 from tests.conftest import ROOT, STACKS, rendered
@@ -162,7 +163,7 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
         "postgresql:index/grant:Grant",
     } <= kinds
     csr = next(r for r in plan["resources"] if r["name"] == "search-pki-server-csr")
-    assert csr["parent"].endswith("hypershell:gateway:Pki::search-pki")
+    assert csr["parent"].endswith(f"{tokens.PKI}::search-pki")
     assert csr["inputs"]["privateKeyPem"] == REDACTED
 
 

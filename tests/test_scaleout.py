@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from components import tokens
 from gatewayctl import cli, inventory, operator, render
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve import load_stack
@@ -329,11 +330,7 @@ def test_the_program_reads_the_selector_from_pulumi_config(fleet: Path) -> None:
     # The render hands the stack's config to gatewayctl.program.main() as the CLI would.
     rendered = render.execute(render.prepare(fleet, "east-gold"))
     assert [g.name for g in rendered.gateways] == ["a"]
-    gateways = {
-        r.name
-        for r in rendered.recording.resources.values()
-        if r.type == "hypershell:gateway:Gateway"
-    }
+    gateways = {r.name for r in rendered.recording.resources.values() if r.type == tokens.GATEWAY}
     assert gateways == {"a"}
 
 

@@ -177,6 +177,22 @@ def test_aws_one_shared_cluster_role_per_cluster() -> None:
     ]
 
 
+def test_aws_node_reader_bindings_wait_for_their_own_clusters_role() -> None:
+    # The binding's roleRef is the Cluster's output, not the role's name alone: the engine
+    # creates the shared ClusterRole first.
+    r = rendered("aws").recording
+    bindings = r.of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")
+    assert sorted(
+        (b.name, [d.rsplit("::", 1)[1] for d in b.dependencies if d.endswith("-node-reader")])
+        for b in bindings
+    ) == [
+        ("audit-workload-node-reader-crb", ["rosa-us-east-1-node-reader"]),
+        ("ml-platform-workload-node-reader-crb", ["rosa-us-west-2-node-reader"]),
+        ("payments-workload-node-reader-crb", ["rosa-us-east-1-node-reader"]),
+        ("search-workload-node-reader-crb", ["rosa-us-west-2-node-reader"]),
+    ]
+
+
 # --- every stack ----------------------------------------------------------------------------
 
 
