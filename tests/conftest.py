@@ -1,39 +1,20 @@
-"""Shared fixtures: the offline render of each real stack, computed once per session; a
-throwaway PostgreSQL server for the session."""
+"""Shared fixtures: the offline render of each committed stack; a throwaway PostgreSQL server
+for the session. Plain helpers live in modules of their own (tests/support.py...)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from gatewayctl import render
 from tests import pg_server
-
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-STACKS = ("aws", "ibm", "local")
-
-
-@functools.cache
-def rendered(stack: str) -> render.Rendered:
-    """The in-memory render of a committed stack (the same code path as the CLI)."""
-    return render.execute(render.prepare(ROOT, stack))
+from tests.support import STACKS, rendered
 
 
 @pytest.fixture(params=STACKS)
 def any_stack(request: pytest.FixtureRequest) -> render.Rendered:
     return rendered(request.param)
-
-
-def shared_or_skip(relative: str) -> Path:
-    """A path under ../shared, or skip with the reason (a fresh clone has no ../shared)."""
-    path = SHARED / relative
-    if not path.exists():
-        pytest.skip(f"{path} is absent: the shared schemas and validators live beside the repo")
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 PLACEHOLDER = "v1:cmVwbGFjZS1tZS13aXRoLXB1bHVtaS1jb25maWctc2V0LS1zZWNyZXQ="
 BUNDLES = ("certs/aws-rds-global-bundle.pem", "certs/ibm-databases-for-postgresql-ca.pem")

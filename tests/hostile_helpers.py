@@ -19,9 +19,9 @@ from pathlib import Path
 from gatewayctl import cli
 from gatewayctl.errors import printable
 from gatewayctl.offline import RecordedResource, Recording
+from tests.support import ROOT
 from tests.test_loader import STACK
 
-ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = re.compile(r"(?P<count>[0-9]+) problem\(s\); nothing written")
 
 

@@ -33,7 +33,7 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from gatewayctl.offline import RecordedResource, Recording
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 POLICY_DIR = ROOT / "policy"
 PolicyConfig = Mapping[str, Mapping[str, Any]]

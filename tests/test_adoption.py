@@ -14,7 +14,7 @@ import pytest
 
 from components import tokens
 from gatewayctl import adoption, cli, render
-from tests.conftest import ROOT, rendered
+from tests.support import ROOT, rendered
 
 # Pulumi's import file format (`pulumi import --file`, docs "Bulk import operations"):
 # a name table of existing parents/providers and the resources to import. Resources with

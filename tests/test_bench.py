@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
 
 
 def _load() -> ModuleType:

@@ -20,13 +20,13 @@ from components import tokens
 from gatewayctl import render
 from gatewayctl.offline import Recording
 from tests.hostile_helpers import copy_stack, descendants, facts, one_of_type
+from tests.support import ROOT, STACKS
 from tests.test_loader import DECLARATIONS, STACK, cluster, write_gateway, write_stack
 
 ROLE = "postgresql:index/role:Role"
 DATABASE = "postgresql:index/database:Database"
 GATEWAY = tokens.GATEWAY
 CLUSTER = tokens.CLUSTER
-STACKS = ("aws", "ibm", "local")
 
 EAST = cluster(baseDomain="east.example.com")
 WEST = cluster(
@@ -173,9 +173,8 @@ def test_flipping_the_policy_changes_only_the_retain_flag(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_committed_stacks_retain_exactly_the_databases_declared_retain(stack: str) -> None:
-    root = Path(__file__).resolve().parent.parent
-    loaded = render.prepare(root, stack).loaded
-    recording = rendered(root, stack).recording
+    loaded = render.prepare(ROOT, stack).loaded
+    recording = rendered(ROOT, stack).recording
 
     expected = sorted(
         (type_, f"{g.name}-database-{suffix}")

@@ -25,7 +25,7 @@ import yaml
 from components import tokens
 from gatewayctl import cli, diff, render
 from gatewayctl.secrets import REDACTED
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -26,8 +26,8 @@ from gatewayctl.errors import (
     ToolError,
     UsageError,
 )
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "gatewayctl"
 HINT = "unexpected: run with --debug or GATEWAYCTL_DEBUG=1 for the traceback"
 TRACEBACK = "Traceback (most recent call last):\n"

@@ -31,6 +31,7 @@ from tests.hostile_helpers import (
     tree,
     validate_cli,
 )
+from tests.support import STACKS
 from tests.test_hostile import HOSTILE, Project, valid_projects
 from tests.test_loader import (
     CONFIG_FILE,
@@ -43,7 +44,6 @@ from tests.test_loader import (
     write_text,
 )
 
-STACKS = ("aws", "ibm", "local")
 PRIVATE_KEY = "tls:index/privateKey:PrivateKey"
 RANDOM_PASSWORD = "random:index/randomPassword:RandomPassword"
 RANDOM_BYTES = "random:index/randomBytes:RandomBytes"

@@ -27,6 +27,7 @@ from gatewayctl.errors import InvalidInputError
 from gatewayctl.render import Prepared, prepare
 from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
 from gatewayctl.secrets import SECURE_PLACEHOLDER
+from tests.support import ROOT
 
 STACK = "test"
 CONFIG_FILE = f"Pulumi.{STACK}.yaml"
@@ -1481,9 +1482,6 @@ def test_prepare_reports_declaration_and_secret_problems_together(tmp_path: Path
 
 
 # --- the committed stacks -------------------------------------------------------------------
-
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_committed_stacks_load_with_the_documented_decisions() -> None:

@@ -7,7 +7,6 @@ import gc
 import inspect
 import re
 import threading
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -18,8 +17,7 @@ from pulumi.runtime.proto import resource_pb2, source_pb2
 
 from gatewayctl import offline
 from gatewayctl.offline import RecordedResource, is_secret, run_program, secret
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
 
 
 def _chain(count: int) -> Any:

@@ -13,8 +13,8 @@ import yaml
 
 from gatewayctl import cli, operator
 from gatewayctl.errors import InvalidInputError
-from tests.conftest import ROOT
 from tests.deploy_helpers import ready_project
+from tests.support import ROOT
 
 SETTINGS = "deploy/operator.yaml"
 

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from components import naming
 from gatewayctl import adoption, cli, diff, inventory, outputs, render
 from gatewayctl.errors import Problem, printable
-from tests.conftest import ROOT, rendered
 from tests.deploy_helpers import make_ready, ready_project
+from tests.support import ROOT, rendered
 from tests.test_adoption import adopting_project
 from tests.test_render import copy_project
 

@@ -21,7 +21,6 @@ from policy.hypershell_policies import PACK_NAME, POLICIES
 from policy.hypershell_policies.credentials import secret_like_name
 from policy.hypershell_policies.network import covers
 from policy.hypershell_policies.pods import DEFAULT_ALLOWED_REGISTRIES, allowed_images, is_allowed
-from tests.conftest import STACKS, rendered
 from tests.policy_helpers import (
     POLICY_DIR,
     resource_args,
@@ -30,6 +29,7 @@ from tests.policy_helpers import (
     struct,
     violations,
 )
+from tests.support import STACKS, rendered
 
 IBM_BASE = "hysh-ibm-01-4c28435107377e996c6eb39230b7bcf5-0000.us-east.containers.appdomain.cloud"
 TEAM_A_HOST = f"gw-openshell-team-a.{IBM_BASE}"

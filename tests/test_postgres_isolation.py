@@ -24,9 +24,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from tests.conftest import STACKS, rendered
 from tests.pg_replay import DATABASE, GRANT, PROVIDER, ROLE, Replay
 from tests.pg_server import SUPERUSER, Server
+from tests.support import STACKS, rendered
 
 ADMIN_ATTRIBUTES = "LOGIN CREATEROLE CREATEDB"
 """The admin's attributes: not SUPERUSER."""

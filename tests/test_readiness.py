@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from gatewayctl import cli, readiness, secrets
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve import load_stack
-from tests.conftest import ROOT
 from tests.deploy_helpers import (
     PLACEHOLDER,
     b64,
@@ -26,6 +25,7 @@ from tests.deploy_helpers import (
     ready_project,
     service_ciphertext,
 )
+from tests.support import ROOT
 
 PREFIX = "hypershell-gateways:"
 NONCE = b64(random_bytes("nonce", 12))

@@ -19,7 +19,7 @@ import yaml
 from gatewayctl import program, render
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.offline import RecordedResource, Recording
-from tests.conftest import rendered
+from tests.support import ROOT, STACKS, rendered
 
 PREFIX = "hypershell-gateways:"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -92,7 +92,7 @@ def test_two_stacks_on_one_cluster_share_only_patches(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("stack", ["aws", "ibm", "local"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_no_committed_stack_creates_the_shared_cluster_role(stack: str) -> None:
     types = {r.type for r in rendered(stack).recording.resources.values()}
     assert "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole" not in types
@@ -102,7 +102,7 @@ def test_no_committed_stack_creates_the_shared_cluster_role(stack: str) -> None:
 # --- the Kubernetes provider's settings -----------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", ["aws", "ibm", "local"])
+@pytest.mark.parametrize("stack", STACKS)
 def test_config_maps_and_secrets_update_in_place(stack: str) -> None:
     providers = rendered(stack).recording.of_type(K8S_PROVIDER)
     assert providers
@@ -197,10 +197,9 @@ def test_the_program_raises_before_registering_anything(
 def test_main_module_turns_invalid_input_into_a_run_error() -> None:
     # The Pulumi language host prints a RunError's message alone, without a traceback
     # (pulumi/pulumi sdk/python/lib/pulumi/errors.py ``RunError``).
-    root = Path(__file__).resolve().parent.parent
     mocks = _Mocks()
     pulumi.runtime.set_mocks(mocks, project="hypershell-gateways", stack="local", preview=False)
-    config = yaml.safe_load((root / "Pulumi.local.yaml").read_text())["config"]
+    config = yaml.safe_load((ROOT / "Pulumi.local.yaml").read_text())["config"]
     config[f"{PREFIX}clusterSecrets"] = {"kind": {}}
     pulumi.runtime.set_all_config(
         {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()},
@@ -208,7 +207,7 @@ def test_main_module_turns_invalid_input_into_a_run_error() -> None:
     )
     try:
         with pytest.raises(pulumi.RunError) as caught:
-            runpy.run_path(str(root / "__main__.py"))
+            runpy.run_path(str(ROOT / "__main__.py"))
     finally:
         pulumi.runtime.set_all_config({}, [])
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from components import tokens
 from gatewayctl import cli, render
 from gatewayctl.secrets import REDACTED, SECURE_PLACEHOLDER
-from tests.conftest import ROOT, STACKS, rendered
+from tests.support import ROOT, STACKS, rendered
 
 GOLDEN = ROOT / "tests" / "golden"
 

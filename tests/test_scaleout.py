@@ -15,8 +15,8 @@ from components import tokens
 from gatewayctl import cli, inventory, operator, render
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve import load_stack
-from tests.conftest import ROOT, shared_or_skip
 from tests.deploy_helpers import passphrase_ciphertext, ready_project
+from tests.support import ROOT, shared_or_skip
 
 PREFIX = "hypershell-gateways:"
 INVENTORY = "inventory/gateways"

@@ -6,7 +6,7 @@ import re
 
 import yaml
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 CONFIG = ROOT / "scan" / "checkov.yaml"
 

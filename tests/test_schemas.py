@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from gatewayctl import render
-from tests.conftest import STACKS, rendered, shared_or_skip
+from tests.support import STACKS, rendered, shared_or_skip
 
 # OpenShift 4.18 ships Kubernetes 1.31, OpenShift 4.21 ships 1.34.
 KUBERNETES_VERSIONS = ("1.31", "1.34")

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from gatewayctl import stackfile
 from gatewayctl.stackfile import stack_file, stacks_with_files
+from tests.support import ROOT
 
-PACKAGE = Path(__file__).resolve().parent.parent / "gatewayctl"
+PACKAGE = ROOT / "gatewayctl"
 
 # A stack file's name built from parts: an f-string or concatenation starting with "Pulumi.",
 # its glob, or the length of its prefix.

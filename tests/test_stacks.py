@@ -9,8 +9,8 @@ import pytest
 
 from components import naming
 from gatewayctl.render import Rendered
-from tests.conftest import rendered
 from tests.helpers import k8s, kinds, one, raw, secret_paths
+from tests.support import rendered
 
 IBM_BASE = "hysh-ibm-01-4c28435107377e996c6eb39230b7bcf5-0000.us-east.containers.appdomain.cloud"
 INTERNAL = "image-registry.openshift-image-registry.svc:5000/openshift/"

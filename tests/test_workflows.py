@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from gatewayctl import cli
-from tests.conftest import ROOT
 from tests.gh_expressions import evaluate, interpolate
+from tests.support import ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 README = ROOT / "README.md"
