@@ -1,11 +1,53 @@
-"""Helpers for asserting on what a program registered."""
+"""Helpers for asserting on what the loader made of a built project and on what a program
+registered."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from gatewayctl.errors import InvalidInputError
 from gatewayctl.offline import RecordedResource, Recording, is_secret
+from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
 from gatewayctl.secrets import clean
+from tests.builders import STACK
+
+Problems = list[tuple[str, str, str]]
+"""``(path, field, message)`` of each problem, in the order reported."""
+
+
+# --- what the loader made of a project ------------------------------------------------------
+
+
+def load(root: Path) -> LoadedStack:
+    """The built stack (``tests.builders.STACK``) of ``root``, loaded."""
+    return load_stack(root, STACK)
+
+
+def problems_of(call: Callable[[], object]) -> Problems:
+    """The problems of the ``InvalidInputError`` that ``call`` must raise."""
+    with pytest.raises(InvalidInputError) as caught:
+        call()
+    return [(p.path, p.field, p.message) for p in caught.value.problems]
+
+
+def load_problems(root: Path) -> Problems:
+    return problems_of(lambda: load(root))
+
+
+def where(problems: Problems) -> list[tuple[str, str]]:
+    return [(path, field) for path, field, _ in problems]
+
+
+def only_gateway(root: Path) -> ResolvedGateway:
+    (gateway,) = load(root).gateways
+    return gateway
+
+
+# --- what a program registered --------------------------------------------------------------
 
 
 def k8s(recording: Recording, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:

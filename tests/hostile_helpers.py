@@ -1,6 +1,6 @@
 """Helpers for the hostile-input, leak and deletion tests: run the real CLI in-process, read
-what it printed and wrote, and build small projects (reusing ``tests.test_loader``'s builders).
-"""
+what it printed and wrote, walk what a render recorded, find secrets in any text (projects are
+built with ``tests.builders``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import contextlib
 import io
 import json
 import re
-import shutil
 import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Sequence
@@ -19,8 +18,7 @@ from pathlib import Path
 from gatewayctl import cli
 from gatewayctl.errors import printable
 from gatewayctl.offline import RecordedResource, Recording
-from tests.support import ROOT
-from tests.test_loader import STACK
+from tests.builders import STACK
 
 SUMMARY = re.compile(r"(?P<count>[0-9]+) problem\(s\); nothing written")
 
@@ -120,14 +118,6 @@ def tree(directory: Path) -> dict[str, bytes]:
         for p in sorted(directory.rglob("*"))
         if p.is_file()
     }
-
-
-def copy_stack(stack: str, destination: Path) -> Path:
-    """A copy of a committed stack (its config and declarations) as a project root."""
-    destination.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(ROOT / f"Pulumi.{stack}.yaml", destination / f"Pulumi.{stack}.yaml")
-    shutil.copytree(ROOT / "gateways" / stack, destination / "gateways" / stack)
-    return destination
 
 
 def descendants(recording: Recording, urn: str) -> set[str]:

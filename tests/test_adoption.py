@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from components import tokens
 from gatewayctl import adoption, cli, render
+from tests.builders import ADOPTED_DB, ADOPTED_NS, adopting_project
 from tests.support import ROOT, rendered
 
 # Pulumi's import file format (`pulumi import --file`, docs "Bulk import operations"):
@@ -56,22 +56,8 @@ IMPORT_FILE_SCHEMA: dict[str, Any] = {
     },
 }
 
-ADOPTED_NS = "openshell-b5a1cd34b5f99d11"
-ADOPTED_DB = "gw_0ujtsycgvstl8pauadqwysmnlov"
 PROJECT = "hypershell-gateways"
 CLUSTER = "roks-us-east"
-
-
-def adopting_project(root: Path, gateway: str = "legacy") -> Path:
-    """The ibm stack with one more declaration, ``gateway``, adopting an upstream namespace."""
-    root.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "Pulumi.ibm.yaml", root)
-    shutil.copytree(ROOT / "gateways" / "ibm", root / "gateways" / "ibm")
-    (root / f"gateways/ibm/{gateway}.yaml").write_text(
-        "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n"
-        f"  name: {gateway}\nspec:\n  namespace: {ADOPTED_NS}\n  databaseName: {ADOPTED_DB}\n"
-    )
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -12,32 +12,26 @@ configured namespaces or admin role. Each problem is ``path: field: problem``, e
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gatewayctl import inventory
 from gatewayctl.errors import Problem
-from tests.hostile_helpers import run_cli
-from tests.test_loader import (
+from tests.builders import (
     CONFIG_FILE,
     DROP,
     PREFIX,
     cluster,
-    declaration,
-    load_problems,
     one_cluster,
-    only_gateway,
-    secrets_for,
     write_gateway,
     write_stack,
-    write_text,
 )
+from tests.helpers import load_problems, only_gateway
+from tests.hostile_helpers import run_cli
 
 OWN_DATABASE = "a gateway needs a role and database of its own"
 SYSTEM = "is a system namespace; a gateway needs its own"
@@ -308,44 +302,6 @@ def site(name: str, **changes: Any) -> dict[str, Any]:
     return cluster(**{**own, **changes})
 
 
-def add_stack(
-    root: Path,
-    name: str,
-    clusters: Mapping[str, Any],
-    *,
-    directory: str | None = None,
-    selector: Mapping[str, str] | None = None,
-) -> str:
-    """Write ``Pulumi.<name>.yaml`` (declarations in ``gateways/<name>`` unless
-    ``directory``); return its file name."""
-    directory = directory or f"gateways/{name}"
-    config: dict[str, Any] = {
-        f"{PREFIX}declarationsDir": directory,
-        f"{PREFIX}clusters": dict(clusters),
-        f"{PREFIX}clusterSecrets": secrets_for(clusters),
-    }
-    if selector is not None:
-        config[f"{PREFIX}selector"] = {"matchLabels": dict(selector)}
-    (root / directory).mkdir(parents=True, exist_ok=True)
-    write_text(root, f"Pulumi.{name}.yaml", yaml.safe_dump({"config": config}, sort_keys=False))
-    return f"Pulumi.{name}.yaml"
-
-
-def add_gateway(
-    root: Path,
-    stack: str,
-    name: str,
-    spec: Mapping[str, Any] | None = None,
-    *,
-    directory: str | None = None,
-    labels: Mapping[str, str] | None = None,
-) -> str:
-    relative = f"{directory or f'gateways/{stack}'}/{name}.yaml"
-    top = {"metadata": {"labels": dict(labels)}} if labels is not None else {}
-    write_text(root, relative, yaml.safe_dump(declaration(name, spec, **top), sort_keys=False))
-    return relative
-
-
 def shared(root: Path, *stacks: str) -> list[tuple[str, str, str]]:
     wanted = stacks or inventory.all_stacks(root)
     return [(p.path, p.field, p.message) for p in inventory.coverage_problems(root, wanted)]
@@ -372,10 +328,12 @@ def database_clash(database: str, server: str, other: str, other_cluster: str, c
 
 
 def test_stacks_on_one_kubeconfig_context_may_not_share_a_namespace(tmp_path: Path) -> None:
-    a = add_stack(tmp_path, "a", {"east": site("east")})
-    b = add_stack(tmp_path, "b", {"main": site("other", kubeconfigContext="ctx-east")})
-    first = add_gateway(tmp_path, "a", "alpha", {"namespace": "tenant"})
-    second = add_gateway(tmp_path, "b", "beta", {"namespace": "tenant"})
+    a = write_stack(tmp_path, stack="a", clusters={"east": site("east")})
+    b = write_stack(
+        tmp_path, stack="b", clusters={"main": site("other", kubeconfigContext="ctx-east")}
+    )
+    first = write_gateway(tmp_path, "alpha", {"namespace": "tenant"}, stack="a")
+    second = write_gateway(tmp_path, "beta", {"namespace": "tenant"}, stack="b")
     reason = "the same kubeconfigContext 'ctx-east'"
 
     assert shared(tmp_path) == [
@@ -393,10 +351,12 @@ def test_stacks_on_one_kubeconfig_context_may_not_share_a_namespace(tmp_path: Pa
 
 
 def test_stacks_on_one_base_domain_may_not_share_a_namespace_or_its_slot(tmp_path: Path) -> None:
-    a = add_stack(tmp_path, "a", {"c1": site("east")})
-    b = add_stack(tmp_path, "b", {"c1": site("west", baseDomain="east.example.com")})
-    first = add_gateway(tmp_path, "a", "team")
-    second = add_gateway(tmp_path, "b", "team")
+    a = write_stack(tmp_path, stack="a", clusters={"c1": site("east")})
+    b = write_stack(
+        tmp_path, stack="b", clusters={"c1": site("west", baseDomain="east.example.com")}
+    )
+    first = write_gateway(tmp_path, "team", stack="a")
+    second = write_gateway(tmp_path, "team", stack="b")
     slot = "gw-openshell-team.east.example.com"
     reason = "the same baseDomain 'east.example.com'"
 
@@ -411,11 +371,23 @@ def test_stacks_on_one_base_domain_may_not_share_a_namespace_or_its_slot(tmp_pat
 def test_the_same_key_in_a_shared_inventory_is_one_cluster(tmp_path: Path) -> None:
     # No context and no base domain to compare: spec.cluster names one cluster for both.
     edge = cluster(kubeconfigContext=DROP, baseDomain=DROP, capabilities=DROP, ingress=DROP)
-    a = add_stack(tmp_path, "a", {"edge": edge}, directory="inventory", selector={"tier": "gold"})
-    b = add_stack(tmp_path, "b", {"edge": edge}, directory="inventory", selector={"tier": "lead"})
+    a = write_stack(
+        tmp_path,
+        stack="a",
+        clusters={"edge": edge},
+        directory="inventory",
+        selector={"tier": "gold"},
+    )
+    b = write_stack(
+        tmp_path,
+        stack="b",
+        clusters={"edge": edge},
+        directory="inventory",
+        selector={"tier": "lead"},
+    )
     spec = {"cluster": "edge", "namespace": "tenant"}
-    first = add_gateway(tmp_path, "a", "x", spec, directory="inventory", labels={"tier": "gold"})
-    second = add_gateway(tmp_path, "b", "y", spec, directory="inventory", labels={"tier": "lead"})
+    first = write_gateway(tmp_path, "x", spec, directory="inventory", labels={"tier": "gold"})
+    second = write_gateway(tmp_path, "y", spec, directory="inventory", labels={"tier": "lead"})
     reason = "the same key in the shared inventory inventory"
 
     assert shared(tmp_path) == [
@@ -425,22 +397,26 @@ def test_the_same_key_in_a_shared_inventory_is_one_cluster(tmp_path: Path) -> No
 
 
 def test_one_namespace_on_two_clusters_of_two_stacks_is_fine(tmp_path: Path) -> None:
-    add_stack(tmp_path, "a", {"c1": site("east")})
-    add_stack(tmp_path, "b", {"c1": site("west")})
-    add_gateway(tmp_path, "a", "team")  # the same name, namespace and database name
-    add_gateway(tmp_path, "b", "team")
+    write_stack(tmp_path, stack="a", clusters={"c1": site("east")})
+    write_stack(tmp_path, stack="b", clusters={"c1": site("west")})
+    write_gateway(tmp_path, "team", stack="a")  # the same name, namespace and database name
+    write_gateway(tmp_path, "team", stack="b")
 
     assert shared(tmp_path) == []
 
 
 def test_a_vanity_host_is_routed_by_one_stack_only(tmp_path: Path) -> None:
-    a = add_stack(tmp_path, "a", {"c1": site("east")})
-    b = add_stack(tmp_path, "b", {"c1": site("west")})
+    a = write_stack(tmp_path, stack="a", clusters={"c1": site("east")})
+    b = write_stack(tmp_path, stack="b", clusters={"c1": site("west")})
     host = "sandboxes.example.org"
-    first = add_gateway(tmp_path, "a", "alpha", {"exposure": {"host": host}})
-    second = add_gateway(tmp_path, "b", "beta", {"exposure": {"host": host}})
-    add_gateway(tmp_path, "b", "hidden", {"exposure": {"host": "x.example.org", "enabled": False}})
-    add_gateway(tmp_path, "a", "hidden", {"exposure": {"host": "x.example.org", "enabled": False}})
+    first = write_gateway(tmp_path, "alpha", {"exposure": {"host": host}}, stack="a")
+    second = write_gateway(tmp_path, "beta", {"exposure": {"host": host}}, stack="b")
+    write_gateway(
+        tmp_path, "hidden", {"exposure": {"host": "x.example.org", "enabled": False}}, stack="b"
+    )
+    write_gateway(
+        tmp_path, "hidden", {"exposure": {"host": "x.example.org", "enabled": False}}, stack="a"
+    )
 
     assert shared(tmp_path) == [
         (first, "spec.exposure.host", host_clash(host, second, "c1", b)),
@@ -456,16 +432,16 @@ def slot_message(host: str, domain: str, config: str, own: str, own_config: str)
 
 
 def test_another_stacks_tenant_slot_may_not_be_taken(tmp_path: Path) -> None:
-    a = add_stack(tmp_path, "a", {"c1": site("east")})
-    b = add_stack(tmp_path, "b", {"c1": site("west")})
+    a = write_stack(tmp_path, stack="a", clusters={"c1": site("east")})
+    b = write_stack(tmp_path, stack="b", clusters={"c1": site("west")})
     slot = "gw-openshell-x.east.example.com"  # stack a's slot for a namespace openshell-x
-    thief = add_gateway(tmp_path, "b", "thief", {"exposure": {"host": slot}})
+    thief = write_gateway(tmp_path, "thief", {"exposure": {"host": slot}}, stack="b")
 
     assert shared(tmp_path) == [
         (thief, "spec.exposure.host", slot_message(slot, "east.example.com", a, "c1", b))
     ]
     # Once a's tenant exists, its own file names the thief too.
-    owner = add_gateway(tmp_path, "a", "x")
+    owner = write_gateway(tmp_path, "x", stack="a")
     assert shared(tmp_path) == [
         (owner, "spec.exposure.host", host_clash(slot, thief, "c1", b)),
         (thief, "spec.exposure.host", host_clash(slot, owner, "c1", a)),
@@ -474,10 +450,14 @@ def test_another_stacks_tenant_slot_may_not_be_taken(tmp_path: Path) -> None:
 
 
 def test_a_base_domain_inside_another_stacks_is_its_own(tmp_path: Path) -> None:
-    add_stack(tmp_path, "a", {"c1": site("outer", baseDomain="example.com")})
-    b = add_stack(tmp_path, "b", {"c1": site("inner", baseDomain="apps.example.com")})
-    add_gateway(tmp_path, "b", "team")  # gw-openshell-team.apps.example.com: its own slot
-    vanity = add_gateway(tmp_path, "b", "vanity", {"exposure": {"host": "grpc.example.com"}})
+    write_stack(tmp_path, stack="a", clusters={"c1": site("outer", baseDomain="example.com")})
+    b = write_stack(
+        tmp_path, stack="b", clusters={"c1": site("inner", baseDomain="apps.example.com")}
+    )
+    write_gateway(tmp_path, "team", stack="b")  # gw-openshell-team.apps.example.com: its own slot
+    vanity = write_gateway(
+        tmp_path, "vanity", {"exposure": {"host": "grpc.example.com"}}, stack="b"
+    )
 
     assert shared(tmp_path) == [
         (
@@ -490,12 +470,14 @@ def test_a_base_domain_inside_another_stacks_is_its_own(tmp_path: Path) -> None:
 
 def test_stacks_on_one_database_server_may_not_share_a_role_and_database(tmp_path: Path) -> None:
     server = {"adminHost": "pg.example.com"}
-    a = add_stack(tmp_path, "a", {"east": site("east", database=server)})
-    b = add_stack(tmp_path, "b", {"west": site("west", database=server)})
-    add_stack(tmp_path, "c", {"c1": site("north", database={**server, "adminPort": 6432})})
-    first = add_gateway(tmp_path, "a", "alpha", {"databaseName": "gw_shared"})
-    second = add_gateway(tmp_path, "b", "beta", {"databaseName": "gw_shared"})
-    add_gateway(tmp_path, "c", "gamma", {"databaseName": "gw_shared"})  # another port
+    a = write_stack(tmp_path, stack="a", clusters={"east": site("east", database=server)})
+    b = write_stack(tmp_path, stack="b", clusters={"west": site("west", database=server)})
+    write_stack(
+        tmp_path, stack="c", clusters={"c1": site("north", database={**server, "adminPort": 6432})}
+    )
+    first = write_gateway(tmp_path, "alpha", {"databaseName": "gw_shared"}, stack="a")
+    second = write_gateway(tmp_path, "beta", {"databaseName": "gw_shared"}, stack="b")
+    write_gateway(tmp_path, "gamma", {"databaseName": "gw_shared"}, stack="c")  # another port
     server_name = "pg.example.com:5432"
 
     assert shared(tmp_path) == [
@@ -514,9 +496,13 @@ def test_stacks_on_one_database_server_may_not_share_a_role_and_database(tmp_pat
 
 def test_another_stacks_admin_role_on_the_same_server_is_refused(tmp_path: Path) -> None:
     server = {"adminHost": "pg.example.com", "adminUser": "east_admin"}
-    a = add_stack(tmp_path, "a", {"east": site("east", database=server)})
-    add_stack(tmp_path, "b", {"west": site("west", database={**server, "adminUser": "west"})})
-    source = add_gateway(tmp_path, "b", "beta", {"databaseName": "east_admin"})
+    a = write_stack(tmp_path, stack="a", clusters={"east": site("east", database=server)})
+    write_stack(
+        tmp_path,
+        stack="b",
+        clusters={"west": site("west", database={**server, "adminUser": "west"})},
+    )
+    source = write_gateway(tmp_path, "beta", {"databaseName": "east_admin"}, stack="b")
 
     assert shared(tmp_path) == [
         (
@@ -532,11 +518,13 @@ def test_another_stacks_admin_role_on_the_same_server_is_refused(tmp_path: Path)
 def test_another_stacks_configured_namespace_on_the_same_cluster_is_refused(
     tmp_path: Path,
 ) -> None:
-    a = add_stack(tmp_path, "a", {"east": site("east", metricsNamespace="monitoring")})
-    add_stack(tmp_path, "b", {"main": site("other", kubeconfigContext="ctx-east")})
-    add_stack(tmp_path, "c", {"c1": site("west")})
-    source = add_gateway(tmp_path, "b", "beta", {"namespace": "monitoring"})
-    add_gateway(tmp_path, "c", "gamma", {"namespace": "monitoring"})  # another cluster
+    a = write_stack(
+        tmp_path, stack="a", clusters={"east": site("east", metricsNamespace="monitoring")}
+    )
+    write_stack(tmp_path, stack="b", clusters={"main": site("other", kubeconfigContext="ctx-east")})
+    write_stack(tmp_path, stack="c", clusters={"c1": site("west")})
+    source = write_gateway(tmp_path, "beta", {"namespace": "monitoring"}, stack="b")
+    write_gateway(tmp_path, "gamma", {"namespace": "monitoring"}, stack="c")  # another cluster
 
     assert shared(tmp_path) == [
         (
@@ -549,11 +537,11 @@ def test_another_stacks_configured_namespace_on_the_same_cluster_is_refused(
 
 
 def test_only_the_named_stacks_files_are_reported(tmp_path: Path) -> None:
-    add_stack(tmp_path, "a", {"c1": site("east")})
-    b = add_stack(tmp_path, "b", {"c1": site("west")})
-    add_stack(tmp_path, "c", {"c1": site("north")})
-    first = add_gateway(tmp_path, "a", "alpha", {"exposure": {"host": "grpc.example.org"}})
-    second = add_gateway(tmp_path, "b", "beta", {"exposure": {"host": "grpc.example.org"}})
+    write_stack(tmp_path, stack="a", clusters={"c1": site("east")})
+    b = write_stack(tmp_path, stack="b", clusters={"c1": site("west")})
+    write_stack(tmp_path, stack="c", clusters={"c1": site("north")})
+    first = write_gateway(tmp_path, "alpha", {"exposure": {"host": "grpc.example.org"}}, stack="a")
+    second = write_gateway(tmp_path, "beta", {"exposure": {"host": "grpc.example.org"}}, stack="b")
 
     assert shared(tmp_path, "a") == [
         (first, "spec.exposure.host", host_clash("grpc.example.org", second, "c1", b))
@@ -562,19 +550,23 @@ def test_only_the_named_stacks_files_are_reported(tmp_path: Path) -> None:
 
 
 def test_a_stack_that_does_not_load_is_left_to_its_own_validation(tmp_path: Path) -> None:
-    add_stack(tmp_path, "a", {"c1": site("east")})
-    add_stack(tmp_path, "b", {"c1": site("west")})
-    add_gateway(tmp_path, "a", "alpha", {"exposure": {"host": "grpc.example.org"}})
-    add_gateway(tmp_path, "b", "beta", {"exposure": {"host": "grpc.example.org"}, "replicas": 0})
+    write_stack(tmp_path, stack="a", clusters={"c1": site("east")})
+    write_stack(tmp_path, stack="b", clusters={"c1": site("west")})
+    write_gateway(tmp_path, "alpha", {"exposure": {"host": "grpc.example.org"}}, stack="a")
+    write_gateway(
+        tmp_path, "beta", {"exposure": {"host": "grpc.example.org"}, "replicas": 0}, stack="b"
+    )
 
     assert shared(tmp_path, "a") == []
 
 
 def test_cli_validate_all_names_both_files_of_a_cross_stack_clash(tmp_path: Path) -> None:
-    a = add_stack(tmp_path, "a", {"c1": site("east")})
-    b = add_stack(tmp_path, "b", {"c1": site("west", kubeconfigContext="ctx-east")})
-    first = add_gateway(tmp_path, "a", "alpha", {"namespace": "tenant"})
-    second = add_gateway(tmp_path, "b", "beta", {"namespace": "tenant"})
+    a = write_stack(tmp_path, stack="a", clusters={"c1": site("east")})
+    b = write_stack(
+        tmp_path, stack="b", clusters={"c1": site("west", kubeconfigContext="ctx-east")}
+    )
+    first = write_gateway(tmp_path, "alpha", {"namespace": "tenant"}, stack="a")
+    second = write_gateway(tmp_path, "beta", {"namespace": "tenant"}, stack="b")
     reason = "the same kubeconfigContext 'ctx-east'"
     out = tmp_path / "out"
 
@@ -652,10 +644,10 @@ def test_generated_pairs_of_stacks_are_told_exactly_what_they_share(
         root = Path(directory)
         for stack, p in plan.items():
             server = {"adminHost": "pg.example.com", "adminPort": p["port"]}
-            add_stack(
+            write_stack(
                 root,
-                stack,
-                {
+                stack=stack,
+                clusters={
                     "c1": site(
                         stack,
                         kubeconfigContext=p["context"],
@@ -667,7 +659,7 @@ def test_generated_pairs_of_stacks_are_told_exactly_what_they_share(
             spec: dict[str, Any] = {"namespace": p["namespace"], "databaseName": p["database"]}
             if p["host"] is not None:
                 spec["exposure"] = {"host": p["host"]}
-            add_gateway(root, stack, stack, spec)
+            write_gateway(root, stack, spec, stack=stack)
         problems = inventory.coverage_problems(root, ["a", "b"])
     assert all(isinstance(p, Problem) for p in problems)
     assert sorted({(p.path, p.field) for p in problems}) == expected_fields(plan)

@@ -19,21 +19,27 @@ import pytest
 from components import tokens
 from gatewayctl import render
 from gatewayctl.offline import Recording
-from tests.hostile_helpers import copy_stack, descendants, facts, one_of_type
+from tests.builders import (
+    DECLARATIONS,
+    EAST_DOMAIN,
+    STACK,
+    WEST_DOMAIN,
+    cluster,
+    copy_stack,
+    gateway_api_cluster,
+    write_gateway,
+    write_stack,
+)
+from tests.hostile_helpers import descendants, facts, one_of_type
 from tests.support import ROOT, STACKS
-from tests.test_loader import DECLARATIONS, STACK, cluster, write_gateway, write_stack
 
 ROLE = "postgresql:index/role:Role"
 DATABASE = "postgresql:index/database:Database"
 GATEWAY = tokens.GATEWAY
 CLUSTER = tokens.CLUSTER
 
-EAST = cluster(baseDomain="east.example.com")
-WEST = cluster(
-    baseDomain="west.example.com",
-    capabilities={"openshift": True, "gatewayApi": True},
-    ingress={"mode": "gateway-api", "gateway": {"name": "shared-gw"}},
-)
+EAST = cluster(baseDomain=EAST_DOMAIN)
+WEST = gateway_api_cluster(baseDomain=WEST_DOMAIN)
 THREE = {
     "alpha": {"cluster": "east", "deletionPolicy": "Retain"},
     "bravo": {

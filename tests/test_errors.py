@@ -26,6 +26,7 @@ from gatewayctl.errors import (
     ToolError,
     UsageError,
 )
+from tests.builders import copy_project
 from tests.support import ROOT
 
 PACKAGE = ROOT / "gatewayctl"
@@ -66,11 +67,7 @@ def main(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) ->
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the project's stacks and declarations in a directory that is no git work tree
     (git looks no further up than ``tmp_path``)."""
-    copy = tmp_path / "project"
-    copy.mkdir()
-    for stack_file in ROOT.glob("Pulumi*.yaml"):
-        shutil.copy(stack_file, copy / stack_file.name)
-    shutil.copytree(ROOT / "gateways", copy / "gateways")
+    copy = copy_project(tmp_path / "project")
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     return copy
 

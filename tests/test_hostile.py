@@ -28,6 +28,18 @@ from hypothesis import strategies as st
 from gatewayctl.render import MARKER
 from gatewayctl.stackfile import CONFIG_KEYS
 from gatewayctl.yamlfile import SECRETS_KEY
+from tests.builders import (
+    CONFIG_FILE,
+    DECLARATIONS,
+    PREFIX,
+    STACK,
+    declaration,
+    declaration_text,
+    edited_config,
+    write_gateway,
+    write_stack,
+    write_text,
+)
 from tests.hostile_helpers import (
     Outcome,
     Reported,
@@ -36,7 +48,6 @@ from tests.hostile_helpers import (
     tree,
     validate_cli,
 )
-from tests.test_loader import API_VERSION, CONFIG_FILE, DECLARATIONS, PREFIX, STACK
 
 HOSTILE = settings(
     max_examples=50,
@@ -216,44 +227,29 @@ class Project:
     """The stack config itself is broken: declarations are not looked at."""
     locked: set[str] = field(default_factory=set)
 
-    def config_document(self) -> dict[str, Any]:
+    def write(self, root: Path) -> None:
         clusters = {
             key: self.cluster_overrides.get(key, plan.config())
             for key, plan in self.clusters.items()
         }
-        config: dict[str, Any] = {
-            f"{PREFIX}declarationsDir": DECLARATIONS,
-            f"{PREFIX}clusters": clusters,
-            f"{PREFIX}clusterSecrets": self.secrets,
-        }
-        if self.stack_images is not None:
-            config[f"{PREFIX}images"] = self.stack_images
-        config.update(self.config_extra)
-        return {"config": config}
-
-    def write(self, root: Path) -> None:
-        (root / DECLARATIONS).mkdir(parents=True)
-        text = self.config_text
-        if text is None:
-            text = yaml.safe_dump(self.config_document(), sort_keys=False)
-        write(root / CONFIG_FILE, text)
+        write_stack(
+            root,
+            clusters=clusters,
+            secrets=self.secrets,
+            stack_images=self.stack_images,
+            extra=self.config_extra,
+        )
+        if self.config_text is not None:
+            write_text(root, CONFIG_FILE, self.config_text)
         for gateway in self.gateways:
             if gateway.path not in self.files:
-                write(root / gateway.path, yaml.safe_dump(gateway.doc, sort_keys=False))
+                write_text(root, gateway.path, yaml.safe_dump(gateway.doc, sort_keys=False))
         for path, content in self.files.items():
-            write(root / path, content)
+            write_text(root, path, content)
 
     @property
     def paths(self) -> set[str]:
         return {CONFIG_FILE, DECLARATIONS, *(g.path for g in self.gateways), *self.files}
-
-
-def write(path: Path, content: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
 
 
 def put(document: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
@@ -320,9 +316,7 @@ def gateway_plan(draw: st.DrawFn, name: str, clusters: Mapping[str, ClusterPlan]
         spec["replicas"] = draw(st.integers(1, 10))
     if draw(st.booleans()):
         spec["deletionPolicy"] = draw(st.sampled_from(["Retain", "Delete"]))
-    doc: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "Gateway", "metadata": {"name": name}}
-    if spec or draw(st.booleans()):
-        doc["spec"] = spec
+    doc = declaration(name, spec if spec or draw(st.booleans()) else None)
     file = name + draw(st.sampled_from([".yaml", ".yml"]))
     return GatewayPlan(name=name, cluster=cluster, doc=doc, file=file)
 
@@ -502,12 +496,7 @@ def duplicate_name(draw: st.DrawFn, project: Project) -> None:
 def duplicate_namespace(draw: st.DrawFn, project: Project) -> None:
     partner = _target(draw, project, lambda g: True)
     name = _fresh_name(draw, project)
-    doc = {
-        "apiVersion": API_VERSION,
-        "kind": "Gateway",
-        "metadata": {"name": name},
-        "spec": {"cluster": partner.cluster.key, "namespace": partner.namespace},
-    }
+    doc = declaration(name, {"cluster": partner.cluster.key, "namespace": partner.namespace})
     twin = GatewayPlan(name, partner.cluster, doc, f"{name}.yaml")
     project.gateways.append(twin)
     project.locked.add(twin.path)
@@ -522,12 +511,7 @@ def duplicate_host(draw: st.DrawFn, project: Project) -> None:
     host = f"{partner.name}.vanity.example.org"
     put(partner.doc, ("spec", "exposure"), {"enabled": True, "host": host})
     name = _fresh_name(draw, project)
-    doc = {
-        "apiVersion": API_VERSION,
-        "kind": "Gateway",
-        "metadata": {"name": name},
-        "spec": {"cluster": partner.cluster.key, "exposure": {"host": host}},
-    }
+    doc = declaration(name, {"cluster": partner.cluster.key, "exposure": {"host": host}})
     twin = GatewayPlan(name, partner.cluster, doc, f"{name}.yaml")
     project.gateways.append(twin)
     project.locked.add(twin.path)
@@ -946,19 +930,13 @@ def test_each_kind_of_breakage_is_named_by_file_and_field(
 
 
 def test_an_invalid_render_leaves_the_previous_output_untouched(tmp_path: Path) -> None:
-    project = Project(
-        clusters={"c1": ClusterPlan("c1", "route", mirrors=False, metrics=False)},
-        stack_images=None,
-        secrets={"c1": {"dbAdminPassword": "pw"}},
-        gateways=[],
-    )
     root, out = tmp_path / "project", tmp_path / "out"
-    project.write(root)
-    write(root / DECLARATIONS / "team-a.yaml", _declaration("team-a"))
+    write_stack(root)
+    write_gateway(root, "team-a", {})
     assert render_cli(root, out).code == 0
     before = tree(out)
 
-    write(root / DECLARATIONS / "team-b.yaml", _declaration("team-b", replicas="two"))
+    write_gateway(root, "team-b", {"replicas": "two"})
     result = render_cli(root, out)
 
     assert result.code == 2
@@ -970,18 +948,10 @@ def test_an_invalid_render_leaves_the_previous_output_untouched(tmp_path: Path) 
 
 def test_render_all_writes_no_stack_when_one_is_invalid(tmp_path: Path) -> None:
     root, out = tmp_path / "project", tmp_path / "out"
-    project = Project(
-        clusters={"c1": ClusterPlan("c1", "route", mirrors=False, metrics=False)},
-        stack_images=None,
-        secrets={"c1": {"dbAdminPassword": "pw"}},
-        gateways=[],
-    )
-    project.write(root)
-    other = project.config_document()
-    other["config"][f"{PREFIX}declarationsDir"] = "gateways/other"
-    write(root / "Pulumi.other.yaml", yaml.safe_dump(other))
-    write(root / "gateways/other/fine.yaml", _declaration("fine"))
-    write(root / DECLARATIONS / "broken.yaml", _declaration("broken", cluster="c2"))
+    write_stack(root)
+    write_stack(root, stack="other")
+    write_gateway(root, "fine", {}, stack="other")
+    write_gateway(root, "broken", {"cluster": "c2"})
 
     result = render_cli(root, out, stack="--all")
 
@@ -991,22 +961,12 @@ def test_render_all_writes_no_stack_when_one_is_invalid(tmp_path: Path) -> None:
     assert [p.rest for p in problems] == ["spec.cluster: unknown cluster 'c2'; the stack has c1"]
 
 
-def _declaration(name: str, **spec: Any) -> str:
-    doc = {"apiVersion": API_VERSION, "kind": "Gateway", "metadata": {"name": name}, "spec": spec}
-    return yaml.safe_dump(doc, sort_keys=False)
-
-
 # --- fixed cases: messages show the input as it is, one problem per line --------------------
 
 
 def _one_project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
-    Project(
-        clusters={"c1": ClusterPlan("c1", "route", mirrors=False, metrics=False)},
-        stack_images=None,
-        secrets={"c1": {"dbAdminPassword": "pw"}},
-        gateways=[],
-    ).write(root)
+    write_stack(root)
     return root
 
 
@@ -1031,8 +991,8 @@ def test_a_character_yaml_refuses_is_one_problem_line(
     tmp_path: Path, file: str, character: str
 ) -> None:
     root = _one_project(tmp_path)
-    text = _declaration("team-a") if file != CONFIG_FILE else (root / file).read_text()
-    write(root / file, text + f"# note {character}\n")
+    text = declaration_text("team-a", {}) if file != CONFIG_FILE else (root / file).read_text()
+    write_text(root, file, text + f"# note {character}\n")
 
     result = render_cli(root, tmp_path / "out")
 
@@ -1065,10 +1025,9 @@ def test_field_names_are_printed_verbatim(
 ) -> None:
     root = _one_project(tmp_path)
     if extra:
-        document = yaml.safe_load((root / CONFIG_FILE).read_text())
-        document["config"].update(extra)
-        write(root / CONFIG_FILE, yaml.safe_dump(document))
-    write(root / DECLARATIONS / "team-a.yaml", _declaration("team-a", **spec))
+        with edited_config(root, STACK) as config:
+            config.update(extra)
+    write_gateway(root, "team-a", spec)
 
     result = render_cli(root, tmp_path / "out")
 
@@ -1092,7 +1051,7 @@ def test_control_characters_in_input_are_escaped_in_messages(
 ) -> None:
     root = _one_project(tmp_path)
     path = f"{DECLARATIONS}/{file}"
-    write(root / path, _declaration("team-a", **({key: 1} if key else {})))
+    write_gateway(root, "team-a", {key: 1} if key else {}, file=file)
 
     result = render_cli(root, tmp_path / "out")
 

@@ -33,9 +33,7 @@ from components.images import (
 from gatewayctl import yamlfile
 from gatewayctl.errors import ELLIPSIS, QUOTED_LIMIT, InvalidInputError
 from gatewayctl.yamlfile import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
-from tests.hostile_helpers import leaks, render_cli, reported_problems, validate_cli
-from tests.test_hostile import HOSTILE
-from tests.test_loader import (
+from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,
     PREFIX,
@@ -43,9 +41,12 @@ from tests.test_loader import (
     head,
     one_cluster,
     write_gateway,
+    write_secrets_text,
     write_stack,
     write_text,
 )
+from tests.hostile_helpers import leaks, render_cli, reported_problems, validate_cli
+from tests.test_hostile import HOSTILE
 
 DECLARATION = f"{DECLARATIONS}/team-a.yaml"
 PATHS = [CONFIG_FILE, DECLARATION, DECLARATIONS]
@@ -190,13 +191,9 @@ MARKER = "Q7zx"
 def secrets_project(root: Path, entry: str) -> int:
     """A valid project whose cluster c1 has the ``clusterSecrets`` entry ``entry`` (text);
     returns the line number of the entry's first line."""
-    write_stack(root, secrets={"c1": {"dbAdminPassword": "placeholder"}})
-    text = (root / CONFIG_FILE).read_text(encoding="utf-8")
-    head_, _, _ = text.partition("    c1:\n      dbAdminPassword: placeholder\n")
-    assert head_.endswith(f"{PREFIX}clusterSecrets:\n"), text
-    write_text(root, CONFIG_FILE, head_ + "    c1:\n" + entry)
+    first = write_secrets_text(root, "    c1:\n" + entry) + 1
     write_gateway(root, "team-a")
-    return head_.count("\n") + 2
+    return first
 
 
 def assert_not_printed(lines: list[str], secret: str) -> None:

@@ -17,32 +17,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components import tokens
 from gatewayctl import diff, render
 from gatewayctl.offline import Recording, is_secret
-from tests.hostile_helpers import (
-    copy_stack,
-    leaks,
-    render_cli,
-    tree,
-    validate_cli,
-)
-from tests.support import STACKS
-from tests.test_hostile import HOSTILE, Project, valid_projects
-from tests.test_loader import (
+from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,
     PREFIX,
     STACK,
+    WEST_DOMAIN,
     cluster,
+    copy_stack,
+    edited_config,
+    gateway_api_cluster,
     write_gateway,
+    write_secrets_text,
     write_stack,
-    write_text,
 )
+from tests.hostile_helpers import leaks, render_cli, tree, validate_cli
+from tests.support import STACKS
+from tests.test_hostile import HOSTILE, Project, valid_projects
 
 PRIVATE_KEY = "tls:index/privateKey:PrivateKey"
 RANDOM_PASSWORD = "random:index/randomPassword:RandomPassword"
@@ -129,11 +126,7 @@ def cli_texts(root: Path, stack: str, out: Path) -> tuple[int, list[str | bytes]
 
 # --- projects with sentinels ----------------------------------------------------------------
 
-WEST = cluster(
-    baseDomain="west.example.com",
-    capabilities={"openshift": True, "gatewayApi": True},
-    ingress={"mode": "gateway-api", "gateway": {"name": "shared-gw"}},
-)
+WEST = gateway_api_cluster(baseDomain=WEST_DOMAIN)
 
 
 def generated_project(root: Path) -> list[str]:
@@ -149,13 +142,10 @@ def generated_project(root: Path) -> list[str]:
 def committed_copy(root: Path, stack: str) -> list[str]:
     """A committed stack whose secrets (``secure:`` or plaintext) are replaced by sentinels."""
     copy_stack(stack, root)
-    path = root / f"Pulumi.{stack}.yaml"
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    config = document["config"]
-    clusters = sorted(config[f"{PREFIX}clusters"])
-    assert set(config[f"{PREFIX}clusterSecrets"]) == set(clusters)
-    config[f"{PREFIX}clusterSecrets"] = sentinel_secrets(clusters)
-    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    with edited_config(root, stack) as config:
+        clusters = sorted(config[f"{PREFIX}clusters"])
+        assert set(config[f"{PREFIX}clusterSecrets"]) == set(clusters)
+        config[f"{PREFIX}clusterSecrets"] = sentinel_secrets(clusters)
     return clusters
 
 
@@ -268,11 +258,7 @@ SENTINEL = "S3NTINEL98765"
 
 
 def broken_secrets_project(root: Path, entry: str, *, broken_declaration: bool) -> None:
-    write_stack(root, secrets={"c1": {"dbAdminPassword": "placeholder"}})
-    text = (root / CONFIG_FILE).read_text(encoding="utf-8")
-    head, _, _ = text.partition("    c1:\n      dbAdminPassword: placeholder\n")
-    assert head.endswith(f"{PREFIX}clusterSecrets:\n"), text
-    write_text(root, CONFIG_FILE, head + entry.replace("SENTINEL", SENTINEL))
+    write_secrets_text(root, entry.replace("SENTINEL", SENTINEL))
     write_gateway(root, "team-a", {"replicas": "many"} if broken_declaration else None)
 
 

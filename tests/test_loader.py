@@ -1,17 +1,15 @@
 """Stack loading and validation (``gatewayctl.resolve``, ``gatewayctl.render.prepare``).
 
-Each test writes a small project into ``tmp_path``: ``Pulumi.test.yaml`` plus a declarations
-directory, built from a valid baseline (one OpenShift cluster in route mode with a base
-domain, or two such clusters) so that a test states only what differs from it.
+Each test builds a small project into ``tmp_path`` with ``tests.builders``: ``Pulumi.test.yaml``
+plus a declarations directory, from a valid baseline (one OpenShift cluster in route mode with
+a base domain, or two such clusters) so that a test states only what differs from it.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,161 +23,31 @@ from components.gateway import GatewayArgs, GatewayImages
 from components.ingress import IngressMode
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.render import Prepared, prepare
-from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
+from gatewayctl.resolve import ResolvedGateway, load_stack
 from gatewayctl.secrets import SECURE_PLACEHOLDER
+from tests.builders import (
+    API_VERSION,
+    BASE_DOMAIN,
+    CONFIG_FILE,
+    DECLARATIONS,
+    DROP,
+    EAST_DOMAIN,
+    GATEWAY_API,
+    PREFIX,
+    STACK,
+    WEST_DOMAIN,
+    cluster,
+    declaration,
+    head,
+    one_cluster,
+    two_clusters,
+    write_declaration_text,
+    write_gateway,
+    write_stack,
+    write_text,
+)
+from tests.helpers import load, load_problems, only_gateway, problems_of, where
 from tests.support import ROOT
-
-STACK = "test"
-CONFIG_FILE = f"Pulumi.{STACK}.yaml"
-PREFIX = "hypershell-gateways:"
-DECLARATIONS = "gateways/test"
-API_VERSION = "hypershell.redhat.io/v1alpha1"
-BASE_DOMAIN = "apps.example.com"
-EAST_DOMAIN = "east.example.com"
-WEST_DOMAIN = "west.example.com"
-
-DROP = object()
-"""In ``changes``: remove this key from the baseline."""
-
-Problems = list[tuple[str, str, str]]
-
-
-# --- builders -------------------------------------------------------------------------------
-
-
-def merged(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
-    """``base`` with ``changes`` merged in depth; a ``DROP`` value removes the key."""
-    result = copy.deepcopy(dict(base))
-    for key, value in changes.items():
-        if value is DROP:
-            result.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(result.get(key), Mapping):
-            result[key] = merged(result[key], value)
-        else:
-            result[key] = copy.deepcopy(value)
-    return result
-
-
-def cluster(**changes: Any) -> dict[str, Any]:
-    """A valid OpenShift cluster in route mode with a base domain, plus ``changes``."""
-    baseline = {
-        "kubeconfigContext": "ctx",
-        "capabilities": {"openshift": True},
-        "ingress": {"mode": "route"},
-        "baseDomain": BASE_DOMAIN,
-        "database": {
-            "adminHost": "db.example.com",
-            "adminUser": "admin",
-            "host": "postgres.db.svc.cluster.local",
-        },
-    }
-    return merged(baseline, changes)
-
-
-def one_cluster(**changes: Any) -> dict[str, Any]:
-    return {"c1": cluster(**changes)}
-
-
-def two_clusters() -> dict[str, Any]:
-    return {"east": cluster(baseDomain=EAST_DOMAIN), "west": cluster(baseDomain=WEST_DOMAIN)}
-
-
-def secrets_for(clusters: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: {"dbAdminPassword": f"pw-{name}"} for name in clusters}
-
-
-def write_stack(
-    root: Path,
-    *,
-    clusters: Mapping[str, Any] | None = None,
-    stack_images: Mapping[str, Any] | None = None,
-    secrets: Any = DROP,
-    extra: Mapping[str, Any] | None = None,
-) -> None:
-    """Write ``Pulumi.test.yaml``; ``secrets`` defaults to a password per cluster, None omits it."""
-    clusters = one_cluster() if clusters is None else clusters
-    config: dict[str, Any] = {
-        f"{PREFIX}declarationsDir": DECLARATIONS,
-        f"{PREFIX}clusters": dict(clusters),
-        f"{PREFIX}clusterSecrets": secrets_for(clusters) if secrets is DROP else secrets,
-    }
-    if secrets is None:
-        del config[f"{PREFIX}clusterSecrets"]
-    if stack_images is not None:
-        config[f"{PREFIX}images"] = dict(stack_images)
-    config.update(extra or {})
-    (root / DECLARATIONS).mkdir(parents=True, exist_ok=True)
-    write_text(root, CONFIG_FILE, yaml.safe_dump({"config": config}, sort_keys=False))
-
-
-def write_text(root: Path, relative: str, content: str | bytes) -> Path:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
-
-
-def declaration(name: str, spec: Mapping[str, Any] | None = None, **top: Any) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "apiVersion": API_VERSION,
-        "kind": "Gateway",
-        "metadata": {"name": name},
-    }
-    if spec is not None:
-        document["spec"] = dict(spec)
-    return merged(document, top)
-
-
-def write_gateway(
-    root: Path,
-    name: str,
-    spec: Mapping[str, Any] | None = None,
-    *,
-    file: str | None = None,
-    **top: Any,
-) -> str:
-    """Write one declaration (file ``<name>.yaml`` unless ``file``); return its display path."""
-    relative = f"{DECLARATIONS}/{file or name + '.yaml'}"
-    write_text(root, relative, yaml.safe_dump(declaration(name, spec, **top), sort_keys=False))
-    return relative
-
-
-def write_declaration_text(root: Path, file: str, content: str | bytes) -> str:
-    relative = f"{DECLARATIONS}/{file}"
-    write_text(root, relative, content)
-    return relative
-
-
-def load(root: Path) -> LoadedStack:
-    return load_stack(root, STACK)
-
-
-def problems_of(call: Callable[[], object]) -> Problems:
-    with pytest.raises(InvalidInputError) as caught:
-        call()
-    return [(p.path, p.field, p.message) for p in caught.value.problems]
-
-
-def load_problems(root: Path) -> Problems:
-    return problems_of(lambda: load(root))
-
-
-def where(problems: Problems) -> list[tuple[str, str]]:
-    return [(path, field) for path, field, _ in problems]
-
-
-def only_gateway(root: Path) -> ResolvedGateway:
-    (gateway,) = load(root).gateways
-    return gateway
-
-
-def head(text: str) -> str:
-    """Hand-written declaration text up to and including ``metadata.name``."""
-    return f"apiVersion: {API_VERSION}\nkind: Gateway\nmetadata:\n  name: {text}\n"
-
 
 # --- a valid stack --------------------------------------------------------------------------
 
@@ -851,15 +719,10 @@ def test_each_gateway_uses_its_own_clusters_base_domain(tmp_path: Path) -> None:
 
 # --- hostnames ------------------------------------------------------------------------------
 
-GATEWAY_API_CLUSTER = {
-    "capabilities": {"openshift": True, "gatewayApi": True},
-    "ingress": {"mode": "gateway-api", "gateway": {"name": "shared-gw"}},
-}
-
 
 @pytest.mark.parametrize(
     ("cluster_changes", "mode"),
-    [({}, IngressMode.ROUTE), (GATEWAY_API_CLUSTER, IngressMode.GATEWAY_API)],
+    [({}, IngressMode.ROUTE), (GATEWAY_API, IngressMode.GATEWAY_API)],
     ids=["route", "gateway-api"],
 )
 def test_hijack_guard_refuses_another_tenants_slot(
@@ -892,14 +755,14 @@ def test_hijack_guard_refuses_another_tenants_slot(
     ],
 )
 def test_hijack_guard_covers_the_whole_base_domain(tmp_path: Path, host: str) -> None:
-    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API_CLUSTER))
+    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API))
     source = write_gateway(tmp_path, "team-a", {"exposure": {"host": host}})
 
     assert where(load_problems(tmp_path)) == [(source, "spec.exposure.host")]
 
 
 def test_explicit_host_equal_to_its_own_slot_passes(tmp_path: Path) -> None:
-    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API_CLUSTER))
+    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API))
     write_gateway(tmp_path, "team-a", {"exposure": {"host": f"gw-openshell-team-a.{BASE_DOMAIN}"}})
 
     gateway = only_gateway(tmp_path)
@@ -923,7 +786,7 @@ def test_vanity_host_outside_the_base_domain_passes_in_route_mode(tmp_path: Path
 
 def test_vanity_host_is_a_problem_in_gateway_api_mode(tmp_path: Path) -> None:
     # TLS ends at the shared Gateway's listener, whose certificate is *.<baseDomain>.
-    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API_CLUSTER))
+    write_stack(tmp_path, clusters=one_cluster(**GATEWAY_API))
     source = write_gateway(
         tmp_path, "team-a", {"exposure": {"host": "sandboxes.notapps.example.com"}}
     )
@@ -969,7 +832,7 @@ def test_bad_explicit_host(tmp_path: Path, host: str, message: str) -> None:
     assert load_problems(tmp_path) == [(source, "spec.exposure.host", message)]
 
 
-@pytest.mark.parametrize("cluster_changes", [{}, GATEWAY_API_CLUSTER], ids=["route", "gateway-api"])
+@pytest.mark.parametrize("cluster_changes", [{}, GATEWAY_API], ids=["route", "gateway-api"])
 def test_exposure_without_base_domain_or_host_is_a_problem(
     tmp_path: Path, cluster_changes: dict[str, Any]
 ) -> None:
@@ -1339,7 +1202,7 @@ def test_stack_without_clusters_or_declarations_dir(tmp_path: Path) -> None:
 
 
 def test_stack_with_an_empty_clusters_map(tmp_path: Path) -> None:
-    write_stack(tmp_path, clusters={}, secrets=None)
+    write_stack(tmp_path, clusters={}, secrets=DROP)
 
     assert where(load_problems(tmp_path)) == [(CONFIG_FILE, f"{PREFIX}clusters")]
 
@@ -1391,7 +1254,7 @@ def test_missing_cluster_secrets_entry_is_a_problem(tmp_path: Path) -> None:
 
 
 def test_missing_cluster_secrets_key_names_every_cluster(tmp_path: Path) -> None:
-    write_stack(tmp_path, clusters=two_clusters(), secrets=None)
+    write_stack(tmp_path, clusters=two_clusters(), secrets=DROP)
 
     assert where(problems_of(lambda: prepared(tmp_path))) == [
         (CONFIG_FILE, f"{PREFIX}clusterSecrets.east"),
@@ -1472,7 +1335,7 @@ def test_bad_cluster_secrets_entry(
 
 
 def test_prepare_reports_declaration_and_secret_problems_together(tmp_path: Path) -> None:
-    write_stack(tmp_path, secrets=None)
+    write_stack(tmp_path, secrets=DROP)
     source = write_gateway(tmp_path, "team-a", {"replicas": 0})
 
     assert where(problems_of(lambda: prepared(tmp_path))) == [
@@ -1814,7 +1677,7 @@ def test_default_namespace_equal_to_a_referenced_namespace_is_refused(tmp_path: 
 
 def test_shared_gateway_namespace_is_refused_in_gateway_api_mode(tmp_path: Path) -> None:
     ingress = {"mode": "gateway-api", "gateway": {"name": "shared-gw", "namespace": "gw-system"}}
-    write_stack(tmp_path, clusters=one_cluster(**(GATEWAY_API_CLUSTER | {"ingress": ingress})))
+    write_stack(tmp_path, clusters=one_cluster(**(GATEWAY_API | {"ingress": ingress})))
     source = write_gateway(tmp_path, "team-a", {"namespace": "gw-system"})
 
     assert load_problems(tmp_path) == [

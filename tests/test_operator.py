@@ -13,7 +13,7 @@ import yaml
 
 from gatewayctl import cli, operator
 from gatewayctl.errors import InvalidInputError
-from tests.deploy_helpers import ready_project
+from tests.builders import copy_project
 from tests.support import ROOT
 
 SETTINGS = "deploy/operator.yaml"
@@ -21,7 +21,7 @@ SETTINGS = "deploy/operator.yaml"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return ready_project(tmp_path / "p")
+    return copy_project(tmp_path / "p", ready=True)
 
 
 def settings_of(root: Path) -> dict[str, Any]:

@@ -23,10 +23,8 @@ from hypothesis import strategies as st
 from components import naming
 from gatewayctl import adoption, cli, diff, inventory, outputs, render
 from gatewayctl.errors import Problem, printable
-from tests.deploy_helpers import make_ready, ready_project
+from tests.builders import adopting_project, copy_project
 from tests.support import ROOT, rendered
-from tests.test_adoption import adopting_project
-from tests.test_render import copy_project
 
 NOT_WRITTEN = "it would be replaced whole: choose a new or empty directory"
 NO_MARKER = f"exists and was not written by this tool (no {outputs.MARKER} in it); {NOT_WRITTEN}"
@@ -64,10 +62,8 @@ def refused(problem: str) -> str:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A copy of the project's stacks with a ``.git`` directory, as a checkout has."""
-    root = copy_project(tmp_path / "p", reverse=False)
-    shutil.copytree(ROOT / "deploy", root / "deploy")
-    shutil.copy(ROOT / ".pulumi.version", root / ".pulumi.version")
-    make_ready(root)  # operator-manifests writes only stacks that are ready to deploy
+    # Ready: operator-manifests writes only stacks that are ready to deploy.
+    root = copy_project(tmp_path / "p", ready=True)
     (root / ".git" / "refs").mkdir(parents=True)
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     return root
@@ -79,7 +75,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def ready(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project, ready to deploy (operator-manifests refuses stacks that are not)."""
-    return ready_project(tmp_path_factory.mktemp("ready"))
+    return copy_project(tmp_path_factory.mktemp("ready"), ready=True)
 
 
 LOOKS_LIKE_OURS = [

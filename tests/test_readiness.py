@@ -16,18 +16,21 @@ from hypothesis import strategies as st
 from gatewayctl import cli, readiness, secrets
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve import load_stack
-from tests.deploy_helpers import (
+from gatewayctl.stackfile import stack_file
+from tests.builders import (
     PLACEHOLDER,
+    PREFIX,
     b64,
+    copy_project,
+    edited_config,
     passphrase_ciphertext,
     pem_bundle,
     random_bytes,
-    ready_project,
     service_ciphertext,
+    write_text,
 )
 from tests.support import ROOT
 
-PREFIX = "hypershell-gateways:"
 NONCE = b64(random_bytes("nonce", 12))
 SEALED = b64(random_bytes("sealed", 32))
 ABSENT = (
@@ -139,7 +142,8 @@ def test_random_bytes_of_16_or_more_are_ciphertext_unless_all_printable(
 
 
 def write_config(root: Path, stack: str, config: dict[str, Any]) -> None:
-    (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}), "utf-8")
+    """A stack file holding ``config`` alone (no stack built around it)."""
+    write_text(root, stack_file(stack), yaml.safe_dump({"config": config}))
 
 
 def test_every_placeholder_of_the_stack_file_is_named_by_key(tmp_path: Path) -> None:
@@ -184,7 +188,7 @@ def test_an_unreadable_stack_file_is_left_to_the_validation(tmp_path: Path) -> N
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return ready_project(tmp_path / "p")
+    return copy_project(tmp_path / "p", ready=True)
 
 
 AWS_BUNDLE = "certs/aws-rds-global-bundle.pem"
@@ -314,12 +318,9 @@ def test_one_stack_is_checked_alone(project: Path, capsys: pytest.CaptureFixture
 def test_invalid_input_and_placeholders_are_reported_together(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = project / "Pulumi.ibm.yaml"
-    document = yaml.safe_load(config.read_text(encoding="utf-8"))
-    settings_ = document["config"]
-    settings_[f"{PREFIX}clusterSecrets"]["roks-us-east"]["dbAdminPassword"] = {"secure": "todo"}
-    settings_[f"{PREFIX}clusters"]["roks-us-east"]["storageClass"] = 7
-    config.write_text(yaml.safe_dump(document), encoding="utf-8")
+    with edited_config(project, "ibm") as settings_:
+        settings_[f"{PREFIX}clusterSecrets"]["roks-us-east"]["dbAdminPassword"] = {"secure": "todo"}
+        settings_[f"{PREFIX}clusters"]["roks-us-east"]["storageClass"] = 7
     assert cli.main(["--root", str(project), "validate", "ibm", "--deploy"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [
@@ -333,10 +334,8 @@ def test_invalid_input_and_placeholders_are_reported_together(
 def test_a_cluster_without_its_secrets_entry_is_not_ready(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = project / "Pulumi.aws.yaml"
-    document = yaml.safe_load(config.read_text(encoding="utf-8"))
-    del document["config"][f"{PREFIX}clusterSecrets"]["rosa-us-west-2"]
-    config.write_text(yaml.safe_dump(document), encoding="utf-8")
+    with edited_config(project, "aws") as config:
+        del config[f"{PREFIX}clusterSecrets"]["rosa-us-west-2"]
     assert cli.main(["--root", str(project), "validate", "aws", "--deploy"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"error: Pulumi.aws.yaml: {PREFIX}clusterSecrets.rosa-us-west-2: missing; set it with"
@@ -347,11 +346,8 @@ def test_a_cluster_without_its_secrets_entry_is_not_ready(
 
 def test_no_value_is_printed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     secret = "Tr0ub4dor-and-3-more-words"
-    config = project / "Pulumi.ibm.yaml"
-    text = config.read_text(encoding="utf-8")
-    document = yaml.safe_load(text)
-    document["config"][f"{PREFIX}clusterSecrets"]["roks-us-east"]["kubeconfig"] = {"secure": secret}
-    config.write_text(yaml.safe_dump(document), encoding="utf-8")
+    with edited_config(project, "ibm") as config:
+        config[f"{PREFIX}clusterSecrets"]["roks-us-east"]["kubeconfig"] = {"secure": secret}
     assert cli.main(["--root", str(project), "validate", "ibm", "--deploy"]) == 2
     captured = capsys.readouterr()
     assert secret not in captured.out + captured.err

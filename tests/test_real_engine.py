@@ -19,38 +19,23 @@ import yaml
 from gatewayctl import program, render
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.offline import RecordedResource, Recording
+from tests.builders import PREFIX, cluster, write_gateway, write_stack
 from tests.support import ROOT, STACKS, rendered
 
-PREFIX = "hypershell-gateways:"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 
 
-def _cluster(context: str) -> dict[str, Any]:
-    return {
-        "kubeconfigContext": context,
-        "capabilities": {"openshift": True},
-        "ingress": {"mode": "route"},
-        "baseDomain": "apps.example.com",
-        "database": {"adminHost": "db.example.com", "adminUser": "admin", "host": "db.example.com"},
-    }
-
-
-def _write_stack(root: Path, stack: str, gateways: list[str], **cluster: Any) -> None:
-    directory = f"gateways/{stack}"
-    config = {
-        f"{PREFIX}declarationsDir": directory,
-        f"{PREFIX}clusters": {"shared": _cluster("prod") | cluster},
-        f"{PREFIX}clusterSecrets": {"shared": {"dbAdminPassword": "x"}},
-    }
-    (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
-    (root / directory).mkdir(parents=True)
+def _write_stack(root: Path, stack: str, gateways: list[str], **changes: Any) -> None:
+    """Stack ``stack`` on the cluster ``shared`` (context ``prod``), with ``gateways``."""
+    shared = cluster(kubeconfigContext="prod", database={"host": "db.example.com"}, **changes)
+    write_stack(
+        root,
+        stack=stack,
+        clusters={"shared": shared},
+        secrets={"shared": {"dbAdminPassword": "x"}},
+    )
     for name in gateways:
-        document = {
-            "apiVersion": "hypershell.redhat.io/v1alpha1",
-            "kind": "Gateway",
-            "metadata": {"name": name},
-        }
-        (root / directory / f"{name}.yaml").write_text(yaml.safe_dump(document))
+        write_gateway(root, name, stack=stack)
 
 
 def _cluster_scoped(recording: Recording) -> dict[tuple[str, str], RecordedResource]:

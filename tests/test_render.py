@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from rich.console import Console
 from components import tokens
 from gatewayctl import cli, render
 from gatewayctl.secrets import REDACTED, SECURE_PLACEHOLDER
+from tests.builders import copy_project, edited_config, write_gateway
 from tests.support import ROOT, STACKS, rendered
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -39,18 +39,6 @@ def test_render_matches_the_golden_snapshot(stack: str) -> None:
     assert sorted(files) == sorted(golden)
     for path, text in files.items():
         assert text == golden[path], f"{stack}/{path} differs from the golden snapshot"
-
-
-def copy_project(destination: Path, *, reverse: bool) -> Path:
-    """A copy of the project's stacks, declaration files created in the given order."""
-    destination.mkdir(parents=True, exist_ok=True)
-    for stack_file in ROOT.glob("Pulumi*.yaml"):
-        shutil.copy(stack_file, destination / stack_file.name)
-    for source in sorted(ROOT.glob("gateways/*/*.yaml"), reverse=reverse):
-        target = destination / source.relative_to(ROOT)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(source, target)
-    return destination
 
 
 def test_render_is_independent_of_file_order_and_location(tmp_path: Path) -> None:
@@ -168,7 +156,7 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
 
 
 def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
-    project = copy_project(tmp_path / "p", reverse=False)
+    project = copy_project(tmp_path / "p")
     out = tmp_path / "ibm"
     args = ["--root", str(project), "render", "ibm", "--out", str(out), "-q"]
     assert cli.main(args) == 0
@@ -225,7 +213,7 @@ def test_a_directory_it_did_not_write_is_never_replaced(
 def test_the_project_itself_is_never_an_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    project = copy_project(tmp_path / "p", reverse=False)
+    project = copy_project(tmp_path / "p")
     before = tree(project)
     for out in (project, tmp_path):
         args = ["--root", str(project), "render", "local", "--out", str(out), "-q"]
@@ -279,12 +267,10 @@ def test_an_interrupt_exits_130_without_a_traceback(
 def test_plaintext_secrets_of_a_remote_database_are_noted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    project = copy_project(tmp_path / "p", reverse=False)
-    config = project / "Pulumi.ibm.yaml"
-    document = yaml.safe_load(config.read_text(encoding="utf-8"))
-    secrets = document["config"]["hypershell-gateways:clusterSecrets"]
-    secrets["roks-us-east"]["dbAdminPassword"] = "Prod-Hunter2-Password"
-    config.write_text(yaml.safe_dump(document), encoding="utf-8")
+    project = copy_project(tmp_path / "p")
+    with edited_config(project, "ibm") as config:
+        secrets = config["hypershell-gateways:clusterSecrets"]
+        secrets["roks-us-east"]["dbAdminPassword"] = "Prod-Hunter2-Password"
 
     assert cli.main(["--root", str(project), "validate", "--all"]) == 0
     out = capsys.readouterr().out
@@ -300,11 +286,8 @@ def test_plaintext_secrets_of_a_remote_database_are_noted(
 def test_invalid_input_exits_2_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    project = copy_project(tmp_path / "p", reverse=False)
-    (project / "gateways/aws/broken.yaml").write_text(
-        "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: broken\n"
-        "spec:\n  cluster: rosa-eu-west-1\n  replicas: many\n"
-    )
+    project = copy_project(tmp_path / "p")
+    write_gateway(project, "broken", {"cluster": "rosa-eu-west-1", "replicas": "many"}, stack="aws")
     out = tmp_path / "out"
     code = cli.main(["--root", str(project), "render", "--all", "--out", str(out)])
     err = capsys.readouterr().err
@@ -388,13 +371,9 @@ def test_each_command_help_shows_its_own_examples(
 
 
 def test_progress_bar_for_many_gateways(tmp_path: Path) -> None:
-    project = copy_project(tmp_path / "p", reverse=False)
-    gateways = project / "gateways/local"
+    project = copy_project(tmp_path / "p")
     for index in range(cli.PROGRESS_MIN_GATEWAYS):
-        (gateways / f"t{index:02}.yaml").write_text(
-            "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\n"
-            f"metadata:\n  name: t{index:02}\n"
-        )
+        write_gateway(project, f"t{index:02}", stack="local")
     prepared = render.prepare(project, "local")
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)

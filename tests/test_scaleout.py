@@ -15,56 +15,55 @@ from components import tokens
 from gatewayctl import cli, inventory, operator, render
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve import load_stack
-from tests.deploy_helpers import passphrase_ciphertext, ready_project
+from tests.builders import (
+    DROP,
+    PREFIX,
+    cluster,
+    copy_project,
+    copy_stack,
+    passphrase_ciphertext,
+    write_gateway,
+    write_stack,
+)
 from tests.support import ROOT, shared_or_skip
 
-PREFIX = "hypershell-gateways:"
 INVENTORY = "inventory/gateways"
 
 
-def cluster(domain: str) -> dict[str, Any]:
-    return {
-        "capabilities": {"openshift": True},
-        "ingress": {"mode": "route"},
-        "baseDomain": domain,
-        "database": {"adminHost": "db.example.com", "adminUser": "admin", "host": "db.example.com"},
-    }
+def site(domain: str) -> dict[str, Any]:
+    """A cluster known by its key alone (no kubeconfigContext) on the database server
+    db.example.com."""
+    return cluster(baseDomain=domain, kubeconfigContext=DROP, database={"host": "db.example.com"})
 
 
-def write_stack(root: Path, name: str, clusters: list[str], labels: dict[str, str] | None) -> None:
-    config: dict[str, Any] = {
-        f"{PREFIX}declarationsDir": INVENTORY,
-        f"{PREFIX}clusters": {c: cluster(f"{c}.example.com") for c in clusters},
-        f"{PREFIX}clusterSecrets": {c: {"dbAdminPassword": "x"} for c in clusters},
-    }
-    if labels is not None:
-        config[f"{PREFIX}selector"] = {"matchLabels": labels}
-    (root / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}))
+def inventory_stack(
+    root: Path, name: str, clusters: list[str], labels: dict[str, str] | None
+) -> None:
+    """``Pulumi.<name>.yaml`` reading the shared inventory, with ``labels`` as its selector."""
+    write_stack(
+        root,
+        stack=name,
+        clusters={c: site(f"{c}.example.com") for c in clusters},
+        secrets={c: {"dbAdminPassword": "x"} for c in clusters},
+        selector=labels,
+        directory=INVENTORY,
+    )
 
 
-def write_gateway(root: Path, name: str, cluster_name: str, labels: dict[str, str]) -> str:
-    path = root / INVENTORY / f"{name}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    document = {
-        "apiVersion": "hypershell.redhat.io/v1alpha1",
-        "kind": "Gateway",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"cluster": cluster_name},
-    }
-    path.write_text(yaml.safe_dump(document))
-    return f"{INVENTORY}/{name}.yaml"
+def inventory_gateway(root: Path, name: str, cluster_name: str, labels: dict[str, str]) -> str:
+    return write_gateway(root, name, {"cluster": cluster_name}, directory=INVENTORY, labels=labels)
 
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Path:
     """Two clusters split over three stacks: gold and standard tenants on east, all of west."""
-    write_stack(tmp_path, "east-gold", ["east"], {"tier": "gold"})
-    write_stack(tmp_path, "east-standard", ["east"], {"tier": "standard"})
-    write_stack(tmp_path, "west", ["west"], {})
-    write_gateway(tmp_path, "a", "east", {"tier": "gold"})
-    write_gateway(tmp_path, "b", "east", {"tier": "standard"})
-    write_gateway(tmp_path, "c", "west", {"tier": "gold"})
-    write_gateway(tmp_path, "d", "west", {})
+    inventory_stack(tmp_path, "east-gold", ["east"], {"tier": "gold"})
+    inventory_stack(tmp_path, "east-standard", ["east"], {"tier": "standard"})
+    inventory_stack(tmp_path, "west", ["west"], {})
+    inventory_gateway(tmp_path, "a", "east", {"tier": "gold"})
+    inventory_gateway(tmp_path, "b", "east", {"tier": "standard"})
+    inventory_gateway(tmp_path, "c", "west", {"tier": "gold"})
+    inventory_gateway(tmp_path, "d", "west", {})
     return tmp_path
 
 
@@ -80,7 +79,7 @@ def test_each_stack_takes_its_clusters_and_labels(fleet: Path) -> None:
 
 
 def test_a_gateway_taken_by_no_stack_is_reported(fleet: Path) -> None:
-    source = write_gateway(fleet, "e", "east", {"tier": "bronze"})
+    source = inventory_gateway(fleet, "e", "east", {"tier": "bronze"})
     problems = inventory.coverage_problems(fleet, ["east-gold"])
     assert [(p.path, p.field, p.message) for p in problems] == [
         (
@@ -93,7 +92,7 @@ def test_a_gateway_taken_by_no_stack_is_reported(fleet: Path) -> None:
 
 
 def test_a_gateway_taken_by_two_stacks_is_reported(fleet: Path) -> None:
-    write_stack(fleet, "east-all", ["east"], {})
+    inventory_stack(fleet, "east-all", ["east"], {})
     problems = inventory.coverage_problems(fleet, ["west"])
     assert [(p.path, p.message) for p in problems] == [
         (
@@ -112,12 +111,12 @@ SHARING = "stacks sharing declarations need a selector each (a shared inventory)
 
 def test_stacks_sharing_declarations_without_selectors_are_reported(tmp_path: Path) -> None:
     # The three read one directory, spelled two ways: compared by resolved path.
-    write_stack(tmp_path, "one", ["east"], None)
-    write_stack(tmp_path, "two", ["east"], None)
-    write_stack(tmp_path, "three", ["east"], None)
+    inventory_stack(tmp_path, "one", ["east"], None)
+    inventory_stack(tmp_path, "two", ["east"], None)
+    inventory_stack(tmp_path, "three", ["east"], None)
     three = tmp_path / "Pulumi.three.yaml"
     three.write_text(three.read_text().replace(INVENTORY, f"./{INVENTORY}/"))
-    write_gateway(tmp_path, "a", "east", {})
+    inventory_gateway(tmp_path, "a", "east", {})
     problems = inventory.coverage_problems(tmp_path, ["one"])
     assert [str(p) for p in problems] == [
         "Pulumi.one.yaml: declarationsDir: 'inventory/gateways' is also read by"
@@ -130,7 +129,7 @@ def test_stacks_sharing_declarations_without_selectors_are_reported(tmp_path: Pa
 
 
 def test_a_stack_without_selector_in_a_shared_inventory_is_reported(fleet: Path) -> None:
-    write_stack(fleet, "east-all", ["east"], None)  # takes every declaration of the directory
+    inventory_stack(fleet, "east-all", ["east"], None)  # takes every declaration of the directory
     problems = inventory.coverage_problems(fleet, ["east-all"])
     assert [str(p) for p in problems] == [
         "Pulumi.east-all.yaml: declarationsDir: 'inventory/gateways' is also read by"
@@ -147,11 +146,11 @@ def test_a_stack_without_selector_in_a_shared_inventory_is_reported(fleet: Path)
 
 
 def test_a_symlinked_declarations_directory_is_the_same_inventory(tmp_path: Path) -> None:
-    write_stack(tmp_path, "one", ["east"], None)
-    write_stack(tmp_path, "two", ["east"], None)
+    inventory_stack(tmp_path, "one", ["east"], None)
+    inventory_stack(tmp_path, "two", ["east"], None)
     two = tmp_path / "Pulumi.two.yaml"
     two.write_text(two.read_text().replace(INVENTORY, "alias"))
-    (tmp_path / INVENTORY).mkdir(parents=True)
+    (tmp_path / INVENTORY).mkdir(parents=True, exist_ok=True)
     (tmp_path / "alias").symlink_to(tmp_path / INVENTORY, target_is_directory=True)
     problems = inventory.coverage_problems(tmp_path, ["two"])
     assert [(p.path, p.field) for p in problems] == [
@@ -165,8 +164,7 @@ def test_cli_validate_fails_on_a_copied_stack_config(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # `cp Pulumi.ibm.yaml Pulumi.prod.yaml`: both stacks would manage every ibm gateway.
-    shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path)
-    shutil.copytree(ROOT / "gateways" / "ibm", tmp_path / "gateways" / "ibm")
+    copy_stack("ibm", tmp_path)
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 0
     shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path / "Pulumi.prod.yaml")
     capsys.readouterr()
@@ -222,13 +220,8 @@ def test_cli_validate_fails_on_a_copied_stack_config(
 
 
 def test_inventories_not_read_by_the_requested_stacks_are_not_checked(fleet: Path) -> None:
-    write_gateway(fleet, "e", "east", {"tier": "bronze"})
-    (fleet / "gateways/solo").mkdir(parents=True)
-    config = {
-        f"{PREFIX}declarationsDir": "gateways/solo",
-        f"{PREFIX}clusters": {"solo": cluster("solo.example.com")},
-    }
-    (fleet / "Pulumi.solo.yaml").write_text(yaml.safe_dump({"config": config}))
+    inventory_gateway(fleet, "e", "east", {"tier": "bronze"})
+    write_stack(fleet, stack="solo", clusters={"solo": site("solo.example.com")}, secrets=DROP)
     assert inventory.coverage_problems(fleet, ["solo"]) == []
 
 
@@ -245,7 +238,7 @@ def test_inventory_declarations_must_name_their_cluster(fleet: Path) -> None:
 
 
 def test_bad_labels_are_reported(fleet: Path) -> None:
-    write_gateway(fleet, "g", "west", {"tier": "not a value!"})
+    inventory_gateway(fleet, "g", "west", {"tier": "not a value!"})
     with pytest.raises(InvalidInputError) as caught:
         load_stack(fleet, "west")
     assert [str(p) for p in caught.value.problems] == [
@@ -263,7 +256,7 @@ ACCOUNT_FILES = [
 
 
 def test_one_operator_stack_per_stack_the_operator_owns(tmp_path: Path) -> None:
-    files = operator.operator_manifests(ready_project(tmp_path / "p"), cli._prepare_all)
+    files = operator.operator_manifests(copy_project(tmp_path / "p", ready=True), cli._prepare_all)
     assert sorted(files) == [*ACCOUNT_FILES, "stack-aws.yaml"]  # the settings: stacks [aws]
     aws = yaml.safe_load(files["stack-aws.yaml"])
     assert aws["metadata"] == {
@@ -297,7 +290,7 @@ def test_one_operator_stack_per_stack_the_operator_owns(tmp_path: Path) -> None:
 
 def test_operator_manifests_pass_the_schemas(tmp_path: Path) -> None:
     tool = shared_or_skip("tools/validate_manifests.py")
-    project = ready_project(tmp_path / "p")
+    project = copy_project(tmp_path / "p", ready=True)
     document = yaml.safe_load((project / operator.SETTINGS).read_text())
     document["stacks"] = ["aws", "ibm"]
     (project / operator.SETTINGS).write_text(yaml.safe_dump(document))
@@ -339,7 +332,7 @@ def test_cli_validate_fails_on_an_orphan_gateway(
 ) -> None:
 
     assert cli.main(["--root", str(fleet), "validate", "--all"]) == 0
-    write_gateway(fleet, "e", "east", {"tier": "bronze"})
+    inventory_gateway(fleet, "e", "east", {"tier": "bronze"})
     assert cli.main(["--root", str(fleet), "validate", "west"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [
@@ -350,7 +343,7 @@ def test_cli_validate_fails_on_an_orphan_gateway(
 
 
 def test_cli_writes_operator_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    project = ready_project(tmp_path / "p")
+    project = copy_project(tmp_path / "p", ready=True)
     assert (
         cli.main(["--root", str(project), "operator-manifests", "--out", str(tmp_path / "op")]) == 0
     )
@@ -383,16 +376,13 @@ def test_cli_refuses_a_stack_the_operator_owns_that_is_not_ready(
 
 def minimal_stack(root: Path, stack: str, index: int) -> None:
     """A valid, deploy-ready stack without gateways (its own declarations directory)."""
-    directory = f"gateways/s{index}"
-    (root / directory).mkdir(parents=True)
-    config = {
-        f"{PREFIX}declarationsDir": directory,
-        f"{PREFIX}clusters": {f"c{index}": cluster(f"c{index}.example.com")},
-        f"{PREFIX}clusterSecrets": {
-            f"c{index}": {"dbAdminPassword": {"secure": passphrase_ciphertext(stack)}}
-        },
-    }
-    (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+    write_stack(
+        root,
+        stack=stack,
+        clusters={f"c{index}": site(f"c{index}.example.com")},
+        secrets={f"c{index}": {"dbAdminPassword": {"secure": passphrase_ciphertext(stack)}}},
+        directory=f"gateways/s{index}",
+    )
 
 
 def operator_project(root: Path, names: list[str], **settings: Any) -> Path:
