@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from gatewayctl import inventory
 from gatewayctl.errors import Problem
@@ -32,6 +31,7 @@ from tests.builders import (
 )
 from tests.helpers import load_problems, only_gateway
 from tests.hostile_helpers import run_cli
+from tests.strategies import two_stacks
 
 OWN_DATABASE = "a gateway needs a role and database of its own"
 SYSTEM = "is a system namespace; a gateway needs its own"
@@ -591,30 +591,6 @@ def test_cli_validate_all_names_both_files_of_a_cross_stack_clash(tmp_path: Path
 
 
 # --- a generated repository of two stacks, against an oracle ---------------------------------
-
-CONTEXTS = ("ctx-1", "ctx-2")
-DOMAINS = ("one.example.com", "two.example.com")
-PORTS = (5432, 6432)
-NAMESPACES = ("tenant-a", "tenant-b")
-DATABASES = ("gw_a", "gw_b")
-VANITY = ("grpc.example.org", "api.example.net")
-
-
-@st.composite
-def two_stacks(draw: st.DrawFn) -> dict[str, dict[str, Any]]:
-    """Per stack: the context, base domain and database port of its one cluster, and one
-    gateway's namespace, database name and host (None: its slot)."""
-    return {
-        stack: {
-            "context": draw(st.sampled_from(CONTEXTS)),
-            "domain": draw(st.sampled_from(DOMAINS)),
-            "port": draw(st.sampled_from(PORTS)),
-            "namespace": draw(st.sampled_from(NAMESPACES)),
-            "database": draw(st.sampled_from(DATABASES)),
-            "host": draw(st.sampled_from((None, *VANITY))),
-        }
-        for stack in ("a", "b")
-    }
 
 
 def expected_fields(plan: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:

@@ -46,7 +46,14 @@ from tests.builders import (
     write_text,
 )
 from tests.hostile_helpers import leaks, render_cli, reported_problems, validate_cli
-from tests.test_hostile import HOSTILE
+from tests.strategies import (
+    HOSTILE,
+    JUNK_SCALARS,
+    MARKED_SECRETS,
+    PREFIX_CASES,
+    SECRET_MARKER,
+    YAML_TAGS,
+)
 
 DECLARATION = f"{DECLARATIONS}/team-a.yaml"
 PATHS = [CONFIG_FILE, DECLARATION, DECLARATIONS]
@@ -133,17 +140,6 @@ def test_a_tag_on_the_wrong_kind_of_node_is_invalid_yaml(
     assert lines == [f"{DECLARATION}: line 6: invalid YAML: {problem}"]
 
 
-TAGS = ("", "!!int ", "!!float ", "!!bool ", "!!timestamp ", "!!binary ", "!!null ", "!!str ")
-JUNK = st.one_of(
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
-    st.from_regex(
-        r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{2}:[0-9]{2})?", fullmatch=True
-    ),
-    st.from_regex(r"[-+]?0[xbo][0-9a-fA-F_]{0,4}", fullmatch=True),
-    st.from_regex(r"[-+]?[0-9_]{1,4}(:[0-9_]{1,3}){1,2}(\.[0-9_]*)?", fullmatch=True),
-    st.from_regex(r"[-+]?(\.[0-9]+|[0-9][0-9_]*\.[0-9_]*)([eE][-+][0-9]+)?", fullmatch=True),
-    st.sampled_from(["~", "null", "yes", "No", "on", "OFF", ".inf", "-.Inf", ".NaN", "=", "<<"]),
-)
 FIELDS = (
     "replicas",
     "namespace",
@@ -156,7 +152,7 @@ FIELDS = (
 
 
 @settings(HOSTILE, max_examples=60)
-@given(field=st.sampled_from(FIELDS), tag=st.sampled_from(TAGS), junk=JUNK)
+@given(field=st.sampled_from(FIELDS), tag=st.sampled_from(YAML_TAGS), junk=JUNK_SCALARS)
 def test_any_tag_on_any_junk_scalar_is_a_clean_result(field: str, tag: str, junk: str) -> None:
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory) / "project"
@@ -184,9 +180,6 @@ def test_any_tag_on_any_junk_scalar_is_a_clean_result(field: str, tag: str, junk
 
 # --- class 1: secrets are never quoted ------------------------------------------------------
 
-MARKER = "Q7zx"
-"""Starts every generated secret: found in the output (any case), some of it leaked."""
-
 
 def secrets_project(root: Path, entry: str) -> int:
     """A valid project whose cluster c1 has the ``clusterSecrets`` entry ``entry`` (text);
@@ -198,7 +191,7 @@ def secrets_project(root: Path, entry: str) -> int:
 
 def assert_not_printed(lines: list[str], secret: str) -> None:
     printed = "\n".join(lines)
-    assert MARKER.casefold() not in printed.casefold(), printed
+    assert SECRET_MARKER.casefold() not in printed.casefold(), printed
     assert leaks([printed], [secret]) == []
 
 
@@ -305,16 +298,12 @@ SECRET_FORMS = (
     '"{}',
     "'{}",
 )
-SECRET = st.builds(
-    lambda rest: MARKER + rest,
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=16),
-)
 
 
 @settings(HOSTILE, max_examples=80)
 @given(
     form=st.sampled_from(SECRET_FORMS),
-    secret=SECRET,
+    secret=MARKED_SECRETS,
     name=st.sampled_from(["dbAdminPassword", "kubeconfig"]),
     secure=st.booleans(),
 )
@@ -341,7 +330,7 @@ def test_no_tag_or_junk_around_a_secret_prints_it(
     assert written == (rendered.code == 0)
     printed = rendered.out + rendered.err + validated.out + validated.err
     assert "Traceback" not in printed
-    assert MARKER.casefold() not in printed.casefold(), printed
+    assert SECRET_MARKER.casefold() not in printed.casefold(), printed
     assert leaks([printed], [secret]) == []
 
 
@@ -618,19 +607,9 @@ def test_another_malformed_object_key_is_one_problem(
 
 # --- class 3: the project's namespace in another case ---------------------------------------
 
-NAMESPACE_CASES = (
-    st.lists(st.booleans(), min_size=len(PREFIX) - 1, max_size=len(PREFIX) - 1)
-    .map(
-        lambda upper: "".join(
-            c.upper() if u else c for c, u in zip(PREFIX[:-1], upper, strict=True)
-        )
-    )
-    .filter(lambda namespace: namespace != PREFIX[:-1])
-)
-
 
 @settings(HOSTILE, max_examples=20)
-@given(namespace=NAMESPACE_CASES, key=st.sampled_from(["clusters", "images", "declarationsDir"]))
+@given(namespace=PREFIX_CASES, key=st.sampled_from(["clusters", "images", "declarationsDir"]))
 def test_a_key_in_another_case_of_the_namespace_is_reported(namespace: str, key: str) -> None:
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory) / "project"

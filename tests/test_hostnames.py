@@ -13,6 +13,7 @@ from components.hostnames import (
     gateway_hostname,
     grpcs_address,
 )
+from tests.strategies import BASE_DOMAINS, BASE_LABELS, NAMESPACES, domains
 
 BASE = "apps.example.com"
 SYNTAX = (
@@ -31,26 +32,6 @@ def hijack_message(host: str, base: str, slot: str) -> str:
 NO_HOST = (
     "exposure is enabled but there is no host: set spec.exposure.host or the cluster's baseDomain"
 )
-
-# Namespaces that fit a host slot (gw- + at most 60 = 63).
-NAMESPACE = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,58}[a-z0-9])?", fullmatch=True)
-# Base domains short enough (at most 6 * 30 + 5 = 185) that gw-<ns>.<base> stays within 253:
-# fully qualified (two labels or more) and ending in a label that is not numeric (check_host).
-BASE_LABEL = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,28}[a-z0-9])?", fullmatch=True)
-TOP_LABEL = st.from_regex(r"[a-z]([-a-z0-9]{0,28}[a-z0-9])?", fullmatch=True)
-
-
-def domains(max_labels: int) -> st.SearchStrategy[str]:
-    """Fully qualified domains of 2 to ``max_labels`` labels whose last label has a letter."""
-    return st.builds(
-        lambda labels, top: ".".join([*labels, top]),
-        st.lists(BASE_LABEL, min_size=1, max_size=max_labels - 1),
-        TOP_LABEL,
-    )
-
-
-BASE_DOMAIN = domains(6)
-
 
 # --- check_dns_name ------------------------------------------------------------------------
 
@@ -205,7 +186,7 @@ def test_invalid_explicit_host_is_rejected() -> None:
     assert str(info.value) == f"host 'grpc.team.io\\n'{SYNTAX}"
 
 
-@given(NAMESPACE, BASE_DOMAIN)
+@given(NAMESPACES, BASE_DOMAINS)
 def test_default_slot_is_always_a_valid_dns_name(namespace: str, base: str) -> None:
     host = gateway_hostname(namespace=namespace, base_domain=base, explicit=None)
     assert check_dns_name(host) == host
@@ -213,7 +194,7 @@ def test_default_slot_is_always_a_valid_dns_name(namespace: str, base: str) -> N
     assert host == f"gw-{namespace}.{base}"
 
 
-@given(NAMESPACE, NAMESPACE, BASE_DOMAIN)
+@given(NAMESPACES, NAMESPACES, BASE_DOMAINS)
 def test_another_tenants_slot_is_always_rejected(namespace: str, other: str, base: str) -> None:
     assume(other != namespace)
     host = f"gw-{other}.{base}"
@@ -231,7 +212,7 @@ def test_slot_beyond_253_characters_is_rejected() -> None:
     assert str(info.value) == f"host {slot!r} is 256 characters; at most 253"
 
 
-@given(NAMESPACE, domains(12))
+@given(NAMESPACES, domains(12))
 def test_slot_is_returned_exactly_when_it_fits(namespace: str, base: str) -> None:
     assume(len(base) <= 253)
     slot = f"gw-{namespace}.{base}"
@@ -313,7 +294,7 @@ def test_every_fully_qualified_name_with_a_non_numeric_top_label_passes(value: s
     assert check_host(value) == value
 
 
-@given(st.lists(BASE_LABEL, min_size=1, max_size=4).map(".".join), st.integers(0, 10**6))
+@given(st.lists(BASE_LABELS, min_size=1, max_size=4).map(".".join), st.integers(0, 10**6))
 def test_a_numeric_top_label_is_always_refused(labels: str, top: int) -> None:
     value = f"{labels}.{top}"
     with pytest.raises(HostnameError):

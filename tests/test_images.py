@@ -16,6 +16,7 @@ from components.images import (
     resolve_image,
     rewrite_with_mirrors,
 )
+from tests.strategies import DIGESTS, IMAGE_TAGS, PATH_COMPONENTS, REGISTRIES, REGISTRY_HOSTS
 
 SHA256 = "sha256:" + "0123456789abcdef" * 4
 SHA512 = "sha512:" + "fedcba9876543210" * 8
@@ -211,32 +212,12 @@ def test_image_reference_error_is_a_value_error() -> None:
 
 # --- round trip ----------------------------------------------------------------------------
 
-_DOMAIN_LABEL = st.from_regex(r"[a-zA-Z0-9]([a-zA-Z0-9-]{0,14}[a-zA-Z0-9])?", fullmatch=True)
-_HOST = st.lists(_DOMAIN_LABEL, min_size=2, max_size=4).map(".".join)
-_PORT = st.one_of(st.just(""), st.integers(min_value=1, max_value=65535).map(lambda p: f":{p}"))
-REGISTRY = st.builds(lambda host, port: host + port, _HOST, _PORT)
-PATH_COMPONENT = st.from_regex(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*", fullmatch=True).filter(
-    lambda c: len(c) <= 30
-)
-TAG = st.none() | st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", fullmatch=True)
-DIGEST = (
-    st.none()
-    | st.builds(
-        lambda algorithm, hex_: f"{algorithm}:{hex_}",
-        st.just("sha256"),
-        st.text("0123456789abcdef", min_size=64, max_size=64),
-    )
-    | st.builds(
-        lambda hex_: f"sha512:{hex_}", st.text("0123456789abcdef", min_size=128, max_size=128)
-    )
-)
-
 
 @given(
-    REGISTRY,
-    st.lists(PATH_COMPONENT, min_size=1, max_size=4).map("/".join),
-    TAG,
-    DIGEST,
+    REGISTRIES,
+    st.lists(PATH_COMPONENTS, min_size=1, max_size=4).map("/".join),
+    IMAGE_TAGS,
+    DIGESTS,
 )
 def test_round_trip_with_registry(
     registry: str, repository: str, tag: str | None, digest: str | None
@@ -245,7 +226,7 @@ def test_round_trip_with_registry(
     assert parse_image(str(ref)) == ref
 
 
-@given(PATH_COMPONENT, TAG, DIGEST)
+@given(PATH_COMPONENTS, IMAGE_TAGS, DIGESTS)
 def test_round_trip_single_component_without_registry(
     repository: str, tag: str | None, digest: str | None
 ) -> None:
@@ -255,10 +236,10 @@ def test_round_trip_single_component_without_registry(
 
 @given(
     # A first component with no dot and not "localhost" is never a registry.
-    PATH_COMPONENT.filter(lambda c: "." not in c and c != "localhost"),
-    st.lists(PATH_COMPONENT, min_size=1, max_size=3).map("/".join),
-    TAG,
-    DIGEST,
+    PATH_COMPONENTS.filter(lambda c: "." not in c and c != "localhost"),
+    st.lists(PATH_COMPONENTS, min_size=1, max_size=3).map("/".join),
+    IMAGE_TAGS,
+    DIGESTS,
 )
 def test_round_trip_multi_component_without_registry(
     first: str, rest: str, tag: str | None, digest: str | None
@@ -418,13 +399,13 @@ def test_registry_port_in_range_is_accepted(reference: str, registry: str) -> No
     assert parse_image(reference).registry == registry
 
 
-@given(_HOST, st.integers(min_value=65536, max_value=10**12))
+@given(REGISTRY_HOSTS, st.integers(min_value=65536, max_value=10**12))
 def test_every_port_above_65535_is_rejected(host: str, port: int) -> None:
     reference = f"{host}:{port}/app:1"
     assert error_of(reference) == port_message(reference, str(port))
 
 
-@given(_HOST, st.integers(min_value=1, max_value=65535))
+@given(REGISTRY_HOSTS, st.integers(min_value=1, max_value=65535))
 def test_every_port_from_1_to_65535_is_accepted(host: str, port: int) -> None:
     assert parse_image(f"{host}:{port}/app:1").registry == f"{host}:{port}"
 
@@ -464,7 +445,7 @@ def test_an_unmirrored_uppercase_registry_host_is_kept_as_written() -> None:
 
 @given(
     st.lists(st.booleans(), min_size=len("ghcr.io"), max_size=len("ghcr.io")),
-    st.lists(PATH_COMPONENT, min_size=1, max_size=3).map("/".join),
+    st.lists(PATH_COMPONENTS, min_size=1, max_size=3).map("/".join),
 )
 def test_a_mirror_applies_to_every_casing_of_its_registry_host(
     upper: list[bool], path: str

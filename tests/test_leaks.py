@@ -38,8 +38,9 @@ from tests.builders import (
     write_stack,
 )
 from tests.hostile_helpers import leaks, render_cli, tree, validate_cli
+from tests.project_strategies import Project, valid_projects
+from tests.strategies import HOSTILE
 from tests.support import STACKS
-from tests.test_hostile import HOSTILE, Project, valid_projects
 
 PRIVATE_KEY = "tls:index/privateKey:PrivateKey"
 RANDOM_PASSWORD = "random:index/randomPassword:RandomPassword"

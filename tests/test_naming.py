@@ -7,11 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components import naming
-
-# A lowercase RFC 1123 label of 1-63 characters.
-VALID_LABEL = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", fullmatch=True)
-# At most 62 characters: room for one more.
-SHORT_LABEL = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?", fullmatch=True)
+from tests.strategies import DNS_LABELS, SHORT_LABELS
 
 
 def test_default_namespace_prefixes_openshell() -> None:
@@ -75,12 +71,12 @@ def test_max_namespace_length_leaves_room_for_gw_prefix() -> None:
     assert len(naming.host_label("n" * naming.max_namespace_length())) == 63
 
 
-@given(VALID_LABEL)
+@given(DNS_LABELS)
 def test_generated_valid_labels_pass(label: str) -> None:
     assert naming.is_dns1123_label(label)
 
 
-@given(SHORT_LABEL, st.sampled_from(["A", "Z", "_"]), st.data())
+@given(SHORT_LABELS, st.sampled_from(["A", "Z", "_"]), st.data())
 def test_uppercase_or_underscore_anywhere_fails(label: str, bad: str, data: st.DataObject) -> None:
     index = data.draw(st.integers(min_value=0, max_value=len(label)))
     candidate = label[:index] + bad + label[index:]
@@ -88,7 +84,7 @@ def test_uppercase_or_underscore_anywhere_fails(label: str, bad: str, data: st.D
     assert not naming.is_dns1123_label(candidate)
 
 
-@given(SHORT_LABEL)
+@given(SHORT_LABELS)
 def test_leading_or_trailing_hyphen_fails(label: str) -> None:
     assert not naming.is_dns1123_label("-" + label)
     assert not naming.is_dns1123_label(label + "-")

@@ -24,6 +24,7 @@ from components import naming
 from gatewayctl import adoption, cli, diff, inventory, outputs, render
 from gatewayctl.errors import Problem, printable
 from tests.builders import adopting_project, copy_project
+from tests.strategies import DNS_LABELS, RELATIVE_PATHS
 from tests.support import ROOT, rendered
 
 NOT_WRITTEN = "it would be replaced whole: choose a new or empty directory"
@@ -147,14 +148,10 @@ def test_render_all_never_removes_a_stale_render_holding_a_users_file(tmp_path: 
     assert (out / "gone" / "notes.txt").read_text() == "keep me\n"
 
 
-SEGMENT = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,11}", fullmatch=True)
-RELATIVE = st.lists(SEGMENT, min_size=1, max_size=3).map("/".join)
-
-
 @PROPERTY
 @given(
-    ours=st.sets(RELATIVE, max_size=6),
-    mine=st.sets(RELATIVE, min_size=1, max_size=6),
+    ours=st.sets(RELATIVE_PATHS, max_size=6),
+    mine=st.sets(RELATIVE_PATHS, min_size=1, max_size=6),
 )
 def test_any_file_the_marker_does_not_list_keeps_the_directory(
     ours: set[str], mine: set[str]
@@ -384,11 +381,9 @@ def test_a_diff_report_is_recognised() -> None:
 
 # --- stack names ----------------------------------------------------------------------------
 
-LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", fullmatch=True)
-
 
 @PROPERTY
-@given(LABEL)
+@given(DNS_LABELS)
 def test_every_dns_label_is_a_stack_name(stack: str) -> None:
     assert inventory.stack_name_problems(stack) == []
 
