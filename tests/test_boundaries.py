@@ -1,4 +1,4 @@
-"""Rules that used to stop at the stack boundary (issue 10, class 2).
+"""Rules on names and addresses, within a stack and across the stacks of a repository.
 
 Within a stack (``gatewayctl.resolve``, ``gatewayctl.models``): hosts and base domains are fully
 qualified DNS names, never IP addresses; registry ports are TCP ports; infrastructure

@@ -1,4 +1,4 @@
-"""Deletion safety (issue 5, item 5), proven on what the offline engine records.
+"""Deletion safety, proven on what the offline engine records.
 
 ``deletionPolicy: Retain`` registers the tenant's PostgreSQL role and database with
 ``retain_on_delete`` (``pulumi up`` after removing the declaration drops them from the state

@@ -1,4 +1,4 @@
-"""Hostile input (issue 5, item 2): generated projects, valid and broken, through the real CLI.
+"""Hostile input: generated projects, valid and broken, through the real CLI.
 
 Every run of ``python -m gatewayctl render`` must end in one of two ways: exit 0 with a complete
 render, or exit 2 with every problem printed as ``error: <path>: <field>: <message>`` (the

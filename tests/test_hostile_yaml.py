@@ -1,12 +1,12 @@
-"""Hostile YAML and misplaced problems (issue 10, classes 1 and 3), through the real CLI.
+"""Hostile YAML and misplaced problems, through the real CLI.
 
-Class 1, YAML scalars that crash or leak: a value YAML resolves to a type but cannot convert
-is a problem of its field with its line; no message quotes a secret, nor any value whole; a
-file too large, too deep or with too many nodes is refused before it costs anything.
+YAML scalars that crash or leak: a value YAML resolves to a type but cannot convert is a
+problem of its field with its line; no message quotes a secret, nor any value whole; a file
+too large, too deep or with too many nodes is refused before it costs anything.
 
-Class 3, problems named in the wrong place or not at all: a registry mirror's problem is the
-stack file's; a malformed ``clusters`` value is one problem; a config key in another case of
-the project's namespace is reported; path fields (``declarationsDir``, ``sslRootCert``) stay
+Problems named in the wrong place or not at all: a registry mirror's problem is the stack
+file's; a malformed ``clusters`` value is one problem; a config key in another case of the
+project's namespace is reported; path fields (``declarationsDir``, ``sslRootCert``) stay
 inside the project and never reach the OS as something it refuses.
 
 Every case runs ``python -m gatewayctl render`` and ``validate`` in-process: exit 2, the same
@@ -77,7 +77,7 @@ def declaration_with(spec_text: str) -> str:
     return head("team-a") + "spec:\n" + spec_text
 
 
-# --- class 1: values that do not convert ----------------------------------------------------
+# --- values that do not convert -------------------------------------------------------------
 
 IMPLICIT = "in YAML but is not a valid one; quote it to make it a string"
 
@@ -178,7 +178,7 @@ def test_any_tag_on_any_junk_scalar_is_a_clean_result(field: str, tag: str, junk
         ), rendered.err
 
 
-# --- class 1: secrets are never quoted ------------------------------------------------------
+# --- secrets are never quoted ---------------------------------------------------------------
 
 
 def secrets_project(root: Path, entry: str) -> int:
@@ -334,7 +334,7 @@ def test_no_tag_or_junk_around_a_secret_prints_it(
     assert leaks([printed], [secret]) == []
 
 
-# --- class 1: size, depth and node limits ---------------------------------------------------
+# --- size, depth and node limits ------------------------------------------------------------
 
 
 def padded(text: str, size: int) -> str:
@@ -437,7 +437,7 @@ def test_more_nodes_than_the_limit_are_refused(tmp_path: Path) -> None:
     ]
 
 
-# --- class 1: values are never echoed whole -------------------------------------------------
+# --- values are never echoed whole ----------------------------------------------------------
 
 LONG = 900_000
 """Characters of a value: under the size limit, far over what a message may quote."""
@@ -477,7 +477,7 @@ def test_a_long_unknown_key_is_cut_short(tmp_path: Path) -> None:
     assert lines == [f"{DECLARATION}: spec.{'k' * (200 - len('spec.'))}{ELLIPSIS}: unknown field"]
 
 
-# --- class 3: a registry mirror's problem is the stack file's -------------------------------
+# --- a registry mirror's problem is the stack file's ----------------------------------------
 
 MIRROR = f"{PREFIX}clusters.c1.registryMirrors.ghcr.io/nvidia"
 LONG_TARGET = "mirror.internal:5000/" + "m" * 230
@@ -541,7 +541,7 @@ def test_a_mirror_that_breaks_a_declarations_own_image_names_both(tmp_path: Path
     assert all(line.startswith((DECLARATION, f"{CONFIG_FILE}: {MIRROR}: ")) for line in lines)
 
 
-# --- class 3: a malformed clusters value is one problem -------------------------------------
+# --- a malformed clusters value is one problem ----------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -605,7 +605,7 @@ def test_another_malformed_object_key_is_one_problem(
     assert lines == [f"{CONFIG_FILE}: {PREFIX}{key}: expected {expected}"]
 
 
-# --- class 3: the project's namespace in another case ---------------------------------------
+# --- the project's namespace in another case ------------------------------------------------
 
 
 @settings(HOSTILE, max_examples=20)
@@ -623,7 +623,7 @@ def test_a_key_in_another_case_of_the_namespace_is_reported(namespace: str, key:
     ]
 
 
-# --- class 3: path fields -------------------------------------------------------------------
+# --- path fields ----------------------------------------------------------------------------
 
 INSIDE = "must be a path inside the project, relative to its root"
 
@@ -720,6 +720,25 @@ def test_a_declarations_dir_the_os_would_refuse_is_a_problem(
     assert lines == [f"{CONFIG_FILE}: {PREFIX}declarationsDir: {problem}"]
 
 
+def test_a_declarations_dir_the_os_would_refuse_is_a_problem_with_broken_clusters(
+    tmp_path: Path,
+) -> None:
+    # With the clusters broken the declarations are still checked on their own: not through
+    # a path the OS refuses.
+    write_stack(
+        tmp_path, extra={f"{PREFIX}declarationsDir": "stacks/\x00", f"{PREFIX}clusters": "c1"}
+    )
+    write_gateway(tmp_path, "team-a")
+
+    lines = refused(tmp_path, tmp_path / "out")
+
+    assert lines == [
+        f"{CONFIG_FILE}: {PREFIX}clusters: expected a mapping of cluster name to its settings,"
+        " found a string",
+        f"{CONFIG_FILE}: {PREFIX}declarationsDir: 'stacks/\\x00' contains a control character",
+    ]
+
+
 # --- the reader without libyaml -------------------------------------------------------------
 
 SAME_EITHER_WAY = {
@@ -753,22 +772,3 @@ def test_the_python_parser_reads_the_same_where_libyaml_is_missing(
         yamlfile.read_yaml_mapping(tmp_path / "f.yaml", "f.yaml")
 
     assert [str(p) for p in caught.value.problems] == [SAME_EITHER_WAY[text]]
-
-
-def test_a_declarations_dir_the_os_would_refuse_is_a_problem_with_broken_clusters(
-    tmp_path: Path,
-) -> None:
-    # With the clusters broken the declarations are still checked on their own: not through
-    # a path the OS refuses.
-    write_stack(
-        tmp_path, extra={f"{PREFIX}declarationsDir": "stacks/\x00", f"{PREFIX}clusters": "c1"}
-    )
-    write_gateway(tmp_path, "team-a")
-
-    lines = refused(tmp_path, tmp_path / "out")
-
-    assert lines == [
-        f"{CONFIG_FILE}: {PREFIX}clusters: expected a mapping of cluster name to its settings,"
-        " found a string",
-        f"{CONFIG_FILE}: {PREFIX}declarationsDir: 'stacks/\\x00' contains a control character",
-    ]

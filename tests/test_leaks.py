@@ -1,4 +1,4 @@
-"""No leaks (issue 5, item 3): secret inputs and generated secrets never surface.
+"""No leaks: secret inputs and generated secrets never surface.
 
 Sentinel values go into every secret input (each cluster's ``dbAdminPassword`` and
 ``kubeconfig``) of a generated project and of copies of the committed stacks; the sentinels

@@ -167,6 +167,28 @@ def test_yml_suffix_is_read_and_dotfiles_and_readmes_are_ignored(tmp_path: Path)
     assert (gateway.name, gateway.source) == ("team-a", f"{DECLARATIONS}/team-a.yml")
 
 
+def test_adoption_names_the_existing_namespace_and_database(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(
+        tmp_path,
+        "team-a",
+        {
+            "namespace": "openshell-b5a1cd34b5f99d11",
+            "databaseName": "gw_0ujtsycgvstl8pauadqwysmnlov",
+        },
+    )
+    gateway = only_gateway(tmp_path)
+    assert (gateway.namespace, gateway.database_name, gateway.adopted) == (
+        "openshell-b5a1cd34b5f99d11",
+        "gw_0ujtsycgvstl8pauadqwysmnlov",
+        True,
+    )
+    assert gateway.hostname == f"gw-openshell-b5a1cd34b5f99d11.{BASE_DOMAIN}"
+
+
+# --- the declarations directory and what it may hold ----------------------------------------
+
+
 def test_empty_declarations_directory_loads_no_gateways(tmp_path: Path) -> None:
     write_stack(tmp_path)
 
@@ -229,6 +251,161 @@ def test_declarations_directory_linked_inside_the_project_is_read(tmp_path: Path
     write_text(tmp_path, "inventory/team-a.yaml", yaml.safe_dump(declaration("team-a")))
 
     assert only_gateway(tmp_path).source == f"{DECLARATIONS}/team-a.yaml"
+
+
+def test_absolute_declarations_dir_does_not_crash(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    project = tmp_path / "project"
+    write_text(outside, "team-a.yaml", yaml.safe_dump(declaration("team-a")))
+    write_stack(project, extra={f"{PREFIX}declarationsDir": str(outside)})
+
+    try:
+        gateways = load(project).gateways
+    except InvalidInputError:
+        return  # refusing an absolute path with a problem is fine too
+    assert [g.name for g in gateways] == ["team-a"]
+
+
+ONLY_DECLARATIONS = (
+    "only *.yaml and *.yml files are declarations (names starting with '.' or README are ignored)"
+)
+
+
+@pytest.mark.parametrize(
+    "file",
+    ["team-a.YAML", "team-a.Yml", "team-a.json", "team-a", "team-a.yaml~", "team-a.yaml.bak"],
+)
+def test_file_that_is_not_yaml_or_yml_is_a_problem(tmp_path: Path, file: str) -> None:
+    write_stack(tmp_path)
+    source = write_declaration_text(tmp_path, file, yaml.safe_dump(declaration("team-a")))
+
+    assert load_problems(tmp_path) == [(source, "", ONLY_DECLARATIONS)]
+
+
+def test_subdirectory_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a", file="archive.yaml/team-a.yaml")
+    (tmp_path / DECLARATIONS / "empty").mkdir()
+
+    assert load_problems(tmp_path) == [
+        (
+            f"{DECLARATIONS}/archive.yaml",
+            "",
+            "is a directory; declarations are not read from subdirectories",
+        ),
+        (
+            f"{DECLARATIONS}/empty",
+            "",
+            "is a directory; declarations are not read from subdirectories",
+        ),
+    ]
+
+
+def test_dangling_symbolic_link_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("team-a.yaml.orig")
+
+    assert load_problems(tmp_path) == [
+        (
+            f"{DECLARATIONS}/team-a.yaml",
+            "",
+            "broken symbolic link to 'team-a.yaml.orig': No such file or directory",
+        )
+    ]
+
+
+def test_symbolic_link_loop_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    (tmp_path / DECLARATIONS / "a.yaml").symlink_to("b.yaml")
+    (tmp_path / DECLARATIONS / "b.yaml").symlink_to("a.yaml")
+    (tmp_path / DECLARATIONS / "self.yml").symlink_to("self.yml")
+
+    assert load_problems(tmp_path) == [
+        (
+            f"{DECLARATIONS}/a.yaml",
+            "",
+            "broken symbolic link to 'b.yaml': Too many levels of symbolic links",
+        ),
+        (
+            f"{DECLARATIONS}/b.yaml",
+            "",
+            "broken symbolic link to 'a.yaml': Too many levels of symbolic links",
+        ),
+        (
+            f"{DECLARATIONS}/self.yml",
+            "",
+            "broken symbolic link to 'self.yml': Too many levels of symbolic links",
+        ),
+    ]
+
+
+def test_symbolic_link_outside_the_project_is_a_problem(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write_stack(root)
+    write_text(tmp_path, "team-a.yaml", yaml.safe_dump(declaration("team-a")))
+    (root / DECLARATIONS / "team-a.yaml").symlink_to("../../../team-a.yaml")
+    (root / DECLARATIONS / "team-b.yaml").symlink_to(tmp_path / "team-a.yaml")
+
+    assert load_problems(root) == [
+        (
+            f"{DECLARATIONS}/team-a.yaml",
+            "",
+            "symbolic link to '../../../team-a.yaml' leads outside the project; a declaration"
+            " must be inside it",
+        ),
+        (
+            f"{DECLARATIONS}/team-b.yaml",
+            "",
+            f"symbolic link to '{tmp_path / 'team-a.yaml'}' leads outside the project; a"
+            " declaration must be inside it",
+        ),
+    ]
+
+
+def test_symbolic_link_inside_the_project_is_read(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_text(tmp_path, "shared/team-a.yaml", yaml.safe_dump(declaration("team-a")))
+    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("../../shared/team-a.yaml")
+
+    assert only_gateway(tmp_path).source == f"{DECLARATIONS}/team-a.yaml"
+
+
+def test_symbolic_link_to_a_directory_is_a_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / DECLARATIONS / "more.yaml").symlink_to(tmp_path / "shared")
+
+    assert load_problems(tmp_path) == [
+        (
+            f"{DECLARATIONS}/more.yaml",
+            "",
+            "is a directory; declarations are not read from subdirectories",
+        )
+    ]
+
+
+def test_special_file_is_a_problem_and_is_not_opened(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    os.mkfifo(tmp_path / DECLARATIONS / "team-a.yaml")  # opening it would block
+
+    assert load_problems(tmp_path) == [(f"{DECLARATIONS}/team-a.yaml", "", "not a regular file")]
+
+
+def test_every_unread_entry_is_reported_with_the_declarations_problems(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "good")
+    bad = write_gateway(tmp_path, "bad", {"replicas": 0})
+    write_declaration_text(tmp_path, "notes.txt", "\xff")
+    (tmp_path / DECLARATIONS / "gone.yml").symlink_to("nowhere.yml")
+    (tmp_path / DECLARATIONS / "old").mkdir()
+    write_declaration_text(tmp_path, "README.md", "docs")
+
+    assert where(load_problems(tmp_path)) == [
+        (bad, "spec.replicas"),
+        (f"{DECLARATIONS}/gone.yml", ""),
+        (f"{DECLARATIONS}/notes.txt", ""),
+        (f"{DECLARATIONS}/old", ""),
+    ]
 
 
 # --- images ---------------------------------------------------------------------------------
@@ -517,6 +694,9 @@ def test_file_name_must_match_metadata_name(tmp_path: Path) -> None:
     ]
 
 
+# --- reading YAML (gatewayctl.yamlfile) -----------------------------------------------------
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -626,6 +806,33 @@ def test_several_documents_after_an_empty_one(tmp_path: Path) -> None:
     ]
 
 
+def test_yaml_aliases_that_expand_beyond_the_budget_are_refused(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for level, previous in zip("bcdef", "abcde", strict=True):
+        bomb.append(f"{level}: &{level} [" + ", ".join([f"*{previous}"] * 10) + "]")
+    source = f"{DECLARATIONS}/bomb.yaml"
+    write_text(tmp_path, source, "\n".join(bomb) + "\n")
+
+    assert load_problems(tmp_path) == [
+        (source, "", "expands to more than 100,000 values (YAML aliases?)")
+    ]
+
+
+def test_yaml_aliases_within_the_budget_are_read(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_text(
+        tmp_path,
+        f"{DECLARATIONS}/team-a.yaml",
+        f"apiVersion: {API_VERSION}\nkind: Gateway\nmetadata:\n  name: team-a\n"
+        "  labels: &labels {tier: gold}\nspec:\n  replicas: 2\n",
+    )
+
+    gateway = only_gateway(tmp_path)
+
+    assert (gateway.name, gateway.args.replicas) == ("team-a", 2)
+
+
 # --- every problem at once ------------------------------------------------------------------
 
 
@@ -676,6 +883,15 @@ def test_parse_problems_do_not_hide_other_files_problems(tmp_path: Path) -> None
     b = write_gateway(tmp_path, "b", {"exposure": {"host": f"gw-openshell-a.{BASE_DOMAIN}"}})
 
     assert where(load_problems(tmp_path)) == [(a, "spec.replicas"), (b, "spec.exposure.host")]
+
+
+def test_declarations_are_checked_even_when_the_stack_config_is_broken(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(baseDomain="Not A Domain"))
+    source = write_gateway(tmp_path, "team-a", {"replicas": "two"})
+    assert where(load_problems(tmp_path)) == [
+        (CONFIG_FILE, f"{PREFIX}clusters.c1.baseDomain"),
+        (source, "spec.replicas"),
+    ]
 
 
 # --- clusters -------------------------------------------------------------------------------
@@ -882,11 +1098,19 @@ def test_none_mode_cluster_gives_no_hostname_or_address(tmp_path: Path, base_dom
 
 
 SHARED_GATEWAY = {"name": "shared-gw", "namespace": "gw-system", "sectionName": "grpc-tls"}
+
+
 ROUTE_CLUSTER = cluster(ingress={"routerNamespace": "router-shard"})
+
+
 GATEWAY_API_CLUSTER = cluster(
     capabilities={"gatewayApi": True}, ingress={"mode": "gateway-api", "gateway": SHARED_GATEWAY}
 )
+
+
 NONE_CLUSTER = cluster(ingress={"mode": "none", "gateway": SHARED_GATEWAY})
+
+
 OWN_HOST = f"gw-openshell-team-a.{BASE_DOMAIN}"
 
 
@@ -920,6 +1144,31 @@ def test_exposure_is_decided_at_resolution(
     assert only_gateway(tmp_path).args.exposure == expected
 
 
+def test_host_under_another_clusters_base_domain_is_refused(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters())
+    source = write_gateway(
+        tmp_path, "t1", {"cluster": "west", "exposure": {"host": f"gw-openshell-x.{EAST_DOMAIN}"}}
+    )
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.exposure.host",
+            f"host 'gw-openshell-x.{EAST_DOMAIN}' is under the base domain '{EAST_DOMAIN}' of"
+            " cluster 'east'; a gateway on 'west' may not use it",
+        )
+    ]
+
+
+def test_explicit_host_is_checked_even_when_exposure_is_disabled(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(
+        tmp_path, "t1", {"exposure": {"enabled": False, "host": f"gw-openshell-t2.{BASE_DOMAIN}"}}
+    )
+    (problem,) = load_problems(tmp_path)
+    assert problem[:2] == (source, "spec.exposure.host")
+    assert "is not this gateway's own slot" in problem[2]
+
+
 def test_duplicate_vanity_host_names_the_second_file(tmp_path: Path) -> None:
     write_stack(tmp_path)
     first = write_gateway(tmp_path, "alpha", {"exposure": {"host": "shared.example.org"}})
@@ -942,6 +1191,9 @@ def test_duplicate_host_across_clusters_is_a_problem(tmp_path: Path) -> None:
     assert load_problems(tmp_path) == [
         (second, "spec.exposure.host", f"host 'shared.example.org' is already used by {first}")
     ]
+
+
+# --- unique names and namespaces ------------------------------------------------------------
 
 
 def test_namespace_collision_on_the_same_cluster(tmp_path: Path) -> None:
@@ -993,19 +1245,6 @@ def test_gateway_names_are_unique_across_yaml_and_yml(tmp_path: Path) -> None:
         (second, "metadata.name"),
         (second, "spec.databaseName"),
     ]
-
-
-def test_absolute_declarations_dir_does_not_crash(tmp_path: Path) -> None:
-    outside = tmp_path / "outside"
-    project = tmp_path / "project"
-    write_text(outside, "team-a.yaml", yaml.safe_dump(declaration("team-a")))
-    write_stack(project, extra={f"{PREFIX}declarationsDir": str(outside)})
-
-    try:
-        gateways = load(project).gateways
-    except InvalidInputError:
-        return  # refusing an absolute path with a problem is fine too
-    assert [g.name for g in gateways] == ["team-a"]
 
 
 # --- stack config ---------------------------------------------------------------------------
@@ -1101,6 +1340,31 @@ def test_route_mode_needs_openshift(tmp_path: Path) -> None:
     ]
 
 
+def test_gateway_api_mode_needs_the_capability(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        clusters=one_cluster(ingress={"mode": "gateway-api", "gateway": {"name": "shared"}}),
+    )
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1",
+            "ingress.mode is gateway-api but capabilities.gatewayApi is false",
+        )
+    ]
+
+
+def test_a_non_string_ingress_mode_says_what_is_expected(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=one_cluster(ingress={"mode": 5}))
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1.ingress.mode",
+            "expected a string such as route, gateway-api, none or auto, not 5",
+        )
+    ]
+
+
 def test_unknown_config_key_under_the_project_prefix(tmp_path: Path) -> None:
     write_stack(
         tmp_path,
@@ -1121,6 +1385,26 @@ def test_unknown_config_key_is_reported_with_model_problems(tmp_path: Path) -> N
     assert where(load_problems(tmp_path)) == [
         (CONFIG_FILE, f"{PREFIX}clusters.c1.baseDomain"),
         (CONFIG_FILE, f"{PREFIX}declarationDir"),
+    ]
+
+
+def test_near_miss_config_namespace_is_reported(tmp_path: Path) -> None:
+    write_stack(tmp_path, extra={"hypershell-gateway:clusters": {}, "kubernetes:context": "x"})
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, "hypershell-gateway:clusters", f"unknown namespace; did you mean {PREFIX}?")
+    ]
+
+
+def test_a_misspelt_config_key_is_named(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    path = tmp_path / CONFIG_FILE
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document["configg"] = document.pop("config")
+    document["secretsprovider"] = "passphrase"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, "configg", "unknown key; did you mean config?")
     ]
 
 
@@ -1230,7 +1514,7 @@ def test_raw_config_bypasses_the_stack_file(tmp_path: Path) -> None:
     ]
 
 
-# --- secrets (gatewayctl.render.prepare) --------------------------------------------------------
+# --- secrets (gatewayctl.render.prepare) ----------------------------------------------------
 
 
 def prepared(root: Path) -> Prepared:
@@ -1262,6 +1546,14 @@ def test_missing_cluster_secrets_key_names_every_cluster(tmp_path: Path) -> None
     ]
 
 
+def test_secrets_for_an_unknown_cluster_are_reported(tmp_path: Path) -> None:
+    write_stack(tmp_path, secrets={"c1": {"dbAdminPassword": "x"}, "c9": {"dbAdminPassword": "y"}})
+    write_gateway(tmp_path, "t1")
+    assert problems_of(lambda: prepare(tmp_path, STACK)) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.c9", "no such cluster in this stack")
+    ]
+
+
 def test_cluster_secrets_that_are_not_a_mapping_are_one_problem(tmp_path: Path) -> None:
     write_stack(tmp_path, clusters=two_clusters(), secrets="somestring")
 
@@ -1290,6 +1582,17 @@ def test_secure_values_are_accepted_and_counted(tmp_path: Path) -> None:
     assert result.secure_placeholders == 3
     assert json.loads(result.config[f"{PREFIX}clusterSecrets"]) == {
         "east": {"dbAdminPassword": SECURE_PLACEHOLDER, "kubeconfig": SECURE_PLACEHOLDER},
+        "west": {"dbAdminPassword": SECURE_PLACEHOLDER},
+    }
+
+
+def test_whole_object_secure_secrets_render_with_placeholders(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters(), secrets={"secure": "v1:AAAA"})
+    write_gateway(tmp_path, "t1", {"cluster": "east"})
+    prepared = prepare(tmp_path, STACK)
+    assert prepared.secure_placeholders == 1
+    assert json.loads(prepared.config[f"{PREFIX}clusterSecrets"]) == {
+        "east": {"dbAdminPassword": SECURE_PLACEHOLDER},
         "west": {"dbAdminPassword": SECURE_PLACEHOLDER},
     }
 
@@ -1344,145 +1647,7 @@ def test_prepare_reports_declaration_and_secret_problems_together(tmp_path: Path
     ]
 
 
-# --- the committed stacks -------------------------------------------------------------------
-
-
-def test_committed_stacks_load_with_the_documented_decisions() -> None:
-    summary = {
-        stack: [
-            (g.name, g.cluster, str(g.ingress_mode), g.address is not None, g.args.retain_database)
-            for g in load_stack(ROOT, stack).gateways
-        ]
-        for stack in ("aws", "ibm", "local")
-    }
-
-    assert summary == {
-        "aws": [
-            ("audit", "rosa-us-east-1", "gateway-api", False, False),
-            ("ml-platform", "rosa-us-west-2", "gateway-api", True, True),
-            ("payments", "rosa-us-east-1", "gateway-api", True, True),
-            ("search", "rosa-us-west-2", "gateway-api", True, True),
-        ],
-        "ibm": [
-            ("batch-jobs", "roks-us-east", "route", False, False),
-            ("canary", "roks-us-east", "route", True, True),
-            ("research", "roks-us-east", "route", True, True),
-            ("team-a", "roks-us-east", "route", True, True),
-        ],
-        "local": [
-            ("dev", "kind", "none", False, True),
-            ("dev-build", "kind", "none", False, False),
-            ("offline", "kind", "none", False, True),
-        ],
-    }
-
-
-# --- rules added after review ---------------------------------------------------------------
-
-
-def test_host_under_another_clusters_base_domain_is_refused(tmp_path: Path) -> None:
-    write_stack(tmp_path, clusters=two_clusters())
-    source = write_gateway(
-        tmp_path, "t1", {"cluster": "west", "exposure": {"host": f"gw-openshell-x.{EAST_DOMAIN}"}}
-    )
-    assert load_problems(tmp_path) == [
-        (
-            source,
-            "spec.exposure.host",
-            f"host 'gw-openshell-x.{EAST_DOMAIN}' is under the base domain '{EAST_DOMAIN}' of"
-            " cluster 'east'; a gateway on 'west' may not use it",
-        )
-    ]
-
-
-def test_explicit_host_is_checked_even_when_exposure_is_disabled(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    source = write_gateway(
-        tmp_path, "t1", {"exposure": {"enabled": False, "host": f"gw-openshell-t2.{BASE_DOMAIN}"}}
-    )
-    (problem,) = load_problems(tmp_path)
-    assert problem[:2] == (source, "spec.exposure.host")
-    assert "is not this gateway's own slot" in problem[2]
-
-
-def test_gateway_api_mode_needs_the_capability(tmp_path: Path) -> None:
-    write_stack(
-        tmp_path,
-        clusters=one_cluster(ingress={"mode": "gateway-api", "gateway": {"name": "shared"}}),
-    )
-    assert load_problems(tmp_path) == [
-        (
-            CONFIG_FILE,
-            f"{PREFIX}clusters.c1",
-            "ingress.mode is gateway-api but capabilities.gatewayApi is false",
-        )
-    ]
-
-
-def test_near_miss_config_namespace_is_reported(tmp_path: Path) -> None:
-    write_stack(tmp_path, extra={"hypershell-gateway:clusters": {}, "kubernetes:context": "x"})
-    assert load_problems(tmp_path) == [
-        (CONFIG_FILE, "hypershell-gateway:clusters", f"unknown namespace; did you mean {PREFIX}?")
-    ]
-
-
-def test_secrets_for_an_unknown_cluster_are_reported(tmp_path: Path) -> None:
-    write_stack(tmp_path, secrets={"c1": {"dbAdminPassword": "x"}, "c9": {"dbAdminPassword": "y"}})
-    write_gateway(tmp_path, "t1")
-    assert problems_of(lambda: prepare(tmp_path, STACK)) == [
-        (CONFIG_FILE, f"{PREFIX}clusterSecrets.c9", "no such cluster in this stack")
-    ]
-
-
-def test_whole_object_secure_secrets_render_with_placeholders(tmp_path: Path) -> None:
-    write_stack(tmp_path, clusters=two_clusters(), secrets={"secure": "v1:AAAA"})
-    write_gateway(tmp_path, "t1", {"cluster": "east"})
-    prepared = prepare(tmp_path, STACK)
-    assert prepared.secure_placeholders == 1
-    assert json.loads(prepared.config[f"{PREFIX}clusterSecrets"]) == {
-        "east": {"dbAdminPassword": SECURE_PLACEHOLDER},
-        "west": {"dbAdminPassword": SECURE_PLACEHOLDER},
-    }
-
-
-def test_adoption_names_the_existing_namespace_and_database(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    write_gateway(
-        tmp_path,
-        "team-a",
-        {
-            "namespace": "openshell-b5a1cd34b5f99d11",
-            "databaseName": "gw_0ujtsycgvstl8pauadqwysmnlov",
-        },
-    )
-    gateway = only_gateway(tmp_path)
-    assert (gateway.namespace, gateway.database_name, gateway.adopted) == (
-        "openshell-b5a1cd34b5f99d11",
-        "gw_0ujtsycgvstl8pauadqwysmnlov",
-        True,
-    )
-    assert gateway.hostname == f"gw-openshell-b5a1cd34b5f99d11.{BASE_DOMAIN}"
-
-
-def test_database_names_are_unique_per_database_server_across_clusters(tmp_path: Path) -> None:
-    shared = {"database": {"adminHost": "shared-pg.example.com"}}
-    clusters = {
-        "east": cluster(baseDomain=EAST_DOMAIN, **shared),
-        "west": cluster(baseDomain=WEST_DOMAIN, **shared),
-        "north": cluster(baseDomain="north.example.com"),
-    }
-    write_stack(tmp_path, clusters=clusters)
-    first = write_gateway(tmp_path, "a", {"cluster": "east", "databaseName": "gw_shared"})
-    second = write_gateway(tmp_path, "b", {"cluster": "west", "databaseName": "gw_shared"})
-    write_gateway(tmp_path, "c", {"cluster": "north", "databaseName": "gw_shared"})
-
-    assert load_problems(tmp_path) == [
-        (
-            second,
-            "spec.databaseName",
-            f"database 'gw_shared' on server shared-pg.example.com:5432 is already used by {first}",
-        )
-    ]
+# --- database names -------------------------------------------------------------------------
 
 
 def test_database_names_are_identifiers_and_unique_per_cluster(tmp_path: Path) -> None:
@@ -1506,36 +1671,26 @@ def test_database_names_are_identifiers_and_unique_per_cluster(tmp_path: Path) -
     ]
 
 
-def test_declarations_are_checked_even_when_the_stack_config_is_broken(tmp_path: Path) -> None:
-    write_stack(tmp_path, clusters=one_cluster(baseDomain="Not A Domain"))
-    source = write_gateway(tmp_path, "team-a", {"replicas": "two"})
-    assert where(load_problems(tmp_path)) == [
-        (CONFIG_FILE, f"{PREFIX}clusters.c1.baseDomain"),
-        (source, "spec.replicas"),
-    ]
+def test_database_names_are_unique_per_database_server_across_clusters(tmp_path: Path) -> None:
+    shared = {"database": {"adminHost": "shared-pg.example.com"}}
+    clusters = {
+        "east": cluster(baseDomain=EAST_DOMAIN, **shared),
+        "west": cluster(baseDomain=WEST_DOMAIN, **shared),
+        "north": cluster(baseDomain="north.example.com"),
+    }
+    write_stack(tmp_path, clusters=clusters)
+    first = write_gateway(tmp_path, "a", {"cluster": "east", "databaseName": "gw_shared"})
+    second = write_gateway(tmp_path, "b", {"cluster": "west", "databaseName": "gw_shared"})
+    write_gateway(tmp_path, "c", {"cluster": "north", "databaseName": "gw_shared"})
 
-
-@pytest.mark.parametrize("namespace", ["default", "kube-system", "openshift", "openshift-ingress"])
-def test_system_namespaces_are_refused(tmp_path: Path, namespace: str) -> None:
-    write_stack(tmp_path)
-    source = write_gateway(tmp_path, "team-a", {"namespace": namespace})
-    assert load_problems(tmp_path) == [
-        (source, "spec.namespace", f"{namespace!r} is a system namespace; a gateway needs its own")
-    ]
-
-
-def test_a_non_string_ingress_mode_says_what_is_expected(tmp_path: Path) -> None:
-    write_stack(tmp_path, clusters=one_cluster(ingress={"mode": 5}))
     assert load_problems(tmp_path) == [
         (
-            CONFIG_FILE,
-            f"{PREFIX}clusters.c1.ingress.mode",
-            "expected a string such as route, gateway-api, none or auto, not 5",
+            second,
+            "spec.databaseName",
+            f"database 'gw_shared' on server shared-pg.example.com:5432 is already used by {first}",
         )
     ]
 
-
-# --- reserved database names ----------------------------------------------------------------
 
 OWN_DATABASE = "a gateway needs a role and database of its own"
 
@@ -1639,6 +1794,15 @@ def test_admin_user_of_another_cluster_on_the_same_server_is_refused(tmp_path: P
 
 
 # --- reserved namespaces --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("namespace", ["default", "kube-system", "openshift", "openshift-ingress"])
+def test_system_namespaces_are_refused(tmp_path: Path, namespace: str) -> None:
+    write_stack(tmp_path)
+    source = write_gateway(tmp_path, "team-a", {"namespace": namespace})
+    assert load_problems(tmp_path) == [
+        (source, "spec.namespace", f"{namespace!r} is a system namespace; a gateway needs its own")
+    ]
 
 
 def namespace_message(value: str, what: str, field: str, cluster_name: str = "c1") -> str:
@@ -1765,188 +1929,34 @@ def test_another_clusters_namespaces_are_not_reserved(tmp_path: Path) -> None:
     assert [g.namespace for g in load(tmp_path).gateways] == ["monitoring", "east-db"]
 
 
-# --- what the declarations directory may hold -----------------------------------------------
-
-ONLY_DECLARATIONS = (
-    "only *.yaml and *.yml files are declarations (names starting with '.' or README are ignored)"
-)
+# --- the committed stacks -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "file",
-    ["team-a.YAML", "team-a.Yml", "team-a.json", "team-a", "team-a.yaml~", "team-a.yaml.bak"],
-)
-def test_file_that_is_not_yaml_or_yml_is_a_problem(tmp_path: Path, file: str) -> None:
-    write_stack(tmp_path)
-    source = write_declaration_text(tmp_path, file, yaml.safe_dump(declaration("team-a")))
+def test_committed_stacks_load_with_the_documented_decisions() -> None:
+    summary = {
+        stack: [
+            (g.name, g.cluster, str(g.ingress_mode), g.address is not None, g.args.retain_database)
+            for g in load_stack(ROOT, stack).gateways
+        ]
+        for stack in ("aws", "ibm", "local")
+    }
 
-    assert load_problems(tmp_path) == [(source, "", ONLY_DECLARATIONS)]
-
-
-def test_subdirectory_is_a_problem(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    write_gateway(tmp_path, "team-a", file="archive.yaml/team-a.yaml")
-    (tmp_path / DECLARATIONS / "empty").mkdir()
-
-    assert load_problems(tmp_path) == [
-        (
-            f"{DECLARATIONS}/archive.yaml",
-            "",
-            "is a directory; declarations are not read from subdirectories",
-        ),
-        (
-            f"{DECLARATIONS}/empty",
-            "",
-            "is a directory; declarations are not read from subdirectories",
-        ),
-    ]
-
-
-def test_dangling_symbolic_link_is_a_problem(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("team-a.yaml.orig")
-
-    assert load_problems(tmp_path) == [
-        (
-            f"{DECLARATIONS}/team-a.yaml",
-            "",
-            "broken symbolic link to 'team-a.yaml.orig': No such file or directory",
-        )
-    ]
-
-
-def test_symbolic_link_loop_is_a_problem(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    (tmp_path / DECLARATIONS / "a.yaml").symlink_to("b.yaml")
-    (tmp_path / DECLARATIONS / "b.yaml").symlink_to("a.yaml")
-    (tmp_path / DECLARATIONS / "self.yml").symlink_to("self.yml")
-
-    assert load_problems(tmp_path) == [
-        (
-            f"{DECLARATIONS}/a.yaml",
-            "",
-            "broken symbolic link to 'b.yaml': Too many levels of symbolic links",
-        ),
-        (
-            f"{DECLARATIONS}/b.yaml",
-            "",
-            "broken symbolic link to 'a.yaml': Too many levels of symbolic links",
-        ),
-        (
-            f"{DECLARATIONS}/self.yml",
-            "",
-            "broken symbolic link to 'self.yml': Too many levels of symbolic links",
-        ),
-    ]
-
-
-def test_symbolic_link_outside_the_project_is_a_problem(tmp_path: Path) -> None:
-    root = tmp_path / "project"
-    write_stack(root)
-    write_text(tmp_path, "team-a.yaml", yaml.safe_dump(declaration("team-a")))
-    (root / DECLARATIONS / "team-a.yaml").symlink_to("../../../team-a.yaml")
-    (root / DECLARATIONS / "team-b.yaml").symlink_to(tmp_path / "team-a.yaml")
-
-    assert load_problems(root) == [
-        (
-            f"{DECLARATIONS}/team-a.yaml",
-            "",
-            "symbolic link to '../../../team-a.yaml' leads outside the project; a declaration"
-            " must be inside it",
-        ),
-        (
-            f"{DECLARATIONS}/team-b.yaml",
-            "",
-            f"symbolic link to '{tmp_path / 'team-a.yaml'}' leads outside the project; a"
-            " declaration must be inside it",
-        ),
-    ]
-
-
-def test_symbolic_link_inside_the_project_is_read(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    write_text(tmp_path, "shared/team-a.yaml", yaml.safe_dump(declaration("team-a")))
-    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("../../shared/team-a.yaml")
-
-    assert only_gateway(tmp_path).source == f"{DECLARATIONS}/team-a.yaml"
-
-
-def test_symbolic_link_to_a_directory_is_a_problem(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    (tmp_path / "shared").mkdir()
-    (tmp_path / DECLARATIONS / "more.yaml").symlink_to(tmp_path / "shared")
-
-    assert load_problems(tmp_path) == [
-        (
-            f"{DECLARATIONS}/more.yaml",
-            "",
-            "is a directory; declarations are not read from subdirectories",
-        )
-    ]
-
-
-def test_special_file_is_a_problem_and_is_not_opened(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    os.mkfifo(tmp_path / DECLARATIONS / "team-a.yaml")  # opening it would block
-
-    assert load_problems(tmp_path) == [(f"{DECLARATIONS}/team-a.yaml", "", "not a regular file")]
-
-
-def test_every_unread_entry_is_reported_with_the_declarations_problems(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    write_gateway(tmp_path, "good")
-    bad = write_gateway(tmp_path, "bad", {"replicas": 0})
-    write_declaration_text(tmp_path, "notes.txt", "\xff")
-    (tmp_path / DECLARATIONS / "gone.yml").symlink_to("nowhere.yml")
-    (tmp_path / DECLARATIONS / "old").mkdir()
-    write_declaration_text(tmp_path, "README.md", "docs")
-
-    assert where(load_problems(tmp_path)) == [
-        (bad, "spec.replicas"),
-        (f"{DECLARATIONS}/gone.yml", ""),
-        (f"{DECLARATIONS}/notes.txt", ""),
-        (f"{DECLARATIONS}/old", ""),
-    ]
-
-
-# --- file-level guards ------------------------------------------------------------------------
-
-
-def test_yaml_aliases_that_expand_beyond_the_budget_are_refused(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
-    for level, previous in zip("bcdef", "abcde", strict=True):
-        bomb.append(f"{level}: &{level} [" + ", ".join([f"*{previous}"] * 10) + "]")
-    source = f"{DECLARATIONS}/bomb.yaml"
-    write_text(tmp_path, source, "\n".join(bomb) + "\n")
-
-    assert load_problems(tmp_path) == [
-        (source, "", "expands to more than 100,000 values (YAML aliases?)")
-    ]
-
-
-def test_yaml_aliases_within_the_budget_are_read(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    write_text(
-        tmp_path,
-        f"{DECLARATIONS}/team-a.yaml",
-        f"apiVersion: {API_VERSION}\nkind: Gateway\nmetadata:\n  name: team-a\n"
-        "  labels: &labels {tier: gold}\nspec:\n  replicas: 2\n",
-    )
-
-    gateway = only_gateway(tmp_path)
-
-    assert (gateway.name, gateway.args.replicas) == ("team-a", 2)
-
-
-def test_a_misspelt_config_key_is_named(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    path = tmp_path / CONFIG_FILE
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    document["configg"] = document.pop("config")
-    document["secretsprovider"] = "passphrase"
-    path.write_text(yaml.safe_dump(document), encoding="utf-8")
-
-    assert load_problems(tmp_path) == [
-        (CONFIG_FILE, "configg", "unknown key; did you mean config?")
-    ]
+    assert summary == {
+        "aws": [
+            ("audit", "rosa-us-east-1", "gateway-api", False, False),
+            ("ml-platform", "rosa-us-west-2", "gateway-api", True, True),
+            ("payments", "rosa-us-east-1", "gateway-api", True, True),
+            ("search", "rosa-us-west-2", "gateway-api", True, True),
+        ],
+        "ibm": [
+            ("batch-jobs", "roks-us-east", "route", False, False),
+            ("canary", "roks-us-east", "route", True, True),
+            ("research", "roks-us-east", "route", True, True),
+            ("team-a", "roks-us-east", "route", True, True),
+        ],
+        "local": [
+            ("dev", "kind", "none", False, True),
+            ("dev-build", "kind", "none", False, False),
+            ("offline", "kind", "none", False, True),
+        ],
+    }

@@ -1,4 +1,4 @@
-"""What the real providers and engine do that the mock runtime does not (issue: first real `up`).
+"""What the real providers and engine do that the mock runtime does not.
 
 Each test pins one provider setting or program shape that the real engine depends on; the
 source each relies on is cited beside the code in ``components/cluster.py`` and
