@@ -30,8 +30,7 @@ from components.images import (
     DEFAULT_SANDBOX_IMAGE,
     DEFAULT_SUPERVISOR_IMAGE,
 )
-from gatewayctl import yamlfile
-from gatewayctl.errors import ELLIPSIS, QUOTED_LIMIT, InvalidInputError
+from gatewayctl.errors import ELLIPSIS, QUOTED_LIMIT
 from gatewayctl.yamlfile import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
 from tests.builders import (
     CONFIG_FILE,
@@ -737,38 +736,3 @@ def test_a_declarations_dir_the_os_would_refuse_is_a_problem_with_broken_cluster
         " found a string",
         f"{CONFIG_FILE}: {PREFIX}declarationsDir: 'stacks/\\x00' contains a control character",
     ]
-
-
-# --- the reader without libyaml -------------------------------------------------------------
-
-SAME_EITHER_WAY = {
-    "a: !!int ten\n": "f.yaml: a: line 1: invalid value: tagged !!int but is not an integer",
-    "a: 2026-02-30\n": f"f.yaml: a: line 1: invalid value: reads as a date or time {IMPLICIT}",
-    "a: " + "[" * DEEP + "]" * DEEP + "\n": (
-        f"f.yaml: line 1: nests deeper than {MAX_DEPTH} levels; not read further"
-    ),
-    "a: [" + "0," * MAX_NODES + "0]\n": (
-        f"f.yaml: line 1: holds more than {MAX_NODES:,} values; not read further"
-    ),
-    "a: !Q7zx!pw\n": (
-        "f.yaml: line 1: invalid YAML: undefined tag handle: a value starting with '!' must be"
-        " quoted"
-    ),
-    "a: {b: 1, b: 2}\n": "f.yaml: line 1: invalid YAML: duplicate key 'b'",
-}
-
-
-@pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "python"])
-@pytest.mark.parametrize("text", list(SAME_EITHER_WAY), ids=range(len(SAME_EITHER_WAY)))
-def test_the_python_parser_reads_the_same_where_libyaml_is_missing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, libyaml: bool, text: str
-) -> None:
-    if libyaml and not yamlfile.LIBYAML:
-        pytest.skip("this PyYAML is built without libyaml")
-    monkeypatch.setattr(yamlfile, "LIBYAML", libyaml)
-    (tmp_path / "f.yaml").write_text(text)
-
-    with pytest.raises(InvalidInputError) as caught:
-        yamlfile.read_yaml_mapping(tmp_path / "f.yaml", "f.yaml")
-
-    assert [str(p) for p in caught.value.problems] == [SAME_EITHER_WAY[text]]
