@@ -11,6 +11,7 @@ import pytest
 
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.offline import RecordedResource, Recording, is_secret
+from gatewayctl.outputs import MARKER
 from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
 from gatewayctl.secrets import clean
 from tests.builders import STACK
@@ -45,6 +46,18 @@ def where(problems: Problems) -> list[tuple[str, str]]:
 def only_gateway(root: Path) -> ResolvedGateway:
     (gateway,) = load(root).gateways
     return gateway
+
+
+# --- what a render wrote -------------------------------------------------------------------
+
+
+def written_files(directory: Path) -> dict[str, str]:
+    """Every file under ``directory`` but the output marker, as text."""
+    return {
+        p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.relative_to(directory).as_posix() != MARKER
+    }
 
 
 # --- what a program registered --------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""Paths that must not lose data: what ``--out``/``--output`` may replace or overwrite, and
-stack names (README, "Offline render and validation": the path rules).
+"""Where the tool writes (``gatewayctl.outputs``): an output directory it wrote is replaced
+whole; paths that must not lose data are refused (what ``--out``/``--output`` may replace or
+overwrite); stack names (README, "Offline render and validation": the path rules).
 
-Each CLI case asserts the exact ``path: --out: problem`` line, exit 2 and that nothing on disk
-changed (every file, directory and link, byte for byte).
+Each refused case asserts the exact ``path: --out: problem`` line, exit 2 and that nothing on
+disk changed (every file, directory and link, byte for byte).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from components import naming
 from gatewayctl import adoption, cli, diff, inventory, outputs, render
 from gatewayctl.errors import Problem, printable
 from tests.builders import adopting_project, copy_project
+from tests.helpers import written_files
 from tests.strategies import DNS_LABELS, RELATIVE_PATHS
 from tests.support import ROOT, rendered
 
@@ -70,6 +72,61 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+# --- the output directory is replaced whole -------------------------------------------------
+
+
+def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "p")
+    out = tmp_path / "ibm"
+    args = ["--root", str(project), "render", "ibm", "--out", str(out), "-q"]
+    assert cli.main(args) == 0
+    gone = out / "manifests/roks-us-east/openshell-canary/deployment-openshell-gateway.yaml"
+    assert gone.is_file()
+    (project / "gateways/ibm/canary.yaml").unlink()  # a removed declaration
+    assert cli.main(args) == 0
+    assert not gone.exists() and not gone.parent.exists()
+    assert written_files(out) == render.execute(render.prepare(project, "ibm")).files
+    assert (out / render.MARKER).read_text().splitlines()[2:] == sorted(written_files(out))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ibm", "p"]  # no staging left
+
+
+def test_render_all_removes_the_outputs_of_removed_stacks_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert cli.main(["render", "local", "--out", str(out / "gone"), "-q"]) == 0
+    (out / "notes").mkdir()
+    (out / "notes" / "todo.txt").write_text("keep me\n")
+    capsys.readouterr()
+
+    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
+
+    assert sorted(p.name for p in out.iterdir()) == ["aws", "ibm", "local", "notes"]
+    assert capsys.readouterr().out.endswith(f"removed {out / 'gone'} (no such stack any more)\n")
+
+
+def test_the_output_tree_is_readable_by_others(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        assert cli.main(["render", "local", "--out", str(tmp_path / "local"), "-q"]) == 0
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "local").stat().st_mode & 0o777 == 0o755
+
+
+def test_every_output_is_checked_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "ibm").write_text("a file where a stack's directory would go\n")
+    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 2
+    assert sorted(p.name for p in out.iterdir()) == ["ibm"]
+    assert f"error: {out / 'ibm'}: --out: exists and is not a directory" in (
+        capsys.readouterr().err
+    )
+
+
 # --- directories the tool did not write -----------------------------------------------------
 
 
@@ -98,6 +155,22 @@ def make(directory: Path, entries: dict[str, str | None]) -> None:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
+
+
+def test_a_directory_it_did_not_write_is_never_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "todo.txt").write_text("keep me\n")
+    assert cli.main(["render", "local", "--out", str(mine), "-q"]) == 2
+    assert (mine / "todo.txt").read_text() == "keep me\n"
+    assert [p.name for p in mine.iterdir()] == ["todo.txt"]
+    assert capsys.readouterr().err == (
+        f"error: {mine}: --out: exists and was not written by this tool (no .stacks-output in"
+        " it); it would be replaced whole: choose a new or empty directory\n"
+        "1 problem(s); nothing written\n"
+    )
 
 
 @pytest.mark.parametrize("entries", LOOKS_LIKE_OURS)
@@ -245,6 +318,21 @@ def test_no_output_inside_git_or_declarations_or_over_project_files(
     problem = problem.replace("(Pulumi.local.yaml", f"({LOCAL_DECLARATIONS}")
     assert (code, printed, err) == (2, "", refused(f"{out}: --out: {problem}"))
     assert snapshot(project.parent) == before
+
+
+def test_the_project_itself_is_never_an_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = copy_project(tmp_path / "p")
+    before = written_files(project)
+    for out in (project, tmp_path):
+        args = ["--root", str(project), "render", "local", "--out", str(out), "-q"]
+        assert cli.main(args) == 2
+        assert (
+            f"error: {out}: --out: holds the project itself; choose a directory of its own"
+            in capsys.readouterr().err
+        )
+    assert written_files(project) == before
 
 
 def test_an_out_through_a_link_into_git_is_refused(project: Path) -> None:

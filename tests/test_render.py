@@ -1,4 +1,4 @@
-"""The offline render: golden snapshots, determinism, redaction, output handling, exit codes."""
+"""The offline render: golden snapshots, determinism, redaction, notes, exit codes."""
 
 from __future__ import annotations
 
@@ -17,24 +17,16 @@ from components import tokens
 from gatewayctl import cli, render
 from gatewayctl.secrets import REDACTED, SECURE_PLACEHOLDER
 from tests.builders import copy_project, edited_config, write_gateway
+from tests.helpers import written_files
 from tests.support import ROOT, STACKS, rendered
 
 GOLDEN = ROOT / "tests" / "golden"
 
 
-def tree(directory: Path) -> dict[str, str]:
-    """Every file under ``directory`` but the output marker."""
-    return {
-        p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
-        for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.relative_to(directory).as_posix() != render.MARKER
-    }
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_render_matches_the_golden_snapshot(stack: str) -> None:
     # Regenerate after a reviewed change with: make golden
-    golden = tree(GOLDEN / stack)
+    golden = written_files(GOLDEN / stack)
     files = rendered(stack).files
     assert sorted(files) == sorted(golden)
     for path, text in files.items():
@@ -65,9 +57,9 @@ def test_cli_render_is_byte_identical_across_processes(tmp_path: Path) -> None:
             check=False,
         )
         assert done.returncode == 0, done.stderr
-        outputs.append({stack: tree(out / stack) for stack in STACKS})
+        outputs.append({stack: written_files(out / stack) for stack in STACKS})
     assert outputs[0] == outputs[1]
-    assert outputs[0]["ibm"] == tree(GOLDEN / "ibm")
+    assert outputs[0]["ibm"] == written_files(GOLDEN / "ibm")
 
 
 def test_secret_values_are_redacted_with_keys_kept(any_stack: render.Rendered) -> None:
@@ -124,7 +116,7 @@ def test_secure_values_become_a_placeholder_and_are_reported_once(
     assert code == 0
     assert out.count("`secure:` config values cannot be decrypted offline") == 1
     assert out.startswith("note: 3 `secure:` config values")
-    assert all(SECURE_PLACEHOLDER not in t for t in tree(tmp_path).values())
+    assert all(SECURE_PLACEHOLDER not in t for t in written_files(tmp_path).values())
 
 
 def test_plan_lists_gateways_with_their_decisions() -> None:
@@ -153,89 +145,6 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
     csr = next(r for r in plan["resources"] if r["name"] == "search-pki-server-csr")
     assert csr["parent"].endswith(f"{tokens.PKI}::search-pki")
     assert csr["inputs"]["privateKeyPem"] == REDACTED
-
-
-def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
-    project = copy_project(tmp_path / "p")
-    out = tmp_path / "ibm"
-    args = ["--root", str(project), "render", "ibm", "--out", str(out), "-q"]
-    assert cli.main(args) == 0
-    gone = out / "manifests/roks-us-east/openshell-canary/deployment-openshell-gateway.yaml"
-    assert gone.is_file()
-    (project / "gateways/ibm/canary.yaml").unlink()  # a removed declaration
-    assert cli.main(args) == 0
-    assert not gone.exists() and not gone.parent.exists()
-    assert tree(out) == render.execute(render.prepare(project, "ibm")).files
-    assert (out / render.MARKER).read_text().splitlines()[2:] == sorted(tree(out))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ibm", "p"]  # no staging left
-
-
-def test_render_all_removes_the_outputs_of_removed_stacks_only(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "out"
-    assert cli.main(["render", "local", "--out", str(out / "gone"), "-q"]) == 0
-    (out / "notes").mkdir()
-    (out / "notes" / "todo.txt").write_text("keep me\n")
-    capsys.readouterr()
-
-    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
-
-    assert sorted(p.name for p in out.iterdir()) == ["aws", "ibm", "local", "notes"]
-    assert capsys.readouterr().out.endswith(f"removed {out / 'gone'} (no such stack any more)\n")
-
-
-def test_the_output_tree_is_readable_by_others(tmp_path: Path) -> None:
-    umask = os.umask(0o022)
-    try:
-        assert cli.main(["render", "local", "--out", str(tmp_path / "local"), "-q"]) == 0
-    finally:
-        os.umask(umask)
-    assert (tmp_path / "local").stat().st_mode & 0o777 == 0o755
-
-
-def test_a_directory_it_did_not_write_is_never_replaced(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    mine = tmp_path / "notes"
-    mine.mkdir()
-    (mine / "todo.txt").write_text("keep me\n")
-    assert cli.main(["render", "local", "--out", str(mine), "-q"]) == 2
-    assert (mine / "todo.txt").read_text() == "keep me\n"
-    assert [p.name for p in mine.iterdir()] == ["todo.txt"]
-    assert capsys.readouterr().err == (
-        f"error: {mine}: --out: exists and was not written by this tool (no .stacks-output in"
-        " it); it would be replaced whole: choose a new or empty directory\n"
-        "1 problem(s); nothing written\n"
-    )
-
-
-def test_the_project_itself_is_never_an_output(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    project = copy_project(tmp_path / "p")
-    before = tree(project)
-    for out in (project, tmp_path):
-        args = ["--root", str(project), "render", "local", "--out", str(out), "-q"]
-        assert cli.main(args) == 2
-        assert (
-            f"error: {out}: --out: holds the project itself; choose a directory of its own"
-            in capsys.readouterr().err
-        )
-    assert tree(project) == before
-
-
-def test_every_output_is_checked_before_anything_is_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "ibm").write_text("a file where a stack's directory would go\n")
-    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 2
-    assert sorted(p.name for p in out.iterdir()) == ["ibm"]
-    assert f"error: {out / 'ibm'}: --out: exists and is not a directory" in (
-        capsys.readouterr().err
-    )
 
 
 def test_no_stack_under_root_and_unknown_stacks_exit_2(
