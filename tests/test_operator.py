@@ -1,9 +1,14 @@
-"""Operator settings (deploy/operator.yaml): one driver per stack, the workspace's account and
-image, and settings validated like declarations (exit 2, ``path: field: problem``)."""
+"""The Pulumi Kubernetes Operator (``gatewayctl.operator``): its settings (deploy/operator.yaml)
+give one driver per stack, the workspace's account and image, and are validated like
+declarations (exit 2, ``path: field: problem``); ``operator-manifests`` writes one operator
+Stack per stack the operator owns."""
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -13,8 +18,15 @@ import yaml
 
 from gatewayctl import cli, operator
 from gatewayctl.errors import InvalidInputError
-from tests.builders import copy_project
-from tests.support import ROOT
+from tests.builders import (
+    DROP,
+    PREFIX,
+    cluster,
+    copy_project,
+    passphrase_ciphertext,
+    write_stack,
+)
+from tests.support import ROOT, shared_or_skip
 
 SETTINGS = "deploy/operator.yaml"
 
@@ -463,3 +475,214 @@ def test_settings_problems_raise_before_anything_else(project: Path) -> None:
     with pytest.raises(InvalidInputError) as caught:
         operator.load_settings(project)
     assert [p.field for p in caught.value.problems] == ["namespace", "serviceAccountName"]
+
+
+# --- operator Stacks (operator-manifests) ---------------------------------------------------
+
+ACCOUNT_FILES = [
+    "clusterrolebinding-hypershell-gateways-deployer-auth-delegator.yaml",
+    "serviceaccount-hypershell-gateways-deployer.yaml",
+]
+
+
+def test_one_operator_stack_per_stack_the_operator_owns(tmp_path: Path) -> None:
+    files = operator.operator_manifests(copy_project(tmp_path / "p", ready=True), cli._prepare_all)
+    assert sorted(files) == [*ACCOUNT_FILES, "stack-aws.yaml"]  # the settings: stacks [aws]
+    aws = yaml.safe_load(files["stack-aws.yaml"])
+    assert aws["metadata"] == {
+        "name": "hypershell-gateways-aws",
+        "namespace": "pulumi-operator",
+        "labels": {
+            "app.kubernetes.io/part-of": "hypershell-gateways",
+            "app.kubernetes.io/instance": "aws",
+        },
+    }
+    spec = aws["spec"]
+    assert spec["stack"] == "example-org/hypershell-gateways/aws"
+    assert spec["projectRepo"] == "https://github.com/example-org/hypershell-gateways.git"
+    assert (spec["refresh"], spec["continueResyncOnCommitMatch"], spec["destroyOnFinalize"]) == (
+        True,
+        True,
+        False,
+    )
+    assert spec["resyncFrequencySeconds"] == 600
+    assert spec["envRefs"] == {
+        "PULUMI_ACCESS_TOKEN": {
+            "type": "Secret",
+            "secret": {"name": "pulumi-api-token", "key": "accessToken"},
+        },
+        "AWS_ROLE_ARN": {"type": "Secret", "secret": {"name": "hypershell-aws", "key": "roleArn"}},
+    }
+    assert spec["gitAuth"] == {
+        "accessToken": {"type": "Secret", "secret": {"name": "git-credentials", "key": "token"}}
+    }
+
+
+def test_operator_manifests_pass_the_schemas(tmp_path: Path) -> None:
+    tool = shared_or_skip("tools/validate_manifests.py")
+    project = copy_project(tmp_path / "p", ready=True)
+    document = yaml.safe_load((project / operator.SETTINGS).read_text())
+    document["stacks"] = ["aws", "ibm"]
+    (project / operator.SETTINGS).write_text(yaml.safe_dump(document))
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, text in operator.operator_manifests(project, cli._prepare_all).items():
+        (out / name).write_text(text)
+    done = subprocess.run(
+        [sys.executable, str(tool), str(out)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.splitlines()[-1] == "4 passed, 0 failed"
+
+
+def test_bad_operator_settings_name_the_field(tmp_path: Path) -> None:
+    (tmp_path / "deploy").mkdir()
+    settings = yaml.safe_load((ROOT / operator.SETTINGS).read_text())
+    settings["projectRepo"] = "not a url"
+    del settings["accessToken"]
+    (tmp_path / operator.SETTINGS).write_text(yaml.safe_dump(settings))
+    with pytest.raises(InvalidInputError) as caught:
+        operator.load_settings(tmp_path)
+    assert [(p.path, p.field) for p in caught.value.problems] == [
+        ("deploy/operator.yaml", "accessToken"),
+        ("deploy/operator.yaml", "projectRepo"),
+    ]
+
+
+def test_cli_writes_operator_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = copy_project(tmp_path / "p", ready=True)
+    assert (
+        cli.main(["--root", str(project), "operator-manifests", "--out", str(tmp_path / "op")]) == 0
+    )
+    written = (p.name for p in (tmp_path / "op").iterdir())
+    assert sorted(n for n in written if not n.startswith(".")) == [*ACCOUNT_FILES, "stack-aws.yaml"]
+    assert capsys.readouterr().out.splitlines() == [
+        f"{tmp_path}/op/{ACCOUNT_FILES[0]}",
+        f"{tmp_path}/op/{ACCOUNT_FILES[1]}",
+        f"{tmp_path}/op/stack-aws.yaml",
+    ]
+
+
+def test_cli_refuses_a_stack_the_operator_owns_that_is_not_ready(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The committed aws stack: placeholder secrets, no CA bundle; the workspace would apply the
+    # Kubernetes objects and fail at the first PostgreSQL role.
+    out = tmp_path / "op"
+    assert cli.main(["operator-manifests", "--out", str(out)]) == 2
+    assert not out.exists()
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[1:3] for line in err[:-1]] == [
+        ["Pulumi.aws.yaml", f"{PREFIX}clusterSecrets.rosa-us-east-1.dbAdminPassword"],
+        ["Pulumi.aws.yaml", f"{PREFIX}clusterSecrets.rosa-us-west-2.dbAdminPassword"],
+        ["Pulumi.aws.yaml", f"{PREFIX}clusters.rosa-us-east-1.database.sslRootCert"],
+        ["Pulumi.aws.yaml", f"{PREFIX}clusters.rosa-us-west-2.database.sslRootCert"],
+    ]
+    assert err[-1] == "4 problem(s); nothing written"
+
+
+def minimal_stack(root: Path, stack: str, index: int) -> None:
+    """A valid, deploy-ready stack without gateways (its own declarations directory)."""
+    write_stack(
+        root,
+        stack=stack,
+        clusters={
+            f"c{index}": cluster(
+                baseDomain=f"c{index}.example.com",
+                kubeconfigContext=DROP,
+                database={"host": "db.example.com"},
+            )
+        },
+        secrets={f"c{index}": {"dbAdminPassword": {"secure": passphrase_ciphertext(stack)}}},
+        directory=f"gateways/s{index}",
+    )
+
+
+def operator_project(root: Path, names: list[str], **settings: Any) -> Path:
+    """A project with the committed operator settings (``settings`` replacing keys; None
+    removes one) and a minimal deploy-ready ``Pulumi.<stack>.yaml`` per stack.
+
+    The committed settings name aws, so ``names`` includes it."""
+    (root / "deploy").mkdir(parents=True)
+    document = yaml.safe_load((ROOT / operator.SETTINGS).read_text()) | settings
+    document = {key: value for key, value in document.items() if value is not None}
+    (root / operator.SETTINGS).write_text(yaml.safe_dump(document))
+    shutil.copy(ROOT / operator.PULUMI_VERSION_FILE, root / operator.PULUMI_VERSION_FILE)
+    for index, stack in enumerate(names):
+        minimal_stack(root, stack, index)
+    return root
+
+
+STACK_NAME_RULE = "is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)"
+
+
+@pytest.mark.parametrize("stack", ["Prod_EU", "prod-", "eu.", "a..b", "prod eu", "eu.west", ""])
+def test_a_stack_name_that_is_no_kubernetes_name_is_a_problem(tmp_path: Path, stack: str) -> None:
+    root = operator_project(tmp_path, ["aws", "local", stack], stacks=["aws"])
+    with pytest.raises(InvalidInputError) as caught:
+        operator.operator_manifests(root, cli._prepare_all)
+    assert [str(p) for p in caught.value.problems] == [
+        f"Pulumi.{stack}.yaml: stack name {stack!r} {STACK_NAME_RULE}"
+    ]
+
+
+@pytest.mark.parametrize("stack", ["prod-eu", "p1", "prod--eu", "a" * 22])
+def test_stack_names_that_make_kubernetes_names_are_written(tmp_path: Path, stack: str) -> None:
+    root = operator_project(tmp_path, ["aws", "local", stack], stacks=["aws", stack])
+    files = operator.operator_manifests(root, cli._prepare_all)
+    assert sorted(files) == sorted([*ACCOUNT_FILES, "stack-aws.yaml", f"stack-{stack}.yaml"])
+    obj = yaml.safe_load(files[f"stack-{stack}.yaml"])
+    assert obj["metadata"]["name"] == f"hypershell-gateways-{stack}"
+
+
+def test_every_operator_name_problem_is_reported_at_once(tmp_path: Path) -> None:
+    long = "a" * 23  # 20 + 23 = 43 characters, one more than the CRD allows
+    # The older form: every stack but the excluded ones.
+    root = operator_project(
+        tmp_path,
+        ["aws", "local", "Prod_EU", long, "Local"],
+        stacks=None,
+        exclude=["local"],
+    )
+    with pytest.raises(InvalidInputError) as caught:
+        operator.operator_manifests(root, cli._prepare_all)
+    assert [str(p) for p in caught.value.problems] == [
+        f"Pulumi.Local.yaml: stack name 'Local' {STACK_NAME_RULE}",
+        f"Pulumi.Prod_EU.yaml: stack name 'Prod_EU' {STACK_NAME_RULE}",
+        f"Pulumi.{long}.yaml: operator Stack name 'hypershell-gateways-{long}' is longer"
+        " than 42 characters",
+    ]
+
+
+def test_operator_settings_naming_no_stack_are_problems(tmp_path: Path) -> None:
+    secret = {"name": "hypershell-aws", "key": "roleArn"}
+    root = operator_project(
+        tmp_path,
+        ["aws", "ibm", "local"],
+        stacks=["aws", "lcoal"],
+        envFromSecrets={"awz": {"AWS_ROLE_ARN": secret}, "ibm": {"IC_API_KEY": secret}},
+    )
+    with pytest.raises(InvalidInputError) as caught:
+        operator.operator_manifests(root, cli._prepare_all)
+    assert [str(p) for p in caught.value.problems] == [
+        "deploy/operator.yaml: envFromSecrets.awz: 'awz' names no stack of this project"
+        " (no Pulumi.awz.yaml; stacks: aws, ibm, local)",
+        "deploy/operator.yaml: envFromSecrets.ibm: the operator does not own stack 'ibm'"
+        " (it owns: aws)",
+        "deploy/operator.yaml: stacks.1: 'lcoal' names no stack of this project"
+        " (no Pulumi.lcoal.yaml; stacks: aws, ibm, local)",
+    ]
+
+
+def test_cli_operator_manifests_writes_nothing_on_a_settings_typo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = operator_project(tmp_path / "project", ["aws", "local"], stacks=["aws", "lcoal"])
+    out = tmp_path / "out"
+    assert cli.main(["--root", str(root), "operator-manifests", "--out", str(out)]) == 2
+    assert not out.exists()
+    assert capsys.readouterr().err.splitlines() == [
+        "error: deploy/operator.yaml: stacks.1: 'lcoal' names no stack of this project"
+        " (no Pulumi.lcoal.yaml; stacks: aws, local)",
+        "1 problem(s); nothing written",
+    ]
