@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
@@ -19,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gatewayctl import adoption, diff, inventory, operator, outputs, readiness, render
+from gatewayctl import adoption, diff, interrupts, inventory, operator, outputs, readiness, render
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.offline import RecordedResource
 from gatewayctl.stackfile import stack_file
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build/rendered")
 PROGRESS_MIN_GATEWAYS = 25
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it (SIGTERM: 143: gatewayctl.interrupts)
 DEBUG_ENV = "GATEWAYCTL_DEBUG"
 DEBUG_HINT = f"unexpected: run with --debug or {DEBUG_ENV}=1 for the traceback"
 DEBUG_HELP = (
@@ -152,7 +153,10 @@ def _render_one(
         TextColumn("{task.completed} resources"),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as progress:
+    with (
+        Progress(*columns, console=console, transient=True) as progress,
+        interrupts.on_interrupt(progress.stop),  # the terminal gets its cursor back
+    ):
         task = progress.add_task("resources", total=None)
 
         def on_register(_: RecordedResource) -> None:
@@ -425,7 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     errors = Console(stderr=True, highlight=False, emoji=False)
     # The one place an error becomes an exit code (gatewayctl.errors: the kinds).
     try:
-        code: int = args.func(args, console)
+        # Every output of the command is kept, or none (an error or an interrupt undoes them).
+        with interrupts.transaction():
+            code: int = args.func(args, console)
     except InvalidInputError as error:
         for problem in error.problems:
             errors.print(f"error: {problem}", markup=False, soft_wrap=True)
@@ -434,9 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         errors.print(f"error: {error}", markup=False, soft_wrap=True)
         return EXIT_INVALID
-    except KeyboardInterrupt:
-        # Each output directory is replaced whole or not at all; earlier ones stay written.
-        errors.print("interrupted", markup=False)
+    except KeyboardInterrupt:  # in process; `python -m gatewayctl` handles signals itself
+        errors.print(interrupts.message(signal.SIGINT), markup=False)
         return EXIT_INTERRUPTED
     except Exception as error:  # a ToolError, or one the tool did not expect
         if args.debug or os.environ.get(DEBUG_ENV, "") not in {"", "0"}:

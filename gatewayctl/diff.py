@@ -17,6 +17,9 @@ read from a backend: the render already redacts every secret, and every plaintex
 stacks' ``clusterSecrets`` is scrubbed from the report as a second guard. A plaintext secret
 value that differs between the sides is only said to have changed (its summary line
 :data:`SECRETS_CHANGED`), and counts as a change.
+
+An interrupt (SIGINT, SIGTERM) stops the base render and the git commands first, then removes
+the worktree and the temporary directories (see ``gatewayctl.interrupts``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +42,7 @@ from typing import Any, Literal
 import yaml
 
 from components import tokens
-from gatewayctl import render
+from gatewayctl import interrupts, render
 from gatewayctl.errors import ToolError, UsageError
 from gatewayctl.inventory import all_stacks
 from gatewayctl.secrets import REDACTED, is_secure
@@ -102,13 +104,7 @@ class Side:
 
 def _git(root: Path, *args: str) -> str:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-        )
+        done = interrupts.run(["git", "-C", str(root), *args], timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise DiffError(f"git {args[0]}: {error}") from None
     if done.returncode != 0:
@@ -133,19 +129,32 @@ def resolve_base(root: Path, ref: str) -> str:
 
 @contextlib.contextmanager
 def base_checkout(root: Path, commit: str) -> Iterator[Path]:
-    """The project root as of ``commit``, in a temporary worktree removed afterwards."""
+    """The project root as of ``commit``, in a temporary worktree removed afterwards, also
+    when the process is interrupted (see ``gatewayctl.interrupts``)."""
     prefix = _git(root, "rev-parse", "--show-prefix")  # the project inside its repository
-    scratch = Path(tempfile.mkdtemp(prefix="stacks-diff-"))
-    tree = scratch / "base"
-    try:
-        _git(root, "worktree", "add", "--detach", "--quiet", str(tree), commit)
-        try:
-            yield tree / prefix
-        finally:
+    common = root / _git(root, "rev-parse", "--git-common-dir")  # absolute stays absolute
+    with interrupts.temporary_directory("stacks-diff-") as scratch:
+        # Named after the temporary directory: git names its administrative directory
+        # (.git/worktrees/<name>) after it, so that one is known to be ours.
+        tree = Path(scratch) / Path(scratch).name
+
+        def remove() -> None:
+            # Twice forced: also a worktree still locked by an interrupted `worktree add`;
+            # one whose directory is already gone is unregistered all the same. What an
+            # interrupted `worktree add` left half made is not a worktree to git: removed here.
             with contextlib.suppress(DiffError):
-                _git(root, "worktree", "remove", "--force", str(tree))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+                _git(root, "worktree", "remove", "--force", "--force", str(tree))
+            admin = common / "worktrees" / tree.name
+            shutil.rmtree(admin, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                admin.parent.rmdir()  # if empty, as git leaves it
+
+        with interrupts.on_interrupt(remove):
+            try:
+                _git(root, "worktree", "add", "--detach", "--quiet", str(tree), commit)
+                yield tree / prefix
+            finally:
+                remove()
 
 
 def read_tree(directory: Path) -> dict[str, str]:
@@ -246,13 +255,10 @@ def _render_process(
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     try:
-        done = subprocess.run(
+        done = interrupts.run(
             [sys.executable, "-m", package, "render", *target, "--out", str(out), "-q"],
             cwd=project,
             env=env,
-            capture_output=True,
-            text=True,
-            check=False,
             timeout=RENDER_TIMEOUT,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -277,7 +283,7 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
         if not (project / f"Pulumi.{s}.yaml").is_file()
     }
     present = [s for s in stacks if s not in sides]
-    with tempfile.TemporaryDirectory(prefix="stacks-diff-render-") as scratch:
+    with interrupts.temporary_directory("stacks-diff-render-") as scratch:
         out = Path(scratch)
         if len(present) > 1 and set(present) == set(all_stacks(project)):
             code, _ = _render_process(project, package, ["--all"], out / "all")

@@ -15,10 +15,12 @@ anything is rendered or written; each problem is ``<path>: --out: <problem>``.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from gatewayctl import interrupts
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.stackfile import (
     STACK_FILE_SUFFIXES,
@@ -197,16 +199,66 @@ def _error(error: BaseException) -> str:
 
 
 def write_file(out: Path, text: str) -> None:
-    """Write ``out`` whole or not at all (a temporary file renamed over it)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
-    try:
+    """Write ``out`` whole or not at all (a temporary file renamed over it), as part of the
+    current :func:`interrupts.transaction` (one of its own if there is none): the old file is
+    put back if the transaction is not committed."""
+    with interrupts.transaction():
+        make_parents(out.parent)
+        with interrupts.deferred():
+            handle, name = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
+            temporary = Path(name)
+            interrupts.undo(lambda: temporary.unlink(missing_ok=True))
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp's file is private (0600)
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        temporary.chmod(0o666 & ~umask)  # mkstemp's file is private (0600)
+        with interrupts.deferred():
+            if out.exists():
+                set_aside(out)
+            temporary.rename(out)
+            interrupts.undo(lambda: out.rename(temporary))
+
+
+def set_aside(path: Path) -> None:
+    """Move ``path`` (a directory or a file) out of the way, to be deleted once the current
+    :func:`interrupts.transaction` is committed, or moved back if it is not."""
+    with interrupts.deferred():
+        prefix = f".{path.name}-replaced-"
+        directory = path.is_dir() and not path.is_symlink()
+        if directory:
+            aside = Path(tempfile.mkdtemp(prefix=prefix, dir=path.parent))
+        else:
+            handle, name = tempfile.mkstemp(prefix=prefix, dir=path.parent)
+            os.close(handle)
+            aside = Path(name)
+        path.rename(aside)  # over the empty directory or file just made for it
+
+        def put_back() -> None:
+            aside.rename(path)
+
+        def delete() -> None:
+            if directory:
+                shutil.rmtree(aside, ignore_errors=True)
+            else:
+                aside.unlink(missing_ok=True)
+
+        interrupts.undo(put_back)
+        interrupts.after(delete)
+
+
+def make_parents(directory: Path) -> None:
+    """``directory.mkdir(parents=True)`` in the current :func:`interrupts.transaction`: the
+    directories it creates are removed again (if still empty) when that is undone."""
+    missing = []
+    current = directory
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        with interrupts.deferred():
+            try:
+                path.mkdir()
+            except FileExistsError:
+                continue
+            interrupts.undo(path.rmdir)

@@ -23,7 +23,7 @@ import pulumi
 import yaml
 
 from components import tokens
-from gatewayctl import inventory, outputs, program
+from gatewayctl import interrupts, inventory, outputs, program
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
 from gatewayctl.outputs import MARKER as MARKER  # re-exported: the marker of a render
@@ -136,7 +136,7 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def _dump_yaml(obj: Mapping[str, Any]) -> str:
+def dump_yaml(obj: Mapping[str, Any]) -> str:
     return yaml.dump(
         dict(obj), Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=1000
     )
@@ -157,7 +157,7 @@ def manifest_files(recording: Recording) -> dict[str, str]:
         )
         if path in files:
             raise RuntimeError(f"two objects render to {path}")
-        files[path] = _dump_yaml(obj)
+        files[path] = dump_yaml(obj)
     return files
 
 
@@ -293,7 +293,10 @@ def _only_ours(directory: Path) -> bool:
 def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
     """Remove the output directories under ``base`` of stacks that no longer exist (``render
     --all``): only renders (:data:`MARKER`, a ``plan.json`` and nothing the marker does not
-    list) not named in ``keep``."""
+    list) not named in ``keep``.
+
+    Part of the current :func:`interrupts.transaction`: an interrupt before its end puts them
+    back."""
     kept = set(keep)
     stale = sorted(
         child
@@ -305,17 +308,25 @@ def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
         and (child / "plan.json").is_file()
         and _only_ours(child)
     )
-    for child in stale:
-        shutil.rmtree(child)
+    with interrupts.transaction():
+        for child in stale:
+            outputs.set_aside(child)
     return stale
 
 
 def write_tree(out: Path, files: Mapping[str, str]) -> None:
     """Replace ``out`` whole with exactly ``files`` (and :data:`MARKER`, which lists them); on
-    failure the old tree stays. Check :func:`gatewayctl.outputs.directory_problems` first."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    try:
+    failure or an interrupt the old tree stays. Check :func:`gatewayctl.outputs.directory_problems`
+    first.
+
+    Part of the current :func:`interrupts.transaction` (one of its own if there is none): the
+    new tree is built beside ``out`` and moved into place; the old one is deleted only once
+    the transaction is committed, and put back if it is not."""
+    with interrupts.transaction():
+        outputs.make_parents(out.parent)
+        with interrupts.deferred():
+            staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+            interrupts.undo(lambda: shutil.rmtree(staging, ignore_errors=True))
         # mkdtemp makes it private (0700); the tree is for reviewers and scanners too.
         umask = os.umask(0)
         os.umask(umask)
@@ -325,12 +336,11 @@ def write_tree(out: Path, files: Mapping[str, str]) -> None:
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        with interrupts.deferred():
+            if out.exists():
+                outputs.set_aside(out)
+            staging.rename(out)
+            interrupts.undo(lambda: out.rename(staging))
 
 
 def summarise(

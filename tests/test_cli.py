@@ -71,8 +71,29 @@ def test_an_interrupt_exits_130_without_a_traceback(
 
     monkeypatch.setattr(render, "execute", interrupted)
     assert cli.main(["render", "local", "--out", str(tmp_path / "x")]) == 130
-    assert capsys.readouterr().err == "interrupted\n"
+    assert capsys.readouterr().err == "interrupted (SIGINT); nothing written\n"
     assert not (tmp_path / "x").exists()
+
+
+def test_an_error_after_a_first_tree_is_written_takes_it_back(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # render --all writes the stacks one after the other: a failure at the second leaves no
+    # first either (and an interrupt is the same; see tests/test_interrupts.py).
+    written = []
+    real = render.write_tree
+
+    def second_fails(out: Path, files: dict[str, str]) -> None:
+        if written:
+            raise OSError("disk full")
+        real(out, files)
+        written.append(out)
+
+    monkeypatch.setattr(render, "write_tree", second_fails)
+    assert cli.main(["render", "--all", "--out", str(tmp_path / "all")]) == 1
+    assert "error: OSError: disk full" in capsys.readouterr().err
+    assert written == [tmp_path / "all" / "aws"]
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- validate -------------------------------------------------------------------------------
