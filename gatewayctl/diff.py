@@ -13,10 +13,12 @@ The report starts with a summary that is always kept (gateways added/changed/rem
 two plans, Kubernetes objects per kind from the manifest trees, other plan resources such as
 tls, postgresql and random), then per-object unified diffs, within :data:`REPORT_LIMIT`
 characters; what does not fit is counted in a note under the summary. Nothing is decrypted or
-read from a backend: the render already redacts every secret, and every plaintext value of the
-stacks' ``clusterSecrets`` is scrubbed from the report as a second guard. A plaintext secret
-value that differs between the sides is only said to have changed (its summary line
-:data:`SECRETS_CHANGED`), and counts as a change.
+read from a backend: the render already redacts every secret. As a second guard, every value
+in the two renders that equals a plaintext ``clusterSecrets`` value of either side is replaced
+by the render's marker before anything is compared or formatted (:class:`Scrubber`: by value,
+never by substring, so ``Config`` as a password leaves ``kind: ConfigMap`` alone). A secret
+value that differs between the sides, plaintext or ``secure:`` ciphertext, is only said to
+have changed (its summary line :data:`SECRETS_CHANGED`), and counts as a change.
 
 An interrupt (SIGINT, SIGTERM) stops the base render and the git commands first, then removes
 the worktree and the temporary directories (see ``gatewayctl.interrupts``).
@@ -27,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -57,8 +60,6 @@ RESOURCE_LINES = 30
 """Lines of the other-resources section before the rest is counted."""
 NAMES_LISTED = 8
 """Resource names listed per group of added or removed resources."""
-MIN_SCRUBBED = 6
-"""Shorter plaintext secrets are not scrubbed (they would mangle ordinary words)."""
 RENDER_TIMEOUT = 900
 """Seconds the base render may take."""
 _NOTE_RESERVE = 600
@@ -67,7 +68,8 @@ _MANIFESTS = "manifests/"
 _COMPONENT_PREFIXES = (f"{tokens.PACKAGE}:", "pulumi:pulumi:")
 _GATEWAY_TYPE = tokens.GATEWAY
 SECRETS_CHANGED = f"{SECRETS_KEY} values changed (not shown)"
-"""Summary line of a stack whose plaintext secret values differ between the sides."""
+"""Summary line of a stack whose secret values (plaintext, or the ciphertext of ``secure:``
+values) differ between the sides."""
 
 Status = Literal["added", "changed", "removed"]
 STATUSES: tuple[Status, ...] = ("added", "changed", "removed")
@@ -92,8 +94,9 @@ class Side:
     """One side's rendered files (relative path → text); empty with ``note`` saying why.
 
     ``secrets`` are the plaintext ``clusterSecrets`` values to scrub from the report;
-    ``secret_digests`` fingerprint each plaintext value by its path under ``clusterSecrets``,
-    so a changed value is noticed though the render redacts it (see :func:`secrets_changed`).
+    ``secret_digests`` fingerprint each plaintext ``clusterSecrets`` value and each ``secure:``
+    value of the stack's config by its path in the config, so a changed value (or ciphertext)
+    is noticed though the render redacts it (see :func:`secrets_changed`).
     """
 
     files: Mapping[str, str]
@@ -166,61 +169,68 @@ def read_tree(directory: Path) -> dict[str, str]:
     }
 
 
-def _secret_leaves(project: Path, stack: str) -> list[tuple[SecretPath, Any]]:
-    """(path, value) of every plaintext value under ``clusterSecrets`` of ``Pulumi.<stack>.yaml``.
-
-    Best effort: an unreadable file or no secrets gives none. ``secure:`` values (ciphertext,
-    or the committed placeholders) are not plaintext and are left out.
-    """
+def _stack_config(project: Path, stack: str) -> dict[str, Any]:
+    """The ``config`` mapping of ``Pulumi.<stack>.yaml`` in ``project``; best effort: empty if
+    unreadable (the working tree's is validated before; the base's render says if it is not)."""
     try:
         document = yaml.safe_load((project / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8"))
-        secrets = document["config"][f"{PROJECT}:{SECRETS_KEY}"]
-    except Exception:  # unreadable or no secrets: nothing to scrub
-        return []
-    found: list[tuple[SecretPath, Any]] = []
+        config = document["config"]
+    except Exception:
+        return {}
+    return config if isinstance(config, dict) else {}
 
-    def walk(value: Any, path: SecretPath) -> None:
-        if isinstance(value, dict):
-            if is_secure(value):
-                return
-            for key, item in value.items():
-                walk(item, (*path, str(key)))
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                walk(item, (*path, str(index)))
-        else:
-            found.append((path, value))
 
-    walk(secrets, ())
-    return found
+def _plaintext(config: Mapping[str, Any]) -> frozenset[str]:
+    """The plaintext values under ``clusterSecrets`` of a stack's config (``secure:`` values,
+    ciphertext or the committed placeholders, are not plaintext)."""
+    return frozenset(
+        str(value)
+        for _, value in _leaves(config.get(f"{PROJECT}:{SECRETS_KEY}"))
+        if value is not None
+        and not isinstance(value, bool)
+        and not is_secure(value)
+        and str(value).strip()
+    )
+
+
+def _leaves(value: Any, path: SecretPath = ()) -> Iterator[tuple[SecretPath, Any]]:
+    """(path, leaf) of every scalar and every ``secure:`` value in ``value``."""
+    if isinstance(value, dict) and not is_secure(value):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*path, str(index)))
+    else:
+        yield path, value
 
 
 def stack_secrets(project: Path, stack: str) -> frozenset[str]:
-    """Plaintext values under ``clusterSecrets`` of ``Pulumi.<stack>.yaml`` (best effort).
+    """Plaintext values under ``clusterSecrets`` of ``Pulumi.<stack>.yaml`` (best effort: an
+    unreadable file or no secrets gives none).
 
-    Only used to scrub them from the report; never printed. ``secure:`` values are ciphertext.
+    Only used to scrub them from the report; never printed.
     """
-    return _scrubbed(_secret_leaves(project, stack))
+    return _plaintext(_stack_config(project, stack))
 
 
-def _scrubbed(leaves: Iterable[tuple[SecretPath, Any]]) -> frozenset[str]:
-    found: set[str] = set()
-    for _, value in leaves:
-        if value is not None and not isinstance(value, bool):
-            text = str(value)
-            found.add(text)
-            found.update(line.strip() for line in text.splitlines())
-    return frozenset(s for s in found if len(s) >= MIN_SCRUBBED)
+def _digest(value: Any) -> str:
+    return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _digests(leaves: Iterable[tuple[SecretPath, Any]]) -> dict[SecretPath, str]:
-    """Path under ``clusterSecrets`` → SHA-256 of its plaintext value (short values included).
+def _digests(config: Mapping[str, Any]) -> dict[SecretPath, str]:
+    """Config path → SHA-256 of every plaintext ``clusterSecrets`` value and of every
+    ``secure:`` value (its ciphertext) anywhere in the stack's config.
 
     Only compared between the two sides, never printed: enough to tell that a value changed.
+    A new ciphertext may hold the same value (Pulumi encrypts with a fresh nonce each time);
+    offline there is no telling, so it counts as a change.
     """
+    secrets_key = f"{PROJECT}:{SECRETS_KEY}"
     return {
-        path: hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()
-        for path, value in leaves
+        path: _digest(("secure", value["secure"]) if is_secure(value) else value)
+        for path, value in _leaves(dict(config))
+        if is_secure(value) or path[:1] == (secrets_key,)
     }
 
 
@@ -228,15 +238,111 @@ def stack_side(
     project: Path, stack: str, files: Mapping[str, str], note: str | None = None
 ) -> Side:
     """A side of ``stack`` with the secrets of its ``Pulumi.<stack>.yaml`` in ``project``."""
-    leaves = _secret_leaves(project, stack)  # the stack file is read once per side
-    return Side(files=files, note=note, secrets=_scrubbed(leaves), secret_digests=_digests(leaves))
+    config = _stack_config(project, stack)  # the stack file is read once per side
+    return Side(files=files, note=note, secrets=_plaintext(config), secret_digests=_digests(config))
+
+
+# --- scrubbing by value ----------------------------------------------------------------------
+
+_UNESCAPED = re.compile(r"[A-Za-z0-9_./:@+=,;~%^&*!?#$<>()\[\]{}|-]+")
+"""Characters that YAML and JSON write as they are in any quoting style (not a space: a long
+scalar may be folded there)."""
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class Scrubber:
+    """Replaces, in rendered data, every value that equals a secret with the render's marker.
+
+    By value, where values are: a string scalar of a manifest or of the plan whose text equals
+    a secret (surrounding white space aside) becomes :data:`REDACTED`; so does a path
+    component of a manifest file (cluster, namespace) that equals one. A secret of several
+    lines is also replaced where it occurs inside a longer value (a block of lines does not
+    occur by chance). Keys, and values that merely contain a one-line secret, are left alone:
+    substring replacement mangled the report (``Config`` → ``[secret]Map``) and told readers
+    the password by where it blanked. A file is parsed only when its text holds a fragment of
+    some secret; one that changes is written again as the render writes it.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.whole = frozenset(s.strip() for s in secrets if s.strip())
+        self.blocks = sorted(
+            (s for s in self.whole if len([ln for ln in s.splitlines() if ln.strip()]) > 1),
+            key=lambda s: (-len(s), s),
+        )
+        probes = [max(_UNESCAPED.findall(s), key=len, default="") for s in self.whole]
+        self.always = any(not probe.strip() for probe in probes)
+        self.probes = sorted({p for p in probes if p.strip()}, key=len, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self.whole)
+
+    def might_hold(self, text: str) -> bool:
+        """False only when no secret can be a value in ``text`` (no fragment of one is in it)."""
+        return bool(self.whole) and (self.always or any(p in text for p in self.probes))
+
+    def text(self, value: str) -> str:
+        if value.strip() in self.whole:
+            return REDACTED
+        for block in self.blocks:
+            if block in value:
+                value = value.replace(block, REDACTED)
+        return value
+
+    def value(self, value: Any) -> Any:
+        """``value`` (parsed YAML or JSON) with every string equal to a secret replaced."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {key: self.value(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        return value
+
+    def path(self, path: str) -> str:
+        return "/".join(self.text(part) if part else part for part in path.split("/"))
+
+    def manifest(self, text: str) -> str:
+        """A rendered manifest file, scrubbed; the same text when nothing in it is a secret."""
+        if not self.might_hold(text):
+            return text
+        try:
+            document = yaml.load(text, Loader=_SafeLoader)  # the C or Python *safe* loader
+        except yaml.YAMLError:
+            return self.free_text(text)
+        scrubbed = self.value(document)
+        if scrubbed == document:
+            return text
+        if not isinstance(scrubbed, dict):
+            return self.free_text(text)
+        return render.dump_yaml(scrubbed)
+
+    def plan(self, plan: dict[str, Any], text: str) -> dict[str, Any]:
+        scrubbed: dict[str, Any] = self.value(plan) if self.might_hold(text) else plan
+        return scrubbed
+
+    def free_text(self, text: str) -> str:
+        """Text with no structure (a message, an unparsable file): each secret is replaced
+        where it stands as a token of its own, never inside a longer word or name."""
+        for secret in sorted(self.whole, key=lambda s: (-len(s), s)):
+            pattern = rf"(?<![\w.\-]){re.escape(secret)}(?![\w.\-])"
+            text = re.sub(pattern, lambda _: REDACTED, text)
+        return text
+
+    def files(self, files: Mapping[str, str]) -> dict[str, str]:
+        """The manifest files of a side, scrubbed (paths included); other files as they are."""
+        if not self:
+            return dict(files)
+        return {
+            (self.path(path) if path.startswith(_MANIFESTS) else path): (
+                self.manifest(text) if path.startswith(_MANIFESTS) else text
+            )
+            for path, text in files.items()
+        }
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """Replace every secret value in ``text`` (longest first) with the render's marker."""
-    for value in sorted(secrets, key=lambda s: (-len(s), s)):
-        text = text.replace(value, REDACTED)
-    return text
+    """Free text (an error message) with each secret replaced where it stands as a token."""
+    return Scrubber(secrets).free_text(text)
 
 
 PACKAGES = ("gatewayctl", "stacks")
@@ -398,12 +504,14 @@ def compare_objects(base: Mapping[str, str], head: Mapping[str, str]) -> list[Ob
     return changes
 
 
-def _plan(files: Mapping[str, str]) -> dict[str, Any]:
+def _plan(files: Mapping[str, str], scrubber: Scrubber | None = None) -> dict[str, Any]:
     text = files.get(_PLAN)
     if text is None:
         return {}
     plan = json.loads(text)
-    return plan if isinstance(plan, dict) else {}
+    if not isinstance(plan, dict):
+        return {}
+    return scrubber.plan(plan, text) if scrubber is not None else plan
 
 
 Key = tuple[str, str]
@@ -519,29 +627,39 @@ def compare_plans(
 
 
 def secrets_changed(base: Side, head: Side) -> bool:
-    """Whether a plaintext ``clusterSecrets`` value differs between two rendered sides.
+    """Whether a secret value differs between two rendered sides: a plaintext
+    ``clusterSecrets`` value, or the ciphertext of a ``secure:`` value (also one that replaces a
+    plaintext value, or the reverse).
 
     Only what both sides have is compared: an empty side (with a note) shows every object as
-    added or removed already; a value that is ``secure:`` (ciphertext or a placeholder) on
-    either side, or present on one side only, cannot be compared. Sides built without digests
-    fall back to their scrub sets, when both have one.
+    added or removed already, and a value present on one side only is a new or dropped key,
+    not a changed one; but a ``secure:`` object on one side split into values on the other (or
+    the reverse) is a change. Sides built without digests fall back to their scrub sets, when
+    both have one.
     """
     if base.note is not None or head.note is not None:
         return False
     old, new = base.secret_digests, head.secret_digests
     if old and new:
-        return any(old[path] != new[path] for path in old.keys() & new.keys())
+        if any(old[path] != new[path] for path in old.keys() & new.keys()):
+            return True
+        return any(  # reshaped: one side's value is a prefix of the other's paths
+            len(a) != len(b) and a[: len(b)] == b[: len(a)] for a, b in itertools.product(old, new)
+        )
     return bool(base.secrets and head.secrets and base.secrets != head.secrets)
 
 
-def compare(stack: str, base: Side, head: Side) -> StackDiff:
-    gateways, resources = compare_plans(_plan(base.files), _plan(head.files))
+def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> StackDiff:
+    """What changed from ``base`` to ``head``, every value equal to a secret of either side (or
+    of ``secrets``: the other stacks') scrubbed first (see :class:`Scrubber`)."""
+    scrubber = Scrubber(base.secrets | head.secrets | frozenset(secrets))
+    gateways, resources = compare_plans(_plan(base.files, scrubber), _plan(head.files, scrubber))
     return StackDiff(
         stack=stack,
         base_note=base.note,
         head_note=head.note,
         gateways=tuple(gateways),
-        objects=tuple(compare_objects(base.files, head.files)),
+        objects=tuple(compare_objects(scrubber.files(base.files), scrubber.files(head.files))),
         resources=tuple(r for r in resources if not r.type.startswith("kubernetes:"))
         + tuple(r for r in resources if r.type.startswith("kubernetes:")),
         secrets_changed=secrets_changed(base, head),
@@ -657,7 +775,6 @@ def build_report(
     *,
     base_label: str,
     command: str,
-    secrets: Iterable[str] = (),
     limit: int | None = None,
     notes: Sequence[str] = (),
 ) -> str:
@@ -669,10 +786,9 @@ def build_report(
     summaries.
     """
     limit = REPORT_LIMIT if limit is None else limit
-    secrets = frozenset(secrets)
     kept = "".join(f"> **Note:** {note}\n\n" for note in notes)
-    kept += "".join(scrub(_summary(d, base_label), secrets) for d in diffs)
-    kept += "".join(scrub(_resource_section(d), secrets) for d in diffs)
+    kept += "".join(_summary(d, base_label) for d in diffs)
+    kept += "".join(_resource_section(d) for d in diffs)
     candidates = sorted(
         ((_RANK[obj.status], index, obj.path), obj)
         for index, d in enumerate(diffs)
@@ -683,7 +799,7 @@ def build_report(
     omitted: Counter[str] = Counter()
     for key, obj in candidates:
         index = key[1]
-        block = scrub(object_diff(obj), secrets)
+        block = object_diff(obj)
         heading = 0 if index in chosen else len(_heading(diffs[index].stack))
         if len(block) + heading <= budget:
             chosen.setdefault(index, []).append((key, block))
@@ -774,26 +890,24 @@ def run(
     """
     prepared = {p.loaded.name: p for p in head}
     commit = resolve_base(root, ref)
-    diffs: list[StackDiff] = []
-    secrets: set[str] = set()
     with base_checkout(root, commit) as base_root:
         names = sorted(set(prepared) | (set(all_stacks(base_root)) if every_stack else set()))
         bases = render_base(base_root, names)
-        for stack in names:
-            base = bases[stack]
-            if stack in prepared:
-                side = render_head(prepared[stack])
-            else:
-                side = Side(files={}, note=f"has no stack `{stack}`")
-            secrets |= base.secrets | side.secrets
-            diffs.append(compare(stack, base, side))
+        heads = {
+            stack: render_head(prepared[stack])
+            if stack in prepared
+            else Side(files={}, note=f"has no stack `{stack}`")
+            for stack in names
+        }
         lock_note = dependencies_note(base_root, root, ref)
+    # Every stack's secrets are scrubbed from every stack's section.
+    secrets = frozenset[str]().union(*(s.secrets for s in (*bases.values(), *heads.values())))
+    diffs = [compare(stack, bases[stack], heads[stack], secrets) for stack in names]
     target = "--all" if every_stack else " ".join(sorted(prepared))
     report = build_report(
         diffs,
         base_label=f"`{ref}` (`{commit[:12]}`)",
         command=f"python -m gatewayctl diff {target} --base {ref}",
-        secrets=secrets,
         limit=limit,
         notes=[lock_note] if lock_note else [],
     )

@@ -8,8 +8,10 @@ what each test changes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
+import json
 import os
 import re
 import shutil
@@ -21,11 +23,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from components import tokens
 from gatewayctl import cli, diff, render
 from gatewayctl.secrets import REDACTED
-from tests.support import ROOT
+from tests.support import ROOT, rendered
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -350,22 +354,47 @@ def test_a_changed_plaintext_secret_alone_exits_3_without_showing_it(
     assert run_diff(repo, "local", "--base", "main").out == run.out  # deterministic
 
 
-def test_secure_values_are_not_compared(pristine: Path, tmp_path: Path) -> None:
-    # ibm's password is a `secure:` placeholder: a new ciphertext cannot be compared, and
-    # neither can a plaintext value replaced by one.
+def test_a_swapped_ciphertext_is_a_secret_change_not_shown(pristine: Path, tmp_path: Path) -> None:
+    # ibm's password is a `secure:` value: the render cannot decrypt it (a placeholder either
+    # way), so only the ciphertext tells that the pull request changed it.
     repo = clone(pristine, tmp_path / "repo")
     ibm = repo / "Pulumi.ibm.yaml"
-    ibm.write_text(ibm.read_text(encoding="utf-8").replace("secure: v1:", "secure: v2:"))
+    text = ibm.read_text(encoding="utf-8")
+    ciphertext = re.search(r"secure: (v1:\S+)", text)
+    assert ciphertext is not None
+    swapped = "v1:c3dhcHBlZC1jaXBoZXJ0ZXh0LWZyb20tdGhlLXB1bGwtcmVxdWVzdA=="
+    ibm.write_text(text.replace(ciphertext[1], swapped), encoding="utf-8")
+
+    run = run_diff(repo, "--all", "--base", "main")
+
+    assert run.code == 3, run.err
+    commit = git(repo, "rev-parse", "HEAD")
+    assert stack_section(run.out, "ibm") == (
+        "## Offline diff: stack `ibm`\n\n"
+        f"Base `main` (`{commit[:12]}`) -> this working tree.\n\n"
+        "clusterSecrets values changed (not shown)\n\n"
+        "The rendered manifests and plan are the same (the render redacts secrets).\n"
+    )
+    assert run.out.count("**No changes**") == 2  # aws and local
+    assert run.out.count(diff.SECRETS_CHANGED) == 1
+    for value in (ciphertext[1], swapped, "c3dhcHBlZC1jaXBoZXJ0ZXh0"):
+        assert value not in run.out
+    assert run.err == ""
+
+
+def test_a_plaintext_secret_moved_to_secure_is_a_change(pristine: Path, tmp_path: Path) -> None:
+    repo = clone(pristine, tmp_path / "repo")
     local = repo / "Pulumi.local.yaml"
     document = yaml.safe_load(local.read_text(encoding="utf-8"))
     document["config"]["hypershell-gateways:clusterSecrets"]["kind"]["dbAdminPassword"] = {
         "secure": "v1:Y2lwaGVydGV4dA=="
     }
     local.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    run = run_diff(repo, "--all", "--base", "main")
-    assert run.code == 0, run.err
-    assert diff.SECRETS_CHANGED not in run.out
-    assert run.out.count("**No changes**") == 3
+    run = run_diff(repo, "local", "--base", "main")
+    assert run.code == 3, run.err
+    assert f"\n{diff.SECRETS_CHANGED}\n" in run.out
+    assert BASE_SENTINEL not in run.out
+    assert "Y2lwaGVydGV4dA" not in run.out
 
 
 def test_a_dependency_update_is_noted_above_the_summaries(pristine: Path, tmp_path: Path) -> None:
@@ -517,6 +546,9 @@ def test_summaries_longer_than_the_bound_are_cut_with_a_note() -> None:
     assert report.endswith("> **Note:** report cut at 500 characters.\n")
 
 
+KUBECONFIG = "apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: kube-token-7\n"
+
+
 def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path) -> None:
     (tmp_path / "Pulumi.s.yaml").write_text(
         yaml.safe_dump(
@@ -525,7 +557,7 @@ def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path
                     "hypershell-gateways:clusterSecrets": {
                         "c": {
                             "dbAdminPassword": BASE_SENTINEL,
-                            "kubeconfig": "apiVersion: v1\ntoken: kube-token-sentinel-123\n",
+                            "kubeconfig": KUBECONFIG,
                             "other": {"secure": "v1:ciphertext"},
                         }
                     }
@@ -535,18 +567,187 @@ def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path
         encoding="utf-8",
     )
     secrets = diff.stack_secrets(tmp_path, "s")
-    assert BASE_SENTINEL in secrets
-    assert "token: kube-token-sentinel-123" in secrets
-    assert "v1:ciphertext" not in secrets
-    leaky = diff.Side(files={"manifests/c/n/secret-x.yaml": f"kind: Secret\npw: {BASE_SENTINEL}\n"})
-    report = diff.build_report(
-        [diff.compare("s", diff.Side(files={}), leaky)],
-        base_label="b",
-        command="c",
-        secrets=secrets,
+    assert secrets == {BASE_SENTINEL, KUBECONFIG}  # `secure:` values are ciphertext
+    leaked = {
+        "kind": "Secret",
+        "pw": BASE_SENTINEL,
+        "padded": f"  {BASE_SENTINEL}\n",
+        "list": ["x", BASE_SENTINEL],
+        "config": f"# copied\n{KUBECONFIG}# end\n",
+        "near": f"{BASE_SENTINEL}-suffixed",  # not the value: left alone
+    }
+    leaky = diff.Side(
+        files={"manifests/c/n/secret-x.yaml": render.dump_yaml(leaked)}, secrets=secrets
     )
-    assert BASE_SENTINEL not in report
-    assert f"+pw: {REDACTED}" in report
+    report = diff.build_report(
+        [diff.compare("s", diff.Side(files={}), leaky)], base_label="b", command="c"
+    )
+    assert f"+pw: {MARK}\n" in report
+    assert f"+padded: {MARK}\n" in report
+    assert f"+- {MARK}\n" in report
+    assert "+config: |\n+  # copied\n+  [secret]\n+  # end\n" in report
+    assert f"+near: {BASE_SENTINEL}-suffixed\n" in report
+    assert report.count(BASE_SENTINEL) == 1  # only inside the longer value
+    assert "kube-token-7" not in report
+
+
+# --- scrubbing by value: short and common-word secrets ------------------------------------------
+
+MARK = f"'{REDACTED}'"
+"""How the render's YAML writes the marker."""
+CONFIG_MAP = "manifests/kind/openshell-dev/configmap-openshell-gateway-config.yaml"
+
+
+def local_render() -> dict[str, str]:
+    return rendered("local").files
+
+
+def with_leak(files: dict[str, str], value: str) -> dict[str, str]:
+    """``files`` with one more data key in the dev gateway's ConfigMap: ``leaked: value``."""
+    document = yaml.safe_load(files[CONFIG_MAP])
+    document["data"]["leaked"] = value
+    return {**files, CONFIG_MAP: render.dump_yaml(document)}
+
+
+def whole_values(files: dict[str, str]) -> set[str]:
+    """Every string value of the manifests and the plan, and every manifest path component."""
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            found.add(value.strip())
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for path, text in files.items():
+        walk(json.loads(text) if path == "plan.json" else yaml.safe_load(text))
+        if path.startswith("manifests/"):
+            found.update(path.split("/"))
+    return found
+
+
+def full_report(base: dict[str, str], head: dict[str, str], secrets: set[str]) -> str:
+    """The whole report (no bound: every object diff, so none is left out by its length)."""
+    change = diff.compare(
+        "local", diff.Side(files=base), diff.Side(files=head, secrets=frozenset(secrets))
+    )
+    return diff.build_report([change], base_label="b", command="c", limit=10**9)
+
+
+def blanked(unscrubbed: str, scrubbed: str, secret: str) -> int:
+    """Check that ``scrubbed`` is ``unscrubbed`` but for YAML values equal to ``secret`` turned
+    into the marker, line for line; return how many were."""
+    before, after = unscrubbed.splitlines(), scrubbed.splitlines()
+    assert len(before) == len(after)
+    count = 0
+    for old, new in zip(before, after, strict=True):
+        if old == new:
+            continue
+        assert new.endswith(MARK), (old, new)
+        prefix = new[: -len(MARK)]
+        assert old.startswith(prefix), (old, new)
+        assert yaml.safe_load(f"x: {old[len(prefix) :]}")["x"].strip() == secret.strip()
+        count += 1
+    return count
+
+
+@pytest.mark.parametrize(
+    "secret", ["Config", "Map", "open", "shell", "Account", "hyper", "name", "port", "secret", "a"]
+)
+def test_a_secret_inside_other_words_leaves_the_report_intact(secret: str) -> None:
+    files = local_render()
+    assert secret not in whole_values(files)  # a fragment of words, never a value of its own
+    assert secret in "".join(files.values())
+
+    report = full_report({}, with_leak(files, secret), {secret})
+
+    assert report == full_report({}, with_leak(files, REDACTED), set())
+    assert f"+  leaked: {MARK}\n" in report
+    assert "| ConfigMap | " in report
+    assert "+kind: ConfigMap\n" in report
+    assert REDACTED + "Map" not in report
+
+
+def line_values(report: str) -> set[str]:
+    """The string values of the one-line ``key: value`` and ``- value`` lines of the diffs."""
+    found = set()
+    for match in re.finditer(r"^[-+ ] *(?:- )?(?:[^:\n]+: )?(.+)$", report, re.MULTILINE):
+        with contextlib.suppress(yaml.YAMLError):
+            value = yaml.safe_load(match[1])
+            if isinstance(value, str):
+                found.add(value.strip())
+    return found
+
+
+@pytest.mark.parametrize("secret", ["openshell", "true", "v1", "TCP", "gateway", "Opaque"])
+def test_a_secret_equal_to_common_values_blanks_those_values_only(secret: str) -> None:
+    files = local_render()
+    assert secret in whole_values(files)
+    unscrubbed = full_report({}, with_leak(files, secret), set())
+
+    scrubbed = full_report({}, with_leak(files, secret), {secret})
+
+    # Each value equal to the password is blanked, and nothing else is touched: names that
+    # contain it (openshell-gateway, openshell-dev) stay, and so does every key.
+    assert blanked(unscrubbed, scrubbed, secret) >= 2
+    assert secret not in line_values(scrubbed)
+    assert secret in line_values(unscrubbed)
+    assert f"+  leaked: {MARK}\n" in scrubbed
+    assert "openshell-gateway" in scrubbed
+
+
+def test_a_secret_equal_to_a_name_is_blanked_in_paths_and_summaries() -> None:
+    # The local cluster is called `kind`: a password `kind` hides it wherever it is a value,
+    # and not the `kind:` keys.
+    files = local_render()
+    report = full_report({}, files, {"kind"})
+    assert "`manifests/kind/" not in report
+    assert f"`manifests/{REDACTED}/openshell-dev/" in report
+    assert "cluster `kind`" not in report
+    assert f"cluster `{REDACTED}`" in report
+    assert "+kind: ConfigMap\n" in report
+    # A gateway called like the password: its row says so no more.
+    report = full_report({}, files, {"dev"})
+    assert f"| `{REDACTED}` | added | cluster `kind`, namespace `openshell-dev`," in report
+    assert "| `dev` |" not in report
+
+
+WORDS = sorted(
+    {w for text in local_render().values() for w in re.findall(r"[A-Za-z0-9]+", text)}
+    | {"Config", "Pa55", "[", "'", '"', "\\", ": x", "é", "#"}
+)
+
+
+@functools.cache
+def local_values() -> set[str]:
+    return whole_values(local_render())
+
+
+@functools.cache
+def redacted_leak_report() -> str:
+    return full_report({}, with_leak(local_render(), REDACTED), set())
+
+
+@given(
+    secret=st.sampled_from(WORDS)
+    | st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=10)
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_scrubbing_never_touches_what_is_not_the_secret(secret: str) -> None:
+    assume(secret.strip() and secret.strip() not in local_values())
+    scrubbed = full_report({}, with_leak(local_render(), secret), {secret})
+    assert scrubbed == redacted_leak_report()
+
+
+def test_the_base_render_error_line_is_scrubbed_by_token() -> None:
+    line = "error: admin_user 'admin' rejected for ConfigMap (admin)"
+    assert diff.scrub(line, {"admin", "Config"}) == (
+        "error: admin_user '[secret]' rejected for ConfigMap ([secret])"
+    )
 
 
 def test_gateways_are_attributed_through_the_parent_chain() -> None:
@@ -606,10 +807,13 @@ def test_an_invalid_base_stack_is_an_empty_side_and_the_others_still_diff(
     assert "colour" not in run.out
 
 
-def secrets_side(root: Path, secrets: dict[str, object], *, note: str | None = None) -> diff.Side:
-    """A rendered side (same files on both sides) whose stack ``s`` has these clusterSecrets."""
+def secrets_side(
+    root: Path, secrets: object, *, note: str | None = None, extra: dict[str, object] | None = None
+) -> diff.Side:
+    """A rendered side (same files on both sides) whose stack ``s`` has these clusterSecrets
+    (and ``extra`` config)."""
     root.mkdir(parents=True, exist_ok=True)
-    config = {"config": {"hypershell-gateways:clusterSecrets": secrets}}
+    config = {"config": {"hypershell-gateways:clusterSecrets": secrets, **(extra or {})}}
     (root / "Pulumi.s.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     return diff.stack_side(root, "s", {} if note else {"plan.json": "{}"}, note)
 
@@ -630,35 +834,68 @@ SECURE = {"secure": "v1:cGxhY2Vob2xkZXI="}
             {"a": {"pw": "password-2"}, "b": {"pw": "password-1"}},
             True,
         ),
-        # `secure:` on either side, or a value on one side only: nothing to compare.
+        # `secure:` values compare by their ciphertext: the same one is the same value ...
         ({"c": {"pw": SECURE}}, {"c": {"pw": SECURE}}, False),
-        ({"c": {"pw": "old-password"}}, {"c": {"pw": SECURE}}, False),
-        ({"c": {"pw": SECURE}}, {"c": {"pw": "new-password"}}, False),
-        ({"c": {"pw": {"secure": "v1:b2xk"}}}, {"c": {"pw": {"secure": "v1:bmV3"}}}, False),
+        # ... another one may or may not be (a fresh nonce each time): a change, not shown.
+        ({"c": {"pw": {"secure": "v1:b2xk"}}}, {"c": {"pw": {"secure": "v1:bmV3"}}}, True),
+        # A plaintext value encrypted, or the reverse: changed too.
+        ({"c": {"pw": "old-password"}}, {"c": {"pw": SECURE}}, True),
+        ({"c": {"pw": SECURE}}, {"c": {"pw": "new-password"}}, True),
+        (
+            {"a": {"pw": "same-password"}, "b": {"pw": "old-password"}},
+            {"a": {"pw": "same-password"}, "b": {"pw": SECURE}},
+            True,
+        ),
+        # The whole object one `secure:` value on one side, values on the other.
+        (SECURE, {"c": {"pw": "new-password"}}, True),
+        ({"c": {"pw": SECURE}}, SECURE, True),
+        (SECURE, SECURE, False),
+        # A value on one side only is a key added or dropped: not compared.
         (
             {"c": {"pw": "same-password"}},
             {"c": {"pw": "same-password", "kubeconfig": "apiVersion: v1"}},
             False,
         ),
-        (
-            {"a": {"pw": "same-password"}, "b": {"pw": "old-password"}},
-            {"a": {"pw": "same-password"}, "b": {"pw": SECURE}},
-            False,
-        ),
+        ({"c": {"pw": "same-password"}}, {"c": {"pw": "same-password", "x": SECURE}}, False),
     ],
 )
 def test_secret_changes_compare_only_what_both_sides_have(
-    tmp_path: Path, base: dict[str, object], head: dict[str, object], changed: bool
+    tmp_path: Path, base: object, head: object, changed: bool
 ) -> None:
     old, new = secrets_side(tmp_path / "base", base), secrets_side(tmp_path / "head", head)
     assert diff.secrets_changed(old, new) is changed
+    assert diff.secrets_changed(new, old) is changed  # either direction
     stack = diff.compare("s", old, new)
     assert (stack.secrets_changed, stack.changed) == (changed, changed)
-    report = diff.build_report([stack], base_label="b", command="c", secrets=old.secrets)
+    report = diff.build_report([stack], base_label="b", command="c")
     assert (diff.SECRETS_CHANGED in report) is changed
-    for value in ("old-password", "new-password", "password-1", "abc", "xyz"):
+    for value in ("old-password", "new-password", "password-1", "abc", "xyz", "b2xk", "bmV3"):
         assert value not in report
         assert hashlib.sha256(repr(value).encode()).hexdigest() not in report
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        ({"secure": "v1:b2xk"}, {"secure": "v1:bmV3"}, True),
+        ({"secure": "v1:b2xk"}, {"secure": "v1:b2xk"}, False),
+        # A plaintext value of another key is in the render itself, not a secret.
+        ("db-admin", {"secure": "v1:b2xk"}, False),
+    ],
+)
+def test_a_secure_value_outside_cluster_secrets_is_compared_by_ciphertext(
+    tmp_path: Path, old: object, new: object, changed: bool
+) -> None:
+    # A value of another config key set with `pulumi config set --secret --path`: the render
+    # only sees the placeholder, whatever it holds.
+    secrets = {"c": {"pw": SECURE}}
+
+    def side(where: str, value: object) -> diff.Side:
+        clusters = {"c": {"database": {"adminUser": value}}}
+        extra: dict[str, object] = {"hypershell-gateways:clusters": clusters}
+        return secrets_side(tmp_path / where, secrets, extra=extra)
+
+    assert diff.secrets_changed(side("base", old), side("head", new)) is changed
 
 
 def test_an_empty_side_is_no_secret_change(tmp_path: Path) -> None:
