@@ -192,8 +192,8 @@ def transaction() -> Iterator[None]:
                     current.rollback()
                 raise
             with deferred():  # the commit point: an interrupt from here on keeps the output
+                _State.committed = bool(current.undo)  # something was written
                 current.undo.clear()
-                _State.committed = True
     finally:
         _State.transactions.remove(current)
     with on_interrupt(current.finish):

@@ -30,6 +30,7 @@ from types import ModuleType
 
 import pytest
 
+from gatewayctl import interrupts, outputs, render
 from gatewayctl.outputs import MARKER, marker_text
 from tests.support import ROOT
 from tests.test_diff import NOT_COPIED, git
@@ -455,3 +456,33 @@ def test_the_diff_runs_to_its_end_when_not_interrupted(clean_repo: Path, tmp_pat
     assert ended.code == 0, ended.err
     assert "**No changes**" in ended.out
     assert_clean(clean_repo, run)
+
+
+# --- the transaction, in process ------------------------------------------------------------
+
+
+def test_the_message_says_written_only_once_something_was(tmp_path: Path) -> None:
+    with interrupts.transaction():
+        pass  # validate: nothing to write
+    assert interrupts.message(signal.SIGINT) == "interrupted (SIGINT); nothing written"
+    with interrupts.transaction():
+        outputs.write_file(tmp_path / "report.md", "report\n")
+    assert interrupts.message(signal.SIGTERM) == (
+        "interrupted (SIGTERM) after the output was written"
+    )
+    with interrupts.transaction():  # the next command starts afresh
+        assert interrupts.message(signal.SIGINT) == "interrupted (SIGINT); nothing written"
+
+
+def test_an_error_in_a_transaction_puts_files_and_trees_back(tmp_path: Path) -> None:
+    report = tmp_path / "report.md"
+    report.write_text("an earlier report\n")
+    tree = earlier_render(tmp_path / "build")
+    before = listing(tmp_path)
+    with pytest.raises(RuntimeError, match="disk on fire"), interrupts.transaction():
+        outputs.write_file(report, "a new report\n")
+        render.write_tree(tree, {"plan.json": "{}\n"})
+        render.write_tree(tmp_path / "new" / "deeper" / "tree", {"plan.json": "{}\n"})
+        assert report.read_text() == "a new report\n"  # in place until the end ...
+        raise RuntimeError("disk on fire")
+    assert listing(tmp_path) == before  # ... and taken back, created parents included
