@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from components import tokens
-from gatewayctl import cli, diff, render
+from gatewayctl import cli, diff, render, scrub
 from gatewayctl.secrets import REDACTED
 from tests.support import ROOT, rendered
 
@@ -745,7 +745,7 @@ def test_scrubbing_never_touches_what_is_not_the_secret(secret: str) -> None:
 
 def test_the_base_render_error_line_is_scrubbed_by_token() -> None:
     line = "error: admin_user 'admin' rejected for ConfigMap (admin)"
-    assert diff.scrub(line, {"admin", "Config"}) == (
+    assert scrub.scrub(line, {"admin", "Config"}) == (
         "error: admin_user '[secret]' rejected for ConfigMap ([secret])"
     )
 
