@@ -3,11 +3,25 @@ with the strict YAML reader like every other file."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
-from gatewayctl.secrets import plaintext_leaves
+import pytest
 
-PREFIX = "hypershell-gateways:"
+from gatewayctl.render import Prepared, prepare
+from gatewayctl.secrets import SECURE_PLACEHOLDER, plaintext_leaves
+from tests.builders import (
+    CONFIG_FILE,
+    DECLARATIONS,
+    DROP,
+    PREFIX,
+    STACK,
+    two_clusters,
+    write_gateway,
+    write_stack,
+)
+from tests.helpers import problems_of, where
 
 
 def write(root: Path, text: str) -> None:
@@ -63,3 +77,136 @@ def test_no_file_no_config_or_no_secrets_give_none(tmp_path: Path) -> None:
     assert plaintext_leaves(tmp_path, "s") == []
     write(tmp_path, f"config:\n  {PREFIX}declarationsDir: gateways/s\n")
     assert plaintext_leaves(tmp_path, "s") == []
+
+
+# --- secrets (gatewayctl.render.prepare) ----------------------------------------------------
+
+
+def prepared(root: Path) -> Prepared:
+    return prepare(root, STACK)
+
+
+def test_missing_cluster_secrets_entry_is_a_problem(tmp_path: Path) -> None:
+    write_stack(
+        tmp_path,
+        clusters=two_clusters(),
+        secrets={"east": {"dbAdminPassword": "pw"}},
+    )
+
+    assert problems_of(lambda: prepared(tmp_path)) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusterSecrets.west",
+            "missing; set it with `pulumi config set --secret --path`",
+        )
+    ]
+
+
+def test_missing_cluster_secrets_key_names_every_cluster(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters(), secrets=DROP)
+
+    assert where(problems_of(lambda: prepared(tmp_path))) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.east"),
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.west"),
+    ]
+
+
+def test_secrets_for_an_unknown_cluster_are_reported(tmp_path: Path) -> None:
+    write_stack(tmp_path, secrets={"c1": {"dbAdminPassword": "x"}, "c9": {"dbAdminPassword": "y"}})
+    write_gateway(tmp_path, "t1")
+    assert problems_of(lambda: prepare(tmp_path, STACK)) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.c9", "no such cluster in this stack")
+    ]
+
+
+def test_cluster_secrets_that_are_not_a_mapping_are_one_problem(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters(), secrets="somestring")
+
+    assert problems_of(lambda: prepared(tmp_path)) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusterSecrets",
+            "expected a mapping of cluster name to its secrets, found str",
+        )
+    ]
+
+
+def test_secure_values_are_accepted_and_counted(tmp_path: Path) -> None:
+    secure = {"secure": "v1:cmVwbGFjZS1tZQ=="}
+    write_stack(
+        tmp_path,
+        clusters=two_clusters(),
+        secrets={
+            "east": {"dbAdminPassword": secure, "kubeconfig": secure},
+            "west": {"dbAdminPassword": secure},
+        },
+    )
+
+    result = prepared(tmp_path)
+
+    assert result.secure_placeholders == 3
+    assert json.loads(result.config[f"{PREFIX}clusterSecrets"]) == {
+        "east": {"dbAdminPassword": SECURE_PLACEHOLDER, "kubeconfig": SECURE_PLACEHOLDER},
+        "west": {"dbAdminPassword": SECURE_PLACEHOLDER},
+    }
+
+
+def test_whole_object_secure_secrets_render_with_placeholders(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters=two_clusters(), secrets={"secure": "v1:AAAA"})
+    write_gateway(tmp_path, "t1", {"cluster": "east"})
+    prepared = prepare(tmp_path, STACK)
+    assert prepared.secure_placeholders == 1
+    assert json.loads(prepared.config[f"{PREFIX}clusterSecrets"]) == {
+        "east": {"dbAdminPassword": SECURE_PLACEHOLDER},
+        "west": {"dbAdminPassword": SECURE_PLACEHOLDER},
+    }
+
+
+def test_plaintext_password_is_accepted(tmp_path: Path) -> None:
+    write_stack(tmp_path, secrets={"c1": {"dbAdminPassword": "local-development-only"}})
+    write_gateway(tmp_path, "dev")
+
+    result = prepared(tmp_path)
+
+    assert result.secure_placeholders == 0
+    assert json.loads(result.config[f"{PREFIX}clusterSecrets"]) == {
+        "c1": {"dbAdminPassword": "local-development-only"}
+    }
+    assert result.config[f"{PREFIX}declarationsDir"] == DECLARATIONS
+    assert [g.name for g in result.loaded.gateways] == ["dev"]
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        (
+            {"dbAdminPassword": ""},
+            [("dbAdminPassword", "String should have at least 1 character")],
+        ),
+        ({}, [("dbAdminPassword", "required field is missing")]),
+        ({"dbAdminPassword": 1234}, [("dbAdminPassword", "Input should be a valid string")]),
+        (
+            {"dbAdminPassword": "pw", "kubeconfg": "x"},
+            [("kubeconfg", "unknown field")],
+        ),
+    ],
+    ids=["empty", "missing", "not-a-string", "unknown-field"],
+)
+def test_bad_cluster_secrets_entry(
+    tmp_path: Path, entry: dict[str, Any], expected: list[tuple[str, str]]
+) -> None:
+    write_stack(tmp_path, secrets={"c1": entry})
+
+    assert problems_of(lambda: prepared(tmp_path)) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.c1.{field}", message) for field, message in expected
+    ]
+
+
+def test_prepare_reports_declaration_and_secret_problems_together(tmp_path: Path) -> None:
+    write_stack(tmp_path, secrets=DROP)
+    source = write_gateway(tmp_path, "team-a", {"replicas": 0})
+
+    assert where(problems_of(lambda: prepared(tmp_path))) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.c1"),
+        (source, "spec.replicas"),
+    ]
