@@ -302,6 +302,9 @@ def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
         child
         for child in base.iterdir()
         if child.name not in kept
+        # Stack names are DNS labels: a dot-name is no render but, for one, a tree this very
+        # transaction set aside (``outputs.set_aside``), deleted or restored at its end.
+        and not child.name.startswith(".")
         and not child.is_symlink()
         and child.is_dir()
         and (child / MARKER).is_file()

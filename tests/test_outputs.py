@@ -105,6 +105,20 @@ def test_render_all_removes_the_outputs_of_removed_stacks_only(
     assert capsys.readouterr().out.endswith(f"removed {out / 'gone'} (no such stack any more)\n")
 
 
+def test_render_all_again_replaces_each_stack_and_removes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each replaced tree is set aside beside its stack's until the run ends: never a stale one.
+    out = tmp_path / "out"
+    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
+    capsys.readouterr()
+
+    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
+
+    assert "removed" not in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == ["aws", "ibm", "local"]
+
+
 def test_the_output_tree_is_readable_by_others(tmp_path: Path) -> None:
     umask = os.umask(0o022)
     try:
