@@ -39,7 +39,8 @@ _UNLISTED_MARKER = (
     "Written by `python -m gatewayctl`. The next run replaces this directory whole:"
     " keep nothing else here.\n"
 )
-"""The marker before it listed its files: the directory was written by this tool."""
+"""The marker before it listed its files. Files added to such a directory since cannot be told
+from the tool's own, so it is never replaced: the operator empties it once."""
 _SHOWN = 3
 _PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml")
 _STACK_FILES = tuple(stack_file("*", suffix) for suffix in STACK_FILE_SUFFIXES)
@@ -50,11 +51,15 @@ def marker_text(files: Iterable[str]) -> str:
     return _HEADER + "".join(f"{name}\n" for name in sorted(files))
 
 
-def _listed(directory: Path) -> set[str] | None:
-    """The files the marker lists; None for a marker from before the list (all were ours)."""
-    text = (directory / MARKER).read_text(encoding="utf-8", errors="replace")
+def _marker_text(directory: Path) -> str:
+    return (directory / MARKER).read_text(encoding="utf-8", errors="replace")
+
+
+def _listed(directory: Path) -> set[str]:
+    """The files the marker lists (none for a marker from before the list)."""
+    text = _marker_text(directory)
     if text == _UNLISTED_MARKER:
-        return None
+        return set()
     return {line for line in text.splitlines() if line and not line.startswith("#")}
 
 
@@ -66,8 +71,6 @@ def _marked(directory: Path) -> bool:
 def unlisted(directory: Path) -> list[str]:
     """Files (and links) under a marked ``directory`` that its marker does not list, sorted."""
     listed = _listed(directory)
-    if listed is None:
-        return []
     found: list[str] = []
 
     def fail(error: OSError) -> None:
@@ -149,6 +152,12 @@ def _directory_problem(out: Path, root: Path) -> str | None:
             return (
                 f"exists and was not written by this tool (no {MARKER} in it); it would be"
                 " replaced whole: choose a new or empty directory"
+            )
+        if _marker_text(out) == _UNLISTED_MARKER:
+            return (
+                f"was written by an older version of this tool whose {MARKER} does not list"
+                " its files, so files added since cannot be told apart; it is never replaced:"
+                " empty or remove it once, or choose a new or empty directory"
             )
         if mine := unlisted(out):
             return (

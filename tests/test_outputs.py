@@ -291,16 +291,37 @@ def test_a_marker_that_is_a_link_or_a_directory_marks_nothing(tmp_path: Path, ki
     assert snapshot(tmp_path) == before
 
 
-def test_a_render_marked_before_the_marker_listed_files_is_still_replaced(tmp_path: Path) -> None:
-    out = tmp_path / "local"
-    make(out, {"plan.json": "{}\n", "manifests/old.yaml": "kind: X\n"})
-    (out / outputs.MARKER).write_text(
-        "Written by `python -m gatewayctl`. The next run replaces this directory whole:"
-        " keep nothing else here.\n"
+OLD_MARKER = (
+    "Written by `python -m gatewayctl`. The next run replaces this directory whole:"
+    " keep nothing else here.\n"
+)
+
+
+def test_a_render_marked_before_the_marker_listed_files_is_never_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its files cannot be told from a user's added since: the allowance was the hole.
+    out = tmp_path / "out"
+    old = out / "local"
+    make(old, {"plan.json": "{}\n", "manifests/old.yaml": "kind: X\n", "notes.txt": "mine\n"})
+    (old / outputs.MARKER).write_text(OLD_MARKER)
+    before = snapshot(tmp_path)
+    message = (
+        f"was written by an older version of this tool whose {outputs.MARKER} does not list its"
+        " files, so files added since cannot be told apart; it is never replaced: empty or"
+        " remove it once, or choose a new or empty directory"
     )
-    assert run("render", "local", "--out", str(out), "-q")[0] == 0
-    assert not (out / "manifests" / "old.yaml").exists()
-    assert (out / "plan.json").read_text() == rendered("local").files["plan.json"]
+    assert run("render", "local", "--out", str(old), "-q") == (
+        2,
+        "",
+        refused(f"{old}: --out: {message}"),
+    )
+    assert snapshot(tmp_path) == before
+    # Nor is it removed as the render of a stack that no longer exists.
+    old.rename(out / "gone")
+    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
+    assert (out / "gone" / "notes.txt").read_text() == "mine\n"
+    assert "removed" not in capsys.readouterr().out
 
 
 # --- paths that are never outputs -----------------------------------------------------------
