@@ -142,7 +142,7 @@ class Workload(pulumi.ComponentResource):
             f"{name}-config", metadata=meta(naming.CONFIG_MAP), data={CONFIG_FILE: toml}, opts=child
         )
 
-        # A digest is not the secret it covers (the password is 32 random characters), and a
+        # A digest is not the secret it covers (the password is 40 random characters), and a
         # secret annotation would make the whole Deployment spec secret, unreviewable.
         pod_hash = pulumi.Output.unsecret(
             pulumi.Output.all(args.cert_pems, args.db_uri).apply(

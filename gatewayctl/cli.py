@@ -23,9 +23,9 @@ from rich.table import Table
 from gatewayctl import adoption, diff, interrupts, inventory, operator, outputs, readiness, render
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.offline import RecordedResource
+from gatewayctl.program import ROOT
 from gatewayctl.stackfile import stack_file
 
-ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("build/rendered")
 PROGRESS_MIN_GATEWAYS = 25
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3

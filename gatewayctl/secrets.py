@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ from pydantic import Field, ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.models import Model
-from gatewayctl.offline import is_secret
 from gatewayctl.resolve import LoadedStack
 from gatewayctl.stackfile import PROJECT, stack_file
 from gatewayctl.yamlfile import SECRETS_KEY, read_yaml_mapping
@@ -265,24 +264,33 @@ def plaintext_leaves(root: Path, stack: str) -> list[tuple[SecretPath, Any]]:
 # --- redaction ------------------------------------------------------------------------------
 
 
-def _mask(value: Any) -> Any:
+def _mask(value: Any, is_secret: Callable[[Any], bool]) -> Any:
     if is_secret(value):
-        return _mask(value["value"])
+        return _mask(value["value"], is_secret)
     if isinstance(value, dict):
-        return {k: _mask(v) for k, v in value.items()}
+        return {k: _mask(v, is_secret) for k, v in value.items()}
     if isinstance(value, list):
-        return [_mask(v) for v in value]
+        return [_mask(v, is_secret) for v in value]
     return None if value is None else REDACTED
+
+
+def _clean(value: Any, is_secret: Callable[[Any], bool]) -> Any:
+    if is_secret(value):
+        return _mask(value["value"], is_secret)
+    if isinstance(value, dict):
+        return {k: _clean(v, is_secret) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v, is_secret) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def clean(value: Any) -> Any:
     """Redact secrets (keys kept), turn whole floats back into ints (the wire has only doubles)."""
-    if is_secret(value):
-        return _mask(value["value"])
-    if isinstance(value, dict):
-        return {k: clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
+    # Imported here, not at the top: the wire form of a secret is a Pulumi SDK internal that
+    # only the offline engine reads, and the real program (``program`` imports this module for
+    # ``ClusterSecrets``) must not depend on it.
+    from gatewayctl.offline import is_secret
+
+    return _clean(value, is_secret)

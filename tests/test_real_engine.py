@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import runpy
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -202,3 +204,17 @@ def test_main_module_turns_invalid_input_into_a_run_error() -> None:
         " required field is missing"
     )
     assert mocks.registered == []
+
+
+def test_the_real_program_does_not_load_the_offline_engine() -> None:
+    # The offline engine reads Pulumi SDK internals (the wire form of secrets): an SDK upgrade
+    # that renames them may break the offline render, never a real `pulumi up`.
+    code = "import sys, gatewayctl.program; print(sorted(m for m in sys.modules if 'offline' in m))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == "[]\n"
