@@ -104,6 +104,11 @@ class Database(pulumi.ComponentResource):
         # database: the tenant's own, so the role needs CONNECT nowhere else (the Grant's
         # transactions use it too: helpers.go, startTransaction reuses the provider's client
         # when the database is the configured one).
+        # On a new gateway's first preview the password is unknown, so this provider is
+        # unconfigured: the engine then previews the Grant's outputs as unknown instead of
+        # calling the provider (pulumi/pulumi pkg/resource/deploy/providers/registry.go, the
+        # provider's config with unknowns; CHANGELOG: "Fix the preview experience for
+        # unconfigured providers ... the engine will treat all outputs as unknown").
         owner = postgresql.Provider(
             f"{name}-db-owner",
             host=args.endpoint.host,
