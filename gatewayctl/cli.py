@@ -185,11 +185,11 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     rendered = [_render_one(p, console, not args.quiet) for p in prepared]
     for item in rendered:
         out = outs[item.prepared.loaded.name]
-        render.write_tree(out, item.files)
+        outputs.write_tree(out, item.files)
         if not args.quiet:
             _summary(console, item, out)
     if args.all:
-        for gone in render.remove_stale_outputs(base, keep=outs.keys()):
+        for gone in outputs.remove_stale_outputs(base, keep=outs.keys()):
             console.print(f"removed {gone} (no such stack any more)", markup=False)
     return EXIT_OK
 
@@ -261,7 +261,7 @@ def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
     files = operator.operator_manifests(args.root, _prepare_all)
     out = args.out or args.root / "build" / "operator"
     _check_outputs(args.root, [out])
-    render.write_tree(out, files)
+    outputs.write_tree(out, files)
     for name in sorted(files):
         console.print(f"{out / name}", markup=False)
     return EXIT_OK

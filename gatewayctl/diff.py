@@ -45,7 +45,7 @@ from typing import Any, Literal
 import yaml
 
 from components import tokens
-from gatewayctl import interrupts, render
+from gatewayctl import interrupts, outputs, render
 from gatewayctl.errors import ToolError, UsageError
 from gatewayctl.inventory import all_stacks
 from gatewayctl.scrub import MANIFESTS, Scrubber, scrub
@@ -166,7 +166,7 @@ def read_tree(directory: Path) -> dict[str, str]:
     return {
         p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.relative_to(directory).as_posix() != render.MARKER
+        if p.is_file() and p.relative_to(directory).as_posix() != outputs.MARKER
     }
 
 

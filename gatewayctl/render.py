@@ -10,11 +10,8 @@ whole only once everything has been rendered.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,10 +20,9 @@ import pulumi
 import yaml
 
 from components import tokens
-from gatewayctl import interrupts, inventory, outputs, program
+from gatewayctl import inventory, program
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
-from gatewayctl.outputs import MARKER as MARKER  # re-exported: the marker of a render
 from gatewayctl.resolve import LoadedStack, load_stack
 from gatewayctl.secrets import (
     REDACTED,
@@ -281,69 +277,6 @@ def execute(prepared: Prepared, on_register: OnRegister | None = None) -> Render
         files=files,
         gateways=summarise(loaded, recording, facts),
     )
-
-
-def _only_ours(directory: Path) -> bool:
-    try:
-        return not outputs.unlisted(directory)
-    except OSError:
-        return False  # what cannot be read is not removed
-
-
-def remove_stale_outputs(base: Path, keep: Iterable[str]) -> list[Path]:
-    """Remove the output directories under ``base`` of stacks that no longer exist (``render
-    --all``): only renders (:data:`MARKER`, a ``plan.json`` and nothing the marker does not
-    list) not named in ``keep``.
-
-    Part of the current :func:`interrupts.transaction`: an interrupt before its end puts them
-    back."""
-    kept = set(keep)
-    stale = sorted(
-        child
-        for child in base.iterdir()
-        if child.name not in kept
-        # Stack names are DNS labels: a dot-name is no render but, for one, a tree this very
-        # transaction set aside (``outputs.set_aside``), deleted or restored at its end.
-        and not child.name.startswith(".")
-        and not child.is_symlink()
-        and child.is_dir()
-        and (child / MARKER).is_file()
-        and (child / "plan.json").is_file()
-        and _only_ours(child)
-    )
-    with interrupts.transaction():
-        for child in stale:
-            outputs.set_aside(child)
-    return stale
-
-
-def write_tree(out: Path, files: Mapping[str, str]) -> None:
-    """Replace ``out`` whole with exactly ``files`` (and :data:`MARKER`, which lists them); on
-    failure or an interrupt the old tree stays. Check :func:`gatewayctl.outputs.directory_problems`
-    first.
-
-    Part of the current :func:`interrupts.transaction` (one of its own if there is none): the
-    new tree is built beside ``out`` and moved into place; the old one is deleted only once
-    the transaction is committed, and put back if it is not."""
-    with interrupts.transaction():
-        outputs.make_parents(out.parent)
-        with interrupts.deferred():
-            staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-            interrupts.undo(lambda: shutil.rmtree(staging, ignore_errors=True))
-        # mkdtemp makes it private (0700); the tree is for reviewers and scanners too.
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)
-        (staging / MARKER).write_text(outputs.marker_text(files), encoding="utf-8")
-        for relative, text in sorted(files.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        with interrupts.deferred():
-            if out.exists():
-                outputs.set_aside(out)
-            staging.rename(out)
-            interrupts.undo(lambda: out.rename(staging))
 
 
 def summarise(

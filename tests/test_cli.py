@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from gatewayctl import cli, render
+from gatewayctl import cli, outputs, render
 from tests.builders import copy_project, write_gateway
 
 # --- exit codes -----------------------------------------------------------------------------
@@ -81,7 +81,7 @@ def test_an_error_after_a_first_tree_is_written_takes_it_back(
     # render --all writes the stacks one after the other: a failure at the second leaves no
     # first either (and an interrupt is the same; see tests/test_interrupts.py).
     written = []
-    real = render.write_tree
+    real = outputs.write_tree
 
     def second_fails(out: Path, files: dict[str, str]) -> None:
         if written:
@@ -89,7 +89,7 @@ def test_an_error_after_a_first_tree_is_written_takes_it_back(
         real(out, files)
         written.append(out)
 
-    monkeypatch.setattr(render, "write_tree", second_fails)
+    monkeypatch.setattr(outputs, "write_tree", second_fails)
     assert cli.main(["render", "--all", "--out", str(tmp_path / "all")]) == 1
     assert "error: OSError: disk full" in capsys.readouterr().err
     assert written == [tmp_path / "all" / "aws"]

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatewayctl.render import MARKER
+from gatewayctl.outputs import MARKER
 from tests.broken_projects import (
     CONFIG_MUTATIONS,
     DECLARATION_MUTATIONS,

@@ -30,7 +30,7 @@ from types import ModuleType
 
 import pytest
 
-from gatewayctl import interrupts, outputs, render
+from gatewayctl import interrupts, outputs
 from gatewayctl.outputs import MARKER, marker_text
 from tests.support import ROOT
 from tests.test_diff import NOT_COPIED, git
@@ -242,7 +242,7 @@ from pathlib import Path
 from gatewayctl import interrupts
 
 interrupts.install()
-from gatewayctl import render
+from gatewayctl import outputs, render
 
 parent, when, signum = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 first, second = parent / "first", parent / "new" / "second"
@@ -272,8 +272,8 @@ def patched_rmtree(path, *args, **kwargs):
 Path.rename, Path.write_text, shutil.rmtree = patched_rename, patched_write_text, patched_rmtree
 files = {"manifests/a.yaml": "new\\n", "manifests/b.yaml": "new\\n"}
 with interrupts.transaction():
-    render.write_tree(first, files)
-    render.write_tree(second, files)
+    outputs.write_tree(first, files)
+    outputs.write_tree(second, files)
 print("written")
 """
 
@@ -481,8 +481,8 @@ def test_an_error_in_a_transaction_puts_files_and_trees_back(tmp_path: Path) -> 
     before = listing(tmp_path)
     with pytest.raises(RuntimeError, match="disk on fire"), interrupts.transaction():
         outputs.write_file(report, "a new report\n")
-        render.write_tree(tree, {"plan.json": "{}\n"})
-        render.write_tree(tmp_path / "new" / "deeper" / "tree", {"plan.json": "{}\n"})
+        outputs.write_tree(tree, {"plan.json": "{}\n"})
+        outputs.write_tree(tmp_path / "new" / "deeper" / "tree", {"plan.json": "{}\n"})
         assert report.read_text() == "a new report\n"  # in place until the end ...
         raise RuntimeError("disk on fire")
     assert listing(tmp_path) == before  # ... and taken back, created parents included

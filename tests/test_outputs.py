@@ -86,7 +86,7 @@ def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
     assert cli.main(args) == 0
     assert not gone.exists() and not gone.parent.exists()
     assert written_files(out) == render.execute(render.prepare(project, "ibm")).files
-    assert (out / render.MARKER).read_text().splitlines()[2:] == sorted(written_files(out))
+    assert (out / outputs.MARKER).read_text().splitlines()[2:] == sorted(written_files(out))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ibm", "p"]  # no staging left
 
 
@@ -251,7 +251,7 @@ def test_any_file_the_marker_does_not_list_keeps_the_directory(
     with tempfile.TemporaryDirectory() as directory:
         base = Path(directory)
         out = base / "out"
-        render.write_tree(out, {name: f"ours {name}\n" for name in ours})
+        outputs.write_tree(out, {name: f"ours {name}\n" for name in ours})
         assert outputs.directory_problems(out, base) == []
         for name in mine:
             (out / name).parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gatewayctl import render
+from gatewayctl import outputs, render
 from tests.support import STACKS, rendered, shared_or_skip
 
 # OpenShift 4.18 ships Kubernetes 1.31, OpenShift 4.21 ships 1.34.
@@ -47,7 +47,7 @@ def test_custom_kinds_rendered_per_mode() -> None:
 
 
 def write(r: render.Rendered, directory: Path) -> Path:
-    render.write_tree(directory, r.files)
+    outputs.write_tree(directory, r.files)
     return directory
 
 
