@@ -1,11 +1,11 @@
-"""Plaintext ``clusterSecrets`` of a stack file (``gatewayctl.secrets.plaintext_leaves``), read
-with the strict YAML reader like every other file."""
+"""``gatewayctl.secrets``: plaintext ``clusterSecrets`` of a stack file (``plaintext_leaves``),
+read with the strict YAML reader like every other file, and scrubbing free text."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from gatewayctl.secrets import plaintext_leaves
+from gatewayctl.secrets import plaintext_leaves, scrub
 
 PREFIX = "hypershell-gateways:"
 
@@ -63,3 +63,13 @@ def test_no_file_no_config_or_no_secrets_give_none(tmp_path: Path) -> None:
     assert plaintext_leaves(tmp_path, "s") == []
     write(tmp_path, f"config:\n  {PREFIX}declarationsDir: gateways/s\n")
     assert plaintext_leaves(tmp_path, "s") == []
+
+
+# --- scrubbing free text -------------------------------------------------------------------
+
+
+def test_the_base_render_error_line_is_scrubbed_by_token() -> None:
+    line = "error: admin_user 'admin' rejected for ConfigMap (admin)"
+    assert scrub(line, {"admin", "Config"}) == (
+        "error: admin_user '[secret]' rejected for ConfigMap ([secret])"
+    )
