@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 
 from components import tokens
 from gatewayctl import inventory, program
@@ -33,7 +32,7 @@ from gatewayctl.secrets import (
     replace_secure,
 )
 from gatewayctl.stackfile import PROJECT, read_stack_config
-from gatewayctl.yamlfile import SECRETS_KEY
+from gatewayctl.yamlfile import SECRETS_KEY, dump_yaml
 
 CLUSTER_SCOPED = "_cluster"
 _K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -114,28 +113,6 @@ def _cluster_of(recording: Recording, resource: RecordedResource) -> str:
     if cluster is None:
         raise RuntimeError(f"provider {provider.urn} is not inside a Cluster")
     return cluster
-
-
-# libyaml's emitter when PyYAML was built with it (six times faster; same bytes).
-_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
-    """Multi-line strings (gateway.toml, PEM blocks) as literal blocks, readable in review."""
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def dump_yaml(obj: Mapping[str, Any]) -> str:
-    return yaml.dump(
-        dict(obj), Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=1000
-    )
 
 
 def manifest_files(recording: Recording) -> dict[str, str]:

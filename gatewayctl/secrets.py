@@ -8,6 +8,9 @@
 - **Redaction**: every secret value of a render is :data:`REDACTED` (keys kept).
 - **Plaintext** ``clusterSecrets`` of a committed stack file are noted (they are in git) and
   listed for the diff, which scrubs them from its report.
+- **Scrubbing** (:class:`Scrubber`, the diff's second guard): every value of a render that
+  equals a plaintext secret becomes :data:`REDACTED`, by value where values are, never by
+  substring.
 
 The stack file is read with the strict YAML reader (:mod:`gatewayctl.yamlfile`), as every other
 file. No message quotes a secret value.
@@ -17,17 +20,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import Field, ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.models import Model
 from gatewayctl.resolve import LoadedStack
 from gatewayctl.stackfile import PROJECT, stack_file
-from gatewayctl.yamlfile import SECRETS_KEY, read_yaml_mapping
+from gatewayctl.yamlfile import SECRETS_KEY, dump_yaml, read_yaml_mapping
 
 REDACTED = "[secret]"
 SECURE_PLACEHOLDER = "offline-placeholder-for-secure-value"
@@ -186,31 +191,46 @@ def _leaves(value: Any, path: SecretPath) -> Iterator[tuple[SecretPath, Any]]:
         yield path, value
 
 
-def placeholder_problems(root: Path, stack: str) -> list[Problem]:
-    """Every ``secure:`` value of ``Pulumi.<stack>.yaml`` (any namespace, any depth) that is a
-    placeholder. A file that cannot be read is reported by the stack's validation, not here."""
+def _config(root: Path, stack: str) -> dict[Any, Any] | None:
+    """The ``config`` mapping of ``Pulumi.<stack>.yaml``, read with the strict reader; None for
+    a file it refuses or one without a config mapping (the stack's validation reports those)."""
     display = stack_file(stack)
     try:
         document = read_yaml_mapping(root / display, display)
     except InvalidInputError:
-        return []
+        return None
     config = document.get("config")
-    if not isinstance(config, dict):
-        return []
+    return config if isinstance(config, dict) else None
+
+
+def secure_leaves(root: Path, stack: str) -> list[tuple[SecretPath, Any]]:
+    """``(path, value)`` of every ``secure:`` value of ``Pulumi.<stack>.yaml`` (any namespace,
+    any depth), the path starting at the config key; best effort: none from a file the strict
+    reader refuses."""
+    return [
+        (keys, leaf)
+        for key, value in (_config(root, stack) or {}).items()
+        for keys, leaf in _leaves(value, (str(key),))
+        if is_secure(leaf)
+    ]
+
+
+def placeholder_problems(root: Path, stack: str) -> list[Problem]:
+    """Every ``secure:`` value of ``Pulumi.<stack>.yaml`` (any namespace, any depth) that is a
+    placeholder. A file that cannot be read is reported by the stack's validation, not here."""
     problems = []
-    for key, value in config.items():
-        for keys, leaf in _leaves(value, (str(key),)):
-            if is_secure(leaf) and is_placeholder(leaf["secure"]):
-                path = ".".join(keys)
-                setting = path.removeprefix(f"{PROJECT}:")
-                problems.append(
-                    Problem(
-                        display,
-                        path,
-                        "`secure:` value is a placeholder, not ciphertext; set the real value with"
-                        f" `pulumi config set --secret --path '{setting}'`",
-                    )
+    for keys, leaf in secure_leaves(root, stack):
+        if is_placeholder(leaf["secure"]):
+            path = ".".join(keys)
+            setting = path.removeprefix(f"{PROJECT}:")
+            problems.append(
+                Problem(
+                    stack_file(stack),
+                    path,
+                    "`secure:` value is a placeholder, not ciphertext; set the real value with"
+                    f" `pulumi config set --secret --path '{setting}'`",
                 )
+            )
     return problems
 
 
@@ -252,13 +272,10 @@ def plaintext_leaves(root: Path, stack: str) -> list[tuple[SecretPath, Any]]:
     none. ``secure:`` values (ciphertext, or the committed placeholders) are not plaintext and
     are left out.
     """
-    display = stack_file(stack)
-    try:
-        document = read_yaml_mapping(root / display, display)
-        secrets = document["config"][f"{PROJECT}:{SECRETS_KEY}"]
-    except (InvalidInputError, LookupError, TypeError):  # unreadable, or no secrets
+    config, key = _config(root, stack), f"{PROJECT}:{SECRETS_KEY}"
+    if config is None or key not in config:  # unreadable, or no secrets
         return []
-    return [(path, value) for path, value in _leaves(secrets, ()) if not is_secure(value)]
+    return [(path, value) for path, value in _leaves(config[key], ()) if not is_secure(value)]
 
 
 # --- redaction ------------------------------------------------------------------------------
@@ -294,3 +311,116 @@ def clean(value: Any) -> Any:
     from gatewayctl.offline import is_secret
 
     return _clean(value, is_secret)
+
+
+# --- scrubbing ------------------------------------------------------------------------------
+#
+# The render already redacts every secret. The diff report also replaces any value of either
+# render that equals a plaintext `clusterSecrets` value, before anything is compared or
+# formatted: never by substring of the report's text, which mangled it (`Config` as a password
+# turned `kind: ConfigMap` into `[secret]Map`) and told readers the password by where it
+# blanked.
+
+
+MANIFESTS = "manifests/"
+"""The prefix of the rendered Kubernetes object files."""
+
+_UNESCAPED = re.compile(r"[A-Za-z0-9_./:@+=,;~%^&*!?#$<>()\[\]{}|-]+")
+"""Characters that YAML and JSON write as they are in any quoting style (not a space: a long
+scalar may be folded there)."""
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class Scrubber:
+    """Replaces, in rendered data, every value that equals a secret with the render's marker.
+
+    By value, where values are: a string scalar of a manifest or of the plan whose text equals
+    a secret (surrounding white space aside) becomes :data:`REDACTED`; so does a path
+    component of a manifest file (cluster, namespace) that equals one. A secret of several
+    lines is also replaced where it occurs inside a longer value (a block of lines does not
+    occur by chance). Keys, and values that merely contain a one-line secret, are left alone:
+    substring replacement mangled the report (``Config`` → ``[secret]Map``) and told readers
+    the password by where it blanked. A file is parsed only when its text holds a fragment of
+    some secret; one that changes is written again as the render writes it.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.whole = frozenset(s.strip() for s in secrets if s.strip())
+        self.blocks = sorted(
+            (s for s in self.whole if len([ln for ln in s.splitlines() if ln.strip()]) > 1),
+            key=lambda s: (-len(s), s),
+        )
+        probes = [max(_UNESCAPED.findall(s), key=len, default="") for s in self.whole]
+        self.always = any(not probe.strip() for probe in probes)
+        self.probes = sorted({p for p in probes if p.strip()}, key=len, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self.whole)
+
+    def might_hold(self, text: str) -> bool:
+        """False only when no secret can be a value in ``text`` (no fragment of one is in it)."""
+        return bool(self.whole) and (self.always or any(p in text for p in self.probes))
+
+    def text(self, value: str) -> str:
+        if value.strip() in self.whole:
+            return REDACTED
+        for block in self.blocks:
+            if block in value:
+                value = value.replace(block, REDACTED)
+        return value
+
+    def value(self, value: Any) -> Any:
+        """``value`` (parsed YAML or JSON) with every string equal to a secret replaced."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {key: self.value(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        return value
+
+    def path(self, path: str) -> str:
+        return "/".join(self.text(part) if part else part for part in path.split("/"))
+
+    def manifest(self, text: str) -> str:
+        """A rendered manifest file, scrubbed; the same text when nothing in it is a secret."""
+        if not self.might_hold(text):
+            return text
+        try:
+            document = yaml.load(text, Loader=_SafeLoader)  # the C or Python *safe* loader
+        except yaml.YAMLError:
+            return self.free_text(text)
+        scrubbed = self.value(document)
+        if scrubbed == document:
+            return text
+        if not isinstance(scrubbed, dict):
+            return self.free_text(text)
+        return dump_yaml(scrubbed)
+
+    def plan(self, plan: dict[str, Any], text: str) -> dict[str, Any]:
+        scrubbed: dict[str, Any] = self.value(plan) if self.might_hold(text) else plan
+        return scrubbed
+
+    def free_text(self, text: str) -> str:
+        """Text with no structure (a message, an unparsable file): each secret is replaced
+        where it stands as a token of its own, never inside a longer word or name."""
+        for secret in sorted(self.whole, key=lambda s: (-len(s), s)):
+            pattern = rf"(?<![\w.\-]){re.escape(secret)}(?![\w.\-])"
+            text = re.sub(pattern, lambda _: REDACTED, text)
+        return text
+
+    def files(self, files: Mapping[str, str]) -> dict[str, str]:
+        """The manifest files of a side, scrubbed (paths included); other files as they are."""
+        if not self:
+            return dict(files)
+        return {
+            (self.path(path) if path.startswith(MANIFESTS) else path): (
+                self.manifest(text) if path.startswith(MANIFESTS) else text
+            )
+            for path, text in files.items()
+        }
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """Free text (an error message) with each secret replaced where it stands as a token."""
+    return Scrubber(secrets).free_text(text)

@@ -13,7 +13,9 @@ import base64
 import contextlib
 import copy
 import hashlib
+import os
 import shutil
+import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -324,3 +326,38 @@ def make_ready(root: Path) -> Path:
             text = text.replace(PLACEHOLDER, passphrase_ciphertext(f"{path.name}/{i}"), 1)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+# --- a git repository of the checkout ---------------------------------------------------------
+
+NOT_COPIED = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    ".tools",
+    "build",
+    "tests",
+    "__pycache__",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".hypothesis",
+)
+"""What a copy of the checkout leaves out: git's and the tools' own files, and the tests."""
+
+
+def git(repo: Path, *args: str) -> str:
+    """``git -C REPO ARGS`` as a test author, without the user's or the system's git config;
+    its output, stripped."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()

@@ -12,10 +12,8 @@ import functools
 import hashlib
 import io
 import json
-import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -27,26 +25,31 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from components import tokens
-from gatewayctl import cli, diff, render, scrub
+from gatewayctl import cli, diff, render
+from gatewayctl.diff.compare import (
+    GatewayChange,
+    ObjectChange,
+    StackDiff,
+    compare,
+    compare_plans,
+    secrets_changed,
+)
+from gatewayctl.diff.report import (
+    GATEWAY_ROWS,
+    REPORT_LIMIT,
+    SECRETS_CHANGED,
+    build_report,
+    gateway_detail,
+)
+from gatewayctl.diff.sides import Side, _base_package, stack_secrets, stack_side
 from gatewayctl.secrets import REDACTED
+from tests.builders import NOT_COPIED, git
 from tests.support import ROOT, rendered
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 BASE_SENTINEL = "base-sentinel-Pa55word-must-never-show"
 HEAD_SENTINEL = "head-sentinel-Pa55word-must-never-show"
-NOT_COPIED = shutil.ignore_patterns(
-    ".git",
-    ".venv",
-    ".tools",
-    "build",
-    "tests",
-    "__pycache__",
-    ".mypy_cache",
-    ".ruff_cache",
-    ".pytest_cache",
-    ".hypothesis",
-)
 GATEWAY = """\
 apiVersion: hypershell.redhat.io/v1alpha1
 kind: Gateway
@@ -57,22 +60,6 @@ spec:
 """
 BULK = 5
 """Gateways added to the aws stack: enough object diffs to overflow the report's bound."""
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "test",
-        "GIT_AUTHOR_EMAIL": "test@example.invalid",
-        "GIT_COMMITTER_NAME": "test",
-        "GIT_COMMITTER_EMAIL": "test@example.invalid",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 def set_password(project: Path, stack: str, password: str) -> None:
@@ -231,7 +218,7 @@ def test_summary_counts_gateways_and_objects_per_kind(changed: Changed) -> None:
 
 def test_a_changed_plaintext_secret_is_said_to_change_in_its_stack_only(changed: Changed) -> None:
     # local's password changed; ibm and aws hold `secure:` placeholders, unchanged.
-    line = f"\n{diff.SECRETS_CHANGED}\n"
+    line = f"\n{SECRETS_CHANGED}\n"
     assert line in stack_section(changed.run.out, "local")
     assert changed.run.out.count(line) == 1
     assert changed.run.result is not None
@@ -266,7 +253,7 @@ def test_changed_objects_come_as_unified_diffs(changed: Changed) -> None:
 def test_report_is_bounded_with_every_summary_kept_and_a_cut_note(changed: Changed) -> None:
     report, result = changed.run.out, changed.run.result
     assert result is not None
-    assert len(report) <= diff.REPORT_LIMIT
+    assert len(report) <= REPORT_LIMIT
     summaries = report[: report.index("### Object diffs")]
     for stack in ("aws", "ibm", "local"):
         assert f"## Offline diff: stack `{stack}`" in summaries
@@ -287,9 +274,9 @@ def test_a_lower_bound_keeps_the_summary_and_counts_what_was_cut(
 ) -> None:
     assert changed.run.result is not None
     diffs = changed.run.result.diffs
-    report = diff.build_report(diffs, base_label="`HEAD`", command="cmd", limit=limit)
+    report = build_report(diffs, base_label="`HEAD`", command="cmd", limit=limit)
     assert len(report) <= limit
-    summary = diff.build_report(diffs, base_label="`HEAD`", command="cmd", limit=10**9)
+    summary = build_report(diffs, base_label="`HEAD`", command="cmd", limit=10**9)
     head = summary[: summary.index("### Object diffs")]
     assert len(head) < limit
     assert report.startswith(head)
@@ -376,7 +363,7 @@ def test_a_swapped_ciphertext_is_a_secret_change_not_shown(pristine: Path, tmp_p
         "The rendered manifests and plan are the same (the render redacts secrets).\n"
     )
     assert run.out.count("**No changes**") == 2  # aws and local
-    assert run.out.count(diff.SECRETS_CHANGED) == 1
+    assert run.out.count(SECRETS_CHANGED) == 1
     for value in (ciphertext[1], swapped, "c3dhcHBlZC1jaXBoZXJ0ZXh0"):
         assert value not in run.out
     assert run.err == ""
@@ -392,7 +379,7 @@ def test_a_plaintext_secret_moved_to_secure_is_a_change(pristine: Path, tmp_path
     local.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     run = run_diff(repo, "local", "--base", "main")
     assert run.code == 3, run.err
-    assert f"\n{diff.SECRETS_CHANGED}\n" in run.out
+    assert f"\n{SECRETS_CHANGED}\n" in run.out
     assert BASE_SENTINEL not in run.out
     assert "Y2lwaGVydGV4dA" not in run.out
 
@@ -460,7 +447,7 @@ def test_base_without_the_stack_is_an_empty_side(pristine: Path, tmp_path: Path)
     assert "\n#### added " in first.out
     assert BASE_SENTINEL not in first.out
     # The head has a plaintext password, the empty base none: not a secret change.
-    assert diff.SECRETS_CHANGED not in first.out
+    assert SECRETS_CHANGED not in first.out
     second = run_diff(repo, "extra", "--base", "HEAD")
     assert second.out == first.out  # deterministic
 
@@ -502,17 +489,17 @@ def test_not_a_git_repository_exits_1(tmp_path: Path) -> None:
 # --- the report, from synthetic diffs ----------------------------------------------------------
 
 
-def synthetic(stack: str, gateways: int, *, body: str = "x: 1\n") -> diff.StackDiff:
-    return diff.StackDiff(
+def synthetic(stack: str, gateways: int, *, body: str = "x: 1\n") -> StackDiff:
+    return StackDiff(
         stack=stack,
         base_note=None,
         head_note=None,
         gateways=tuple(
-            diff.GatewayChange(name=f"gw-{i:03d}", status="added", detail="d")
+            GatewayChange(name=f"gw-{i:03d}", status="added", cluster="c", namespace="n")
             for i in range(gateways)
         ),
         objects=tuple(
-            diff.ObjectChange(
+            ObjectChange(
                 path=f"manifests/c/ns-{i:03d}/configmap-x.yaml",
                 kind="ConfigMap",
                 status="added",
@@ -526,22 +513,21 @@ def synthetic(stack: str, gateways: int, *, body: str = "x: 1\n") -> diff.StackD
 
 
 def test_gateway_rows_are_capped_and_counted() -> None:
-    report = diff.build_report([synthetic("s", diff.GATEWAY_ROWS + 5)], base_label="b", command="c")
-    assert report.count("| added | d |") == diff.GATEWAY_ROWS
+    report = build_report([synthetic("s", GATEWAY_ROWS + 5)], base_label="b", command="c")
+    row = "| added | cluster `c`, namespace `n`, address `-` |"
+    assert report.count(row) == GATEWAY_ROWS
     assert "| ... | | 5 more gateway(s) |" in report
-    assert f"| ConfigMap | {diff.GATEWAY_ROWS + 5} | 0 | 0 |" in report
+    assert f"| ConfigMap | {GATEWAY_ROWS + 5} | 0 | 0 |" in report
 
 
 def test_fences_outgrow_backticks_in_the_object() -> None:
-    report = diff.build_report(
-        [synthetic("s", 1, body="note: '````'\n")], base_label="b", command="c"
-    )
+    report = build_report([synthetic("s", 1, body="note: '````'\n")], base_label="b", command="c")
     assert "\n`````diff\n" in report
     assert report.rstrip().endswith("`````")
 
 
 def test_summaries_longer_than_the_bound_are_cut_with_a_note() -> None:
-    report = diff.build_report([synthetic("s", 40)], base_label="b", command="c", limit=500)
+    report = build_report([synthetic("s", 40)], base_label="b", command="c", limit=500)
     assert len(report) <= 500
     assert report.endswith("> **Note:** report cut at 500 characters.\n")
 
@@ -566,7 +552,7 @@ def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path
         ),
         encoding="utf-8",
     )
-    secrets = diff.stack_secrets(tmp_path, "s")
+    secrets = stack_secrets(tmp_path, "s")
     assert secrets == {BASE_SENTINEL, KUBECONFIG}  # `secure:` values are ciphertext
     leaked = {
         "kind": "Secret",
@@ -576,12 +562,8 @@ def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path
         "config": f"# copied\n{KUBECONFIG}# end\n",
         "near": f"{BASE_SENTINEL}-suffixed",  # not the value: left alone
     }
-    leaky = diff.Side(
-        files={"manifests/c/n/secret-x.yaml": render.dump_yaml(leaked)}, secrets=secrets
-    )
-    report = diff.build_report(
-        [diff.compare("s", diff.Side(files={}), leaky)], base_label="b", command="c"
-    )
+    leaky = Side(files={"manifests/c/n/secret-x.yaml": render.dump_yaml(leaked)}, secrets=secrets)
+    report = build_report([compare("s", Side(files={}), leaky)], base_label="b", command="c")
     assert f"+pw: {MARK}\n" in report
     assert f"+padded: {MARK}\n" in report
     assert f"+- {MARK}\n" in report
@@ -632,10 +614,8 @@ def whole_values(files: dict[str, str]) -> set[str]:
 
 def full_report(base: dict[str, str], head: dict[str, str], secrets: set[str]) -> str:
     """The whole report (no bound: every object diff, so none is left out by its length)."""
-    change = diff.compare(
-        "local", diff.Side(files=base), diff.Side(files=head, secrets=frozenset(secrets))
-    )
-    return diff.build_report([change], base_label="b", command="c", limit=10**9)
+    change = compare("local", Side(files=base), Side(files=head, secrets=frozenset(secrets)))
+    return build_report([change], base_label="b", command="c", limit=10**9)
 
 
 def blanked(unscrubbed: str, scrubbed: str, secret: str) -> int:
@@ -743,13 +723,6 @@ def test_scrubbing_never_touches_what_is_not_the_secret(secret: str) -> None:
     assert scrubbed == redacted_leak_report()
 
 
-def test_the_base_render_error_line_is_scrubbed_by_token() -> None:
-    line = "error: admin_user 'admin' rejected for ConfigMap (admin)"
-    assert scrub.scrub(line, {"admin", "Config"}) == (
-        "error: admin_user '[secret]' rejected for ConfigMap ([secret])"
-    )
-
-
 def test_gateways_are_attributed_through_the_parent_chain() -> None:
     stack = "urn:pulumi:s::hypershell-gateways::pulumi:pulumi:Stack"
     gateway = f"{stack}${tokens.GATEWAY}::a"
@@ -775,14 +748,13 @@ def test_gateways_are_attributed_through_the_parent_chain() -> None:
             ],
         }
 
-    gateways, resources = diff.compare_plans(plan(1), plan(2))
+    gateways, resources = compare_plans(plan(1), plan(2))
     assert gateways == [
-        diff.GatewayChange(
-            name="a", status="changed", detail="1 resource(s): Deployment `a-workload-deploy`"
-        )
+        GatewayChange(name="a", status="changed", resources=(("Deployment", "a-workload-deploy"),))
     ]
+    assert gateway_detail(gateways[0]) == "1 resource(s): Deployment `a-workload-deploy`"
     assert resources == []  # a Kubernetes object's inputs are its manifest, diffed in full
-    assert diff.compare_plans(plan(1), plan(1)) == ([], [])
+    assert compare_plans(plan(1), plan(1)) == ([], [])
 
 
 def test_an_invalid_base_stack_is_an_empty_side_and_the_others_still_diff(
@@ -809,13 +781,13 @@ def test_an_invalid_base_stack_is_an_empty_side_and_the_others_still_diff(
 
 def secrets_side(
     root: Path, secrets: object, *, note: str | None = None, extra: dict[str, object] | None = None
-) -> diff.Side:
+) -> Side:
     """A rendered side (same files on both sides) whose stack ``s`` has these clusterSecrets
     (and ``extra`` config)."""
     root.mkdir(parents=True, exist_ok=True)
     config = {"config": {"hypershell-gateways:clusterSecrets": secrets, **(extra or {})}}
     (root / "Pulumi.s.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    return diff.stack_side(root, "s", {} if note else {"plan.json": "{}"}, note)
+    return stack_side(root, "s", {} if note else {"plan.json": "{}"}, note)
 
 
 SECURE = {"secure": "v1:cGxhY2Vob2xkZXI="}
@@ -863,12 +835,12 @@ def test_secret_changes_compare_only_what_both_sides_have(
     tmp_path: Path, base: object, head: object, changed: bool
 ) -> None:
     old, new = secrets_side(tmp_path / "base", base), secrets_side(tmp_path / "head", head)
-    assert diff.secrets_changed(old, new) is changed
-    assert diff.secrets_changed(new, old) is changed  # either direction
-    stack = diff.compare("s", old, new)
+    assert secrets_changed(old, new) is changed
+    assert secrets_changed(new, old) is changed  # either direction
+    stack = compare("s", old, new)
     assert (stack.secrets_changed, stack.changed) == (changed, changed)
-    report = diff.build_report([stack], base_label="b", command="c")
-    assert (diff.SECRETS_CHANGED in report) is changed
+    report = build_report([stack], base_label="b", command="c")
+    assert (SECRETS_CHANGED in report) is changed
     for value in ("old-password", "new-password", "password-1", "abc", "xyz", "b2xk", "bmV3"):
         assert value not in report
         assert hashlib.sha256(repr(value).encode()).hexdigest() not in report
@@ -890,33 +862,33 @@ def test_a_secure_value_outside_cluster_secrets_is_compared_by_ciphertext(
     # only sees the placeholder, whatever it holds.
     secrets = {"c": {"pw": SECURE}}
 
-    def side(where: str, value: object) -> diff.Side:
+    def side(where: str, value: object) -> Side:
         clusters = {"c": {"database": {"adminUser": value}}}
         extra: dict[str, object] = {"hypershell-gateways:clusters": clusters}
         return secrets_side(tmp_path / where, secrets, extra=extra)
 
-    assert diff.secrets_changed(side("base", old), side("head", new)) is changed
+    assert secrets_changed(side("base", old), side("head", new)) is changed
 
 
 def test_an_empty_side_is_no_secret_change(tmp_path: Path) -> None:
     base = secrets_side(tmp_path / "base", {"c": {"pw": "old-password"}}, note="has no stack `s`")
     head = secrets_side(tmp_path / "head", {"c": {"pw": "new-password"}})
     assert base.secrets and base.secret_digests  # read, but not compared
-    assert not diff.secrets_changed(base, head)
-    assert not diff.secrets_changed(head, diff.Side(files={}, note="has no stack `s`"))
-    assert not diff.secrets_changed(diff.Side(files={}), head)  # built without any secrets
+    assert not secrets_changed(base, head)
+    assert not secrets_changed(head, Side(files={}, note="has no stack `s`"))
+    assert not secrets_changed(Side(files={}), head)  # built without any secrets
 
 
 def test_sides_built_without_digests_compare_their_scrub_sets() -> None:
     files = {"plan.json": "{}"}
 
-    def side(*secrets: str) -> diff.Side:
-        return diff.Side(files=files, secrets=frozenset(secrets))
+    def side(*secrets: str) -> Side:
+        return Side(files=files, secrets=frozenset(secrets))
 
-    assert diff.secrets_changed(side("old-password"), side("new-password"))
-    assert not diff.secrets_changed(side("same-password"), side("same-password"))
-    assert not diff.secrets_changed(side(), side("new-password"))
-    assert not diff.secrets_changed(side("old-password"), side())
+    assert secrets_changed(side("old-password"), side("new-password"))
+    assert not secrets_changed(side("same-password"), side("same-password"))
+    assert not secrets_changed(side(), side("new-password"))
+    assert not secrets_changed(side("old-password"), side())
 
 
 @pytest.mark.parametrize(
@@ -931,4 +903,4 @@ def test_the_base_is_rendered_by_its_own_package(
     for package in present:
         (tmp_path / package).mkdir()
         (tmp_path / package / "__main__.py").write_text("")
-    assert diff._base_package(tmp_path) == expected
+    assert _base_package(tmp_path) == expected

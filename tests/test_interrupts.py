@@ -32,8 +32,8 @@ import pytest
 
 from gatewayctl import interrupts, outputs
 from gatewayctl.outputs import MARKER, marker_text
+from tests.builders import NOT_COPIED, git
 from tests.support import ROOT
-from tests.test_diff import NOT_COPIED, git
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").is_file(),

@@ -22,7 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components import tokens
-from gatewayctl import diff, render
+from gatewayctl import render
+from gatewayctl.diff.compare import compare
+from gatewayctl.diff.report import build_report
+from gatewayctl.diff.sides import Side, render_head, stack_secrets
 from gatewayctl.offline import Recording, is_secret
 from tests.builders import (
     CONFIG_FILE,
@@ -332,19 +335,18 @@ def test_diff_report_holds_no_secret_even_unscrubbed(tmp_path: Path) -> None:
     secrets = sentinels(clusters) + sentinels([f"{c}-rotated" for c in clusters])
 
     base_render = render.execute(render.prepare(base_root, STACK))
-    base = diff.Side(files=base_render.files, secrets=diff.stack_secrets(base_root, STACK))
-    head = diff.render_head(render.prepare(head_root, STACK))
+    base = Side(files=base_render.files, secrets=stack_secrets(base_root, STACK))
+    head = render_head(render.prepare(head_root, STACK))
     head_recording = render.execute(render.prepare(head_root, STACK)).recording
     secrets += generated(base_render.recording) + generated(head_recording)
-    change = diff.compare(STACK, base, head)
-    unscrubbed = diff.compare(
+    change = compare(STACK, base, head)
+    unscrubbed = compare(
         STACK,
         dataclasses.replace(base, secrets=frozenset()),
         dataclasses.replace(head, secrets=frozenset()),
     )
     reports = [
-        diff.build_report([stack], base_label="base", command="diff")
-        for stack in (change, unscrubbed)
+        build_report([stack], base_label="base", command="diff") for stack in (change, unscrubbed)
     ]
 
     # The scrub list (a second guard) does hold the passwords ...

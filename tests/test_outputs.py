@@ -22,7 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components import naming
-from gatewayctl import adoption, cli, diff, inventory, outputs, render
+from gatewayctl import adoption, cli, inventory, outputs, render
+from gatewayctl.diff.compare import compare
+from gatewayctl.diff.report import build_report, is_report
+from gatewayctl.diff.sides import Side
 from gatewayctl.errors import Problem, printable
 from tests.builders import adopting_project, copy_project
 from tests.helpers import written_files
@@ -492,14 +495,12 @@ def test_diff_output_never_overwrites_a_file_it_did_not_write(tmp_path: Path) ->
 
 def test_a_diff_report_is_recognised() -> None:
     files = rendered("local").files
-    stack = diff.compare(
-        "local", diff.Side(files={}, note="has no stack `local`"), diff.Side(files=files)
-    )
+    stack = compare("local", Side(files={}, note="has no stack `local`"), Side(files=files))
     for notes in ([], ["the base pins other dependencies"]):
-        report = diff.build_report([stack], base_label="b", command="c", notes=notes)
-        assert diff.is_report(report)
-    assert not diff.is_report("# My notes\n\n## Offline diff: stack `x`\n")
-    assert not diff.is_report("")
+        report = build_report([stack], base_label="b", command="c", notes=notes)
+        assert is_report(report)
+    assert not is_report("# My notes\n\n## Offline diff: stack `x`\n")
+    assert not is_report("")
 
 
 # --- stack names ----------------------------------------------------------------------------
@@ -571,4 +572,4 @@ def test_the_pull_request_workflows_placeholder_may_be_overwritten_by_the_report
     assert len(formats) >= 1
     for template in formats:
         text = template.replace("%s", "local").replace("\\n", "\n")
-        assert diff.is_report(text), template
+        assert is_report(text), template

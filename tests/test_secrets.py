@@ -1,5 +1,5 @@
-"""Plaintext ``clusterSecrets`` of a stack file (``gatewayctl.secrets.plaintext_leaves``), read
-with the strict YAML reader like every other file."""
+"""``gatewayctl.secrets``: plaintext ``clusterSecrets`` of a stack file (``plaintext_leaves``),
+read with the strict YAML reader like every other file, and scrubbing free text."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gatewayctl.render import Prepared, prepare
-from gatewayctl.secrets import SECURE_PLACEHOLDER, plaintext_leaves
+from gatewayctl.secrets import SECURE_PLACEHOLDER, plaintext_leaves, scrub
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,
@@ -210,3 +210,13 @@ def test_prepare_reports_declaration_and_secret_problems_together(tmp_path: Path
         (CONFIG_FILE, f"{PREFIX}clusterSecrets.c1"),
         (source, "spec.replicas"),
     ]
+
+
+# --- scrubbing free text -------------------------------------------------------------------
+
+
+def test_the_base_render_error_line_is_scrubbed_by_token() -> None:
+    line = "error: admin_user 'admin' rejected for ConfigMap (admin)"
+    assert scrub(line, {"admin", "Config"}) == (
+        "error: admin_user '[secret]' rejected for ConfigMap ([secret])"
+    )

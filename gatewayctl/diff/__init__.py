@@ -1,0 +1,95 @@
+"""Offline diff: what a change to the declarations or the program does to a stack's render.
+
+``python -m gatewayctl diff <stack>|--all --base <git-ref>`` renders each stack twice and prints a
+Markdown report for a pull-request comment:
+
+- the **base** side is the ref checked out into a temporary ``git worktree`` and rendered by
+  *the ref's own* program and declarations (``python -m gatewayctl render <stack> --out DIR -q``
+  run inside the worktree with this interpreter); a ref without the stack, or without an
+  offline render at all, is an empty side and the report says so;
+- the **head** side is this working tree, rendered in process (``gatewayctl.render``).
+
+Three modules, one step each: :mod:`.sides` builds the two sides (git, the base render, the
+secrets of each stack file), :mod:`.compare` returns what changed as data, :mod:`.report` writes
+the Markdown within :data:`~.report.REPORT_LIMIT` characters. Nothing is decrypted or read from
+a backend: the render already redacts every secret. As a second guard, every value in the two
+renders that equals a plaintext ``clusterSecrets`` value of either side is replaced by the
+render's marker before anything is compared or formatted (``gatewayctl.secrets.Scrubber``: by
+value, never by substring, so ``Config`` as a password leaves ``kind: ConfigMap`` alone). A
+secret value that differs between the sides, plaintext or ``secure:`` ciphertext, is only said
+to have changed, and counts as a change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gatewayctl import render
+from gatewayctl.diff import report as markdown
+from gatewayctl.diff.compare import StackDiff, compare
+from gatewayctl.diff.report import REPORT_LIMIT, is_report
+from gatewayctl.diff.sides import (
+    BaseRefError,
+    DiffError,
+    base_checkout,
+    lock_differs,
+    missing_head,
+    render_base,
+    render_head,
+    resolve_base,
+)
+from gatewayctl.inventory import all_stacks
+
+__all__ = ["REPORT_LIMIT", "BaseRefError", "DiffError", "Result", "is_report", "run"]
+
+LOCK_FILE = "uv.lock"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    report: str
+    diffs: tuple[StackDiff, ...]
+
+    @property
+    def changed(self) -> bool:
+        return any(d.changed for d in self.diffs)
+
+
+def run(
+    root: Path,
+    head: Sequence[render.Prepared],
+    ref: str,
+    *,
+    every_stack: bool = False,
+    limit: int | None = None,
+) -> Result:
+    """Diff the validated working-tree stacks ``head`` against their render at ``ref``.
+
+    With ``every_stack``, stacks that exist only at ``ref`` are diffed too (against an empty
+    working-tree side). Raises BaseRefError for a ref that names no commit and DiffError when
+    git or the base render fails.
+    """
+    prepared = {p.loaded.name: p for p in head}
+    commit = resolve_base(root, ref)
+    with base_checkout(root, commit) as base_root:
+        names = sorted(set(prepared) | (set(all_stacks(base_root)) if every_stack else set()))
+        bases = render_base(base_root, names)
+        heads = {
+            stack: render_head(prepared[stack]) if stack in prepared else missing_head(stack)
+            for stack in names
+        }
+        new_pins = lock_differs(base_root, root, LOCK_FILE)
+    # Every stack's secrets are scrubbed from every stack's section.
+    secrets = frozenset[str]().union(*(s.secrets for s in (*bases.values(), *heads.values())))
+    diffs = [compare(stack, bases[stack], heads[stack], secrets) for stack in names]
+    target = "--all" if every_stack else " ".join(sorted(prepared))
+    report = markdown.build_report(
+        diffs,
+        base_label=markdown.base_label(ref, commit),
+        command=f"python -m gatewayctl diff {target} --base {ref}",
+        limit=limit,
+        notes=[markdown.dependencies_note(ref, LOCK_FILE)] if new_pins else [],
+    )
+    return Result(report=report, diffs=tuple(diffs))

@@ -1,0 +1,281 @@
+"""What changed between the two sides of a stack, as data: the gateways of the plan, the
+Kubernetes object files, the other plan resources, and whether a secret value changed.
+
+Every value of either render that equals a plaintext secret is scrubbed first
+(:class:`gatewayctl.secrets.Scrubber`). Nothing here writes text for a reader: the report
+(:mod:`gatewayctl.diff.report`) does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import yaml
+
+from components import tokens
+from gatewayctl.diff.sides import Side
+from gatewayctl.secrets import MANIFESTS, Scrubber
+
+_PLAN = "plan.json"
+_COMPONENT_PREFIXES = (f"{tokens.PACKAGE}:", "pulumi:pulumi:")
+_GATEWAY_TYPE = tokens.GATEWAY
+
+Status = Literal["added", "changed", "removed"]
+STATUSES: tuple[Status, ...] = ("added", "changed", "removed")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectChange:
+    """One Kubernetes object file added, changed or removed."""
+
+    path: str
+    kind: str
+    status: Status
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayChange:
+    """A gateway of the plan added, changed or removed.
+
+    Changed: the fields of its plan entry that differ, and the plan resources it (transitively)
+    parents that changed, as (kind, name). Added or removed: where its plan entry puts it.
+    """
+
+    name: str
+    status: Status
+    fields: tuple[str, ...] = ()
+    resources: tuple[tuple[str, str], ...] = ()
+    cluster: object = None
+    namespace: object = None
+    address: object = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResourceChange:
+    """A plan resource outside the manifests (tls, postgresql, random, providers...)."""
+
+    type: str
+    name: str
+    status: Status
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StackDiff:
+    stack: str
+    base_note: str | None
+    head_note: str | None
+    gateways: tuple[GatewayChange, ...]
+    objects: tuple[ObjectChange, ...]
+    resources: tuple[ResourceChange, ...]
+    secrets_changed: bool = False
+    """A plaintext ``clusterSecrets`` value differs (the render redacts it, so nothing else
+    shows it)."""
+
+    @property
+    def rendered_changed(self) -> bool:
+        return bool(self.gateways or self.objects or self.resources)
+
+    @property
+    def changed(self) -> bool:
+        return self.rendered_changed or self.secrets_changed
+
+
+def _kind(path: str, text: str) -> str:
+    try:
+        kind = yaml.safe_load(text).get("kind")
+    except Exception:
+        kind = None
+    if isinstance(kind, str) and kind:
+        return kind
+    return path.rsplit("/", 1)[-1].split("-", 1)[0]
+
+
+def _status(old: object | None, new: object | None) -> Status | None:
+    if old is None:
+        return None if new is None else "added"
+    if new is None:
+        return "removed"
+    return None if old == new else "changed"
+
+
+def compare_objects(base: Mapping[str, str], head: Mapping[str, str]) -> list[ObjectChange]:
+    changes = []
+    for path in sorted(set(base) | set(head)):
+        if not path.startswith(MANIFESTS):
+            continue
+        old, new = base.get(path), head.get(path)
+        status = _status(old, new)
+        if status is not None:
+            text = new if new is not None else old or ""
+            changes.append(
+                ObjectChange(
+                    path=path, kind=_kind(path, text), status=status, old=old or "", new=new or ""
+                )
+            )
+    return changes
+
+
+def _plan(files: Mapping[str, str], scrubber: Scrubber | None = None) -> dict[str, Any]:
+    text = files.get(_PLAN)
+    if text is None:
+        return {}
+    plan = json.loads(text)
+    if not isinstance(plan, dict):
+        return {}
+    return scrubber.plan(plan, text) if scrubber is not None else plan
+
+
+Key = tuple[str, str]
+
+
+def _urn_key(urn: str | None) -> Key | None:
+    """(type, name) of the resource a URN names: ``urn:pulumi:s::p::<a>$<b>::<name>``."""
+    if not urn or "::" not in urn:
+        return None
+    head, name = urn.rsplit("::", 1)
+    return head.rsplit("::", 1)[-1].rsplit("$", 1)[-1], name
+
+
+def _resources(plan: Mapping[str, Any]) -> dict[Key, dict[str, Any]]:
+    found: dict[Key, dict[str, Any]] = {}
+    for resource in plan.get("resources", []):
+        if isinstance(resource, dict):
+            found[(str(resource.get("type")), str(resource.get("name")))] = resource
+    return found
+
+
+def _owner(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None:
+    """The gateway whose component (transitively) parents ``key``."""
+    seen: set[Key] = set()
+    current: Key | None = key
+    while current is not None and current not in seen:
+        if current[0] == _GATEWAY_TYPE:
+            return current[1]
+        seen.add(current)
+        resource = resources.get(current)
+        current = _urn_key(resource.get("parent")) if resource else None
+    return None
+
+
+def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any], *, inputs: bool) -> list[str]:
+    fields = [
+        name
+        for name in sorted(set(old) | set(new))
+        if name not in {"inputs", "type", "name"} and old.get(name) != new.get(name)
+    ]
+    if inputs:
+        before, after = old.get("inputs") or {}, new.get("inputs") or {}
+        fields += [
+            f"inputs.{key}"
+            for key in sorted(set(before) | set(after))
+            if before.get(key) != after.get(key)
+        ]
+    return fields
+
+
+def _is_component(type_: str) -> bool:
+    return type_.startswith(_COMPONENT_PREFIXES)
+
+
+def compare_plans(
+    base: Mapping[str, Any], head: Mapping[str, Any]
+) -> tuple[list[GatewayChange], list[ResourceChange]]:
+    old_res, new_res = _resources(base), _resources(head)
+    touched: dict[str, list[tuple[str, str]]] = {}
+    resources: list[ResourceChange] = []
+    for key in sorted(set(old_res) | set(new_res)):
+        old, new = old_res.get(key), new_res.get(key)
+        status = _status(old, new)
+        if status is None or _is_component(key[0]):
+            continue
+        owner = _owner(key, new_res if new is not None else old_res)
+        if owner is not None:
+            touched.setdefault(owner, []).append((key[0].rsplit(":", 1)[-1], key[1]))
+        kubernetes = key[0].startswith("kubernetes:")
+        fields: list[str] = []
+        if old is not None and new is not None:
+            # A Kubernetes object's inputs are its manifest, diffed in full.
+            fields = _changed_fields(old, new, inputs=not kubernetes)
+            if not fields:
+                continue
+        elif kubernetes:
+            continue
+        resources.append(
+            ResourceChange(type=key[0], name=key[1], status=status, fields=tuple(fields))
+        )
+
+    def by_name(plan: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        return {str(g.get("name")): g for g in plan.get("gateways", []) if isinstance(g, dict)}
+
+    old_gw, new_gw = by_name(base), by_name(head)
+    gateways: list[GatewayChange] = []
+    for name in sorted(set(old_gw) | set(new_gw)):
+        old, new = old_gw.get(name), new_gw.get(name)
+        if old is not None and new is not None:
+            fields = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+            owned = tuple(touched.get(name, ()))
+            if fields or owned:
+                gateways.append(
+                    GatewayChange(
+                        name=name, status="changed", fields=tuple(fields), resources=owned
+                    )
+                )
+        else:
+            entry = new if new is not None else old or {}
+            gateways.append(
+                GatewayChange(
+                    name=name,
+                    status="added" if new is not None else "removed",
+                    cluster=entry.get("cluster"),
+                    namespace=entry.get("namespace"),
+                    address=entry.get("address"),
+                )
+            )
+    return gateways, resources
+
+
+def secrets_changed(base: Side, head: Side) -> bool:
+    """Whether a secret value differs between two rendered sides: a plaintext
+    ``clusterSecrets`` value, or the ciphertext of a ``secure:`` value (also one that replaces a
+    plaintext value, or the reverse).
+
+    Only what both sides have is compared: an empty side (with a note) shows every object as
+    added or removed already, and a value present on one side only is a new or dropped key,
+    not a changed one; but a ``secure:`` object on one side split into values on the other (or
+    the reverse) is a change. Sides built without digests fall back to their scrub sets, when
+    both have one.
+    """
+    if base.note is not None or head.note is not None:
+        return False
+    old, new = base.secret_digests, head.secret_digests
+    if old and new:
+        if any(old[path] != new[path] for path in old.keys() & new.keys()):
+            return True
+        return any(  # reshaped: one side's value is a prefix of the other's paths
+            len(a) != len(b) and a[: len(b)] == b[: len(a)] for a, b in itertools.product(old, new)
+        )
+    return bool(base.secrets and head.secrets and base.secrets != head.secrets)
+
+
+def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> StackDiff:
+    """What changed from ``base`` to ``head``, every value equal to a secret of either side (or
+    of ``secrets``: the other stacks') scrubbed first (see :class:`Scrubber`)."""
+    scrubber = Scrubber(base.secrets | head.secrets | frozenset(secrets))
+    gateways, resources = compare_plans(_plan(base.files, scrubber), _plan(head.files, scrubber))
+    return StackDiff(
+        stack=stack,
+        base_note=base.note,
+        head_note=head.note,
+        gateways=tuple(gateways),
+        objects=tuple(compare_objects(scrubber.files(base.files), scrubber.files(head.files))),
+        resources=tuple(r for r in resources if not r.type.startswith("kubernetes:"))
+        + tuple(r for r in resources if r.type.startswith("kubernetes:")),
+        secrets_changed=secrets_changed(base, head),
+    )
