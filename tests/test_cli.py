@@ -58,7 +58,7 @@ def test_unexpected_failure_exits_1(
     def boom(*_: object, **__: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(render, "write_tree", boom)
+    monkeypatch.setattr(outputs, "write_tree", boom)
     assert cli.main(["render", "local", "--out", str(tmp_path / "x")]) == 1
     assert "error: RuntimeError: disk on fire" in capsys.readouterr().err
 
