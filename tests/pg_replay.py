@@ -419,18 +419,21 @@ class Replay:
         assert inputs["objectType"] == "database", "the replay knows object_type database"
         return inputs["database"], inputs["role"], list(inputs["privileges"])
 
+    def _revoke_all(self, execute: Any, database: str, role: str) -> None:
+        """``createRevokeQuery`` for a database, under the provider's locks on both."""
+        self.lock_role(execute, role)
+        self.lock_database(execute, database)
+        execute(
+            f"REVOKE ALL PRIVILEGES ON DATABASE {quote_ident(database)} FROM {quote_ident(role)}"
+        )
+
     def create_grant(self, resource: Mapping[str, Any]) -> list[str] | None:
         """``resourcePostgreSQLGrantCreateOrUpdate`` for object_type database:
         ``getRolesToGrant`` returns no role, so ``createRevokeQuery`` runs as the provider's
         own user, then ``createGrantQuery`` when there are privileges; then the read."""
         database, role, privileges = self._grant_target(resource)
         with self.transaction(resource, database) as execute:
-            self.lock_role(execute, role)
-            self.lock_database(execute, database)
-            execute(
-                f"REVOKE ALL PRIVILEGES ON DATABASE {quote_ident(database)}"
-                f" FROM {quote_ident(role)}"
-            )
+            self._revoke_all(execute, database, role)
             if privileges:
                 execute(
                     f"GRANT {','.join(privileges)} ON DATABASE {quote_ident(database)}"
@@ -466,12 +469,7 @@ class Replay:
         """``resourcePostgreSQLGrantDelete``: the same revoke, as the provider's user."""
         database, role, _ = self._grant_target(resource)
         with self.transaction(resource, database) as execute:
-            self.lock_role(execute, role)
-            self.lock_database(execute, database)
-            execute(
-                f"REVOKE ALL PRIVILEGES ON DATABASE {quote_ident(database)}"
-                f" FROM {quote_ident(role)}"
-            )
+            self._revoke_all(execute, database, role)
 
     # --- the engine's order -------------------------------------------------------------
 
