@@ -4,7 +4,10 @@ per session), and the shared schemas and validators beside the repository."""
 from __future__ import annotations
 
 import functools
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -27,3 +30,15 @@ def shared_or_skip(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: the shared schemas and validators live beside the repo")
     return path
+
+
+def render_bench() -> ModuleType:
+    """``bench/render_bench.py`` (a script, not a package), loaded once per test session."""
+    if "render_bench" in sys.modules:
+        return sys.modules["render_bench"]
+    spec = importlib.util.spec_from_file_location("render_bench", ROOT / "bench/render_bench.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module

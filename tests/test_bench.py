@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.support import ROOT
+from tests.support import render_bench
 
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("render_bench", ROOT / "bench/render_bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = render_bench()
 
 
 def _row(gateways: int, program: float, floor: float, typed: float, peak: float) -> Any:

@@ -16,7 +16,6 @@ show up in ``git worktree list`` and in the temporary directory.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import signal
@@ -26,14 +25,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from gatewayctl import interrupts, outputs
 from gatewayctl.outputs import MARKER, marker_text
 from tests.builders import NOT_COPIED, git
-from tests.support import ROOT
+from tests.support import ROOT, render_bench
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").is_file(),
@@ -45,18 +43,6 @@ PROGRESS_GATEWAYS = 90
 DIFF_GATEWAYS = 40
 """Gateways of the generated stack the diff tests render twice."""
 TIMEOUT = 300.0
-
-
-def bench() -> ModuleType:
-    """``bench/render_bench.py``, whose synthetic stack is the large one here."""
-    if "render_bench" in sys.modules:
-        return sys.modules["render_bench"]
-    spec = importlib.util.spec_from_file_location("render_bench", ROOT / "bench/render_bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass(frozen=True)
@@ -170,7 +156,7 @@ def test_an_interrupt_during_start_up_is_one_line_and_nothing_written(
 @pytest.fixture(scope="module")
 def large_stack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("large")
-    bench().write_stack(root, PROGRESS_GATEWAYS)
+    render_bench().write_stack(root, PROGRESS_GATEWAYS)
     return root
 
 
@@ -340,7 +326,7 @@ def diff_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT, repo, ignore=NOT_COPIED)
     generated = repo.parent / "generated"
     generated.mkdir()
-    bench().write_stack(generated, DIFF_GATEWAYS)  # gateways/ beside Pulumi.bench.yaml
+    render_bench().write_stack(generated, DIFF_GATEWAYS)  # gateways/ beside Pulumi.bench.yaml
     shutil.move(generated / "gateways", repo / "gateways" / "bench")  # as the others' are
     config = (generated / "Pulumi.bench.yaml").read_text()
     assert "declarationsDir: gateways\n" in config
