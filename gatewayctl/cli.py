@@ -20,7 +20,17 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gatewayctl import adoption, diff, interrupts, inventory, operator, outputs, readiness, render
+from gatewayctl import (
+    adoption,
+    diff,
+    interrupts,
+    inventory,
+    operator,
+    outputs,
+    readiness,
+    releases,
+    render,
+)
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.offline import RecordedResource
 from gatewayctl.program import ROOT
@@ -122,7 +132,7 @@ def _prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
 def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> None:
     loaded = rendered.prepared.loaded
     table = Table(title=f"stack {loaded.name}", title_justify="left")
-    for column in ("gateway", "cluster", "mode", "address", "resources"):
+    for column in ("gateway", "cluster", "mode", "address", "release", "overrides", "resources"):
         # Addresses are what operators copy: wrapped whole, never cut with an ellipsis.
         table.add_column(
             column,
@@ -130,7 +140,14 @@ def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> N
             overflow="fold",
         )
     for gw in rendered.gateways:
-        table.add_row(gw.name, gw.cluster, gw.mode, gw.address or "-", str(gw.resources))
+        table.add_row(
+            gw.name,
+            gw.cluster,
+            gw.mode,
+            gw.address or "-",
+            *releases.summary_cells(gw.release, gw.release_pinned, gw.image_overrides),
+            str(gw.resources),
+        )
     console.print(table)
     where = f" → {out}" if out is not None else ""
     console.print(
@@ -207,12 +224,16 @@ def _count(number: int, noun: str) -> str:
 
 def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> None:
     """Notes on what the offline run does not need but ``pulumi up`` does, or should not see."""
+    shown: set[str] = set()  # the releases are the project's: one note for all its stacks
     for item in prepared:
         for warning in [
             *item.plaintext_notes,
             *render.absent_ca_bundles(root, item.loaded),
+            *item.release_notes,
         ]:
-            console.print(f"note: {warning}", markup=False, soft_wrap=True)
+            if warning not in shown:
+                shown.add(warning)
+                console.print(f"note: {warning}", markup=False, soft_wrap=True)
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:

@@ -67,7 +67,29 @@ def _ingress_mode(value: object) -> object:
     return parse_ingress_mode(value)
 
 
+RELEASE_NAME_MAX = 63
+_RELEASE_NAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?")
+
+
+def release_name_problem(value: str) -> str | None:
+    """What keeps ``value`` from being a release name (``releases/<name>.yaml``), or None."""
+    if len(value) > RELEASE_NAME_MAX or not _RELEASE_NAME.fullmatch(value):
+        return (
+            f"{value!r} is not a release name (lowercase a-z, 0-9, inner '.' and '-', at most"
+            f" {RELEASE_NAME_MAX})"
+        )
+    return None
+
+
+def _release_name(value: object) -> object:
+    if isinstance(value, str) and (problem := release_name_problem(value)) is not None:
+        raise ValueError(problem)
+    return value
+
+
 ImageReference = Annotated[str, BeforeValidator(_image)]
+ReleaseName = Annotated[str, BeforeValidator(_release_name)]
+"""The name of a release, ``releases/<name>.yaml`` (gatewayctl.releases)."""
 DnsLabel = Annotated[str, BeforeValidator(_dns_label)]
 MirrorName = Annotated[str, BeforeValidator(_mirror_name)]
 
@@ -182,6 +204,9 @@ class ClusterConfig(Model):
     storage_class: DnsLabel | None = Field(None, alias="storageClass")
     metrics_namespace: DnsLabel | None = Field(None, alias="metricsNamespace")
     """Namespace allowed to scrape the gateways' metrics port."""
+    release: ReleaseName | None = None
+    """The release the cluster's gateways run (``releases/<name>.yaml``); a gateway may pin
+    another (``spec.release``). None: the stack's ``images`` or the built-in defaults."""
     delete_unreachable: bool = Field(False, alias="deleteUnreachable")
     """Decommissioned cluster: the Kubernetes provider drops the cluster's objects from the
     state when its API server cannot be reached, instead of failing the stack's runs."""
@@ -312,6 +337,9 @@ class StackConfig(Model):
     """Relative to the project root, and inside it."""
     images: ImageDefaults = ImageDefaults()
     clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
+    production: bool = False
+    """Only releases, pinned by digest, on every cluster, and no per-gateway image without a
+    digest (gatewayctl.releases; the policy pack's ``images-pinned-by-digest``)."""
     selector: Selector | None = None
     """Set when ``declarationsDir`` is an inventory shared by several stacks: the stack takes
     the declarations on its clusters whose labels match; each must be taken by one stack."""
@@ -459,6 +487,8 @@ class GatewaySpec(Model):
     namespace: Annotated[str, BeforeValidator(_namespace)] | None = None
     exposure: ExposureSpec = ExposureSpec()
     images: ImageOverrides = ImageOverrides()
+    release: ReleaseName | None = None
+    """Pin this gateway to a release other than its cluster's (a canary)."""
     replicas: int = Field(1, ge=1, le=10)
     deletion_policy: Literal["Retain", "Delete"] = Field("Retain", alias="deletionPolicy")
     database_name: Annotated[str, BeforeValidator(_database_name)] | None = Field(

@@ -22,6 +22,7 @@ from components import tokens
 from gatewayctl import inventory, program
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
+from gatewayctl.releases import history_problems
 from gatewayctl.resolve import LoadedStack, load_stack
 from gatewayctl.secrets import (
     REDACTED,
@@ -45,6 +46,9 @@ class GatewaySummary:
     mode: str
     address: str | None
     resources: int
+    release: str | None = None
+    release_pinned: bool = False
+    image_overrides: tuple[str, ...] = ()
 
 
 # --- config ---------------------------------------------------------------------------------
@@ -153,6 +157,11 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
                     "sandbox": gateway.args.images.sandbox,
                 },
                 "database": database,
+                # Releases (gatewayctl.releases): the one its images come from, whether the
+                # gateway pins it itself, and the images its declaration overrides.
+                "release": gateway.release,
+                "releasePinned": gateway.release_pinned,
+                "imageOverrides": list(gateway.image_overrides),
             }
         )
     resources = [
@@ -189,6 +198,8 @@ class Prepared:
     secure_placeholders: int
     plaintext_notes: tuple[str, ...] = ()
     """Warnings for plaintext ``clusterSecrets`` (see ``secrets.plaintext_notes``)."""
+    release_notes: tuple[str, ...] = ()
+    """What could not be checked of the releases' history (``releases.history_problems``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,12 +237,18 @@ def prepare(root: Path, stack: str) -> Prepared:
     if problems := inventory.stack_name_problems(stack):
         raise InvalidInputError(problems)  # before its name makes a path
     loaded, config, placeholders, notes = offline_config(root, stack)
+    # Immutability needs git: checked by the tooling (validate, render, diff, promote), not by
+    # the program that `pulumi up` runs (docs/design-notes.md, "Releases").
+    problems, release_notes = history_problems(root, loaded.releases)
+    if problems:
+        raise InvalidInputError(problems)
     return Prepared(
         root=root,
         loaded=loaded,
         config=config,
         secure_placeholders=placeholders,
         plaintext_notes=notes,
+        release_notes=tuple(release_notes),
     )
 
 
@@ -269,6 +286,9 @@ def summarise(
             mode=str(g.ingress_mode),
             address=facts[g.name][2],
             resources=counts[g.name] + 1,  # the Gateway component itself
+            release=g.release,
+            release_pinned=g.release_pinned,
+            image_overrides=g.image_overrides,
         )
         for g in loaded.gateways
     )

@@ -9,6 +9,7 @@ gateway takes a namespace or role the stack config refers to. The files themselv
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,13 @@ from components.ingress import IngressMode
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
+from gatewayctl.releases import (
+    ReleaseFile,
+    binding_problems,
+    known,
+    load_releases,
+    override_problems,
+)
 from gatewayctl.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 
 
@@ -47,6 +55,12 @@ class ResolvedGateway:
     """The cluster's resolved mode, for reports (the component reads ``args.exposure``)."""
     args: GatewayArgs
     """The input of the gateway's ``Gateway`` component."""
+    release: str | None = None
+    """The release its images come from (its own ``spec.release``, else its cluster's)."""
+    release_pinned: bool = False
+    """The release is the gateway's own pin (``spec.release``), not its cluster's binding."""
+    image_overrides: tuple[str, ...] = ()
+    """The images the declaration sets itself (``spec.images``), in place of the release's."""
 
     @property
     def cluster(self) -> str:
@@ -76,6 +90,8 @@ class LoadedStack:
     config_path: str
     config: StackConfig
     gateways: tuple[ResolvedGateway, ...]
+    releases: Mapping[str, ReleaseFile] = dataclasses.field(default_factory=dict)
+    """Every release of the project (``releases/``), by name."""
 
     def cluster(self, name: str) -> ClusterConfig:
         return self.config.clusters[name]
@@ -96,13 +112,26 @@ def _pick_cluster(
 
 
 def _resolve(
-    display: str, declaration: GatewayDeclaration, config: StackConfig, config_path: str
+    display: str,
+    declaration: GatewayDeclaration,
+    config: StackConfig,
+    config_path: str,
+    releases: Mapping[str, ReleaseFile],
 ) -> tuple[ResolvedGateway | None, list[Problem]]:
     name, spec = declaration.metadata.name, declaration.spec
     cluster_name, problems = _pick_cluster(display, spec.cluster, config)
     if cluster_name is None:
         return None, problems
     cluster = config.clusters[cluster_name]
+    # An unknown cluster binding is the stack file's problem (releases.binding_problems).
+    release_name = spec.release or cluster.release
+    release = releases.get(release_name) if release_name is not None else None
+    if spec.release is not None and release is None:
+        problems.append(
+            Problem(display, "spec.release", f"unknown release {spec.release!r}; {known(releases)}")
+        )
+    overrides = {"gateway": spec.images.gateway, "supervisor": spec.images.supervisor}
+    problems += override_problems(display, overrides, config_path, config.production)
     mode = cluster.ingress_mode
     namespace = spec.namespace or naming.default_namespace(name)
     database_name = spec.database_name or naming.postgres_identifier(name)
@@ -130,7 +159,7 @@ def _resolve(
             problems.append(Problem(display, "spec.exposure.host", str(error)))
 
     resolved: dict[str, str] = {}
-    for field, override, default, builtin in (
+    for which, override, default, builtin in (
         ("gateway", spec.images.gateway, config.images.gateway, images.DEFAULT_GATEWAY_IMAGE),
         (
             "supervisor",
@@ -140,8 +169,14 @@ def _resolve(
         ),
         ("sandbox", None, config.images.sandbox, images.DEFAULT_SANDBOX_IMAGE),
     ):
+        # Per gateway > its release > stack default > built-in (DESIGN §5.4, releases in
+        # docs/design-notes.md); the mirrors rewrite the result, keeping tag and digest.
+        origin = None
+        if release is not None:
+            default = release.release.image(which)
+            origin = f"release {release.release.name!r} ({release.path}: spec.images.{which})"
         try:
-            resolved[field] = images.resolve_image(
+            resolved[which] = images.resolve_image(
                 override=override,
                 stack_default=default,
                 builtin_default=builtin,
@@ -154,9 +189,10 @@ def _resolve(
                     config_path,
                     cluster_name,
                     cluster.registry_mirrors,
-                    field=field,
+                    field=which,
                     chosen=(override, default, builtin),
                     error=error,
+                    origin=origin,
                 )
             )
     if problems:
@@ -168,6 +204,9 @@ def _resolve(
             source=display,
             adopted=spec.namespace is not None,
             ingress_mode=mode,
+            release=release_name,
+            release_pinned=spec.release is not None,
+            image_overrides=tuple(k for k, v in overrides.items() if v is not None),
             args=GatewayArgs(
                 cluster=cluster_name,
                 namespace=namespace,
@@ -216,11 +255,13 @@ def _mirror_problem(
     field: str,
     chosen: tuple[str | None, str | None, str],
     error: ImageReferenceError,
+    origin: str | None = None,
 ) -> Problem:
     """An image a registry mirror turns into an invalid reference. The problem is the
     declaration's when the image is its own override, else the mirror's: the stack file's.
 
-    ``chosen`` is (declaration override, stack default, built-in default).
+    ``chosen`` is (declaration override, stack default, built-in default); ``origin`` names
+    the default when it is not the stack's (a release's image).
     """
     override, default, builtin = chosen
     image = override or default or builtin
@@ -232,7 +273,8 @@ def _mirror_problem(
         mirror += "." + max(failing, key=len)
     if override:
         return Problem(display, f"spec.images.{field}", f"after {config_path}: {mirror}: {error}")
-    origin = f"stack default ({PROJECT}:images.{field})" if default else "built-in default"
+    if origin is None:
+        origin = f"stack default ({PROJECT}:images.{field})" if default else "built-in default"
     return Problem(
         config_path,
         mirror,
@@ -450,13 +492,15 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     declarations, problems = load_declarations(
         root, config.declarations_dir, None if inventory else config.clusters, config_path=display
     )
+    releases, release_problems = load_releases(root)
+    problems += release_problems + binding_problems(display, config, releases)
     problems += _linked_outside(root, display, config)
     if inventory:
         declarations, missing = _select(declarations, config)
         problems += missing
     gateways: list[ResolvedGateway] = []
     for source, declaration in declarations:
-        gateway, found = _resolve(source, declaration, config, display)
+        gateway, found = _resolve(source, declaration, config, display, releases)
         problems += found
         if gateway is not None:
             gateways.append(gateway)
@@ -468,4 +512,5 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         config_path=display,
         config=config,
         gateways=tuple(sorted(gateways, key=lambda g: g.name)),
+        releases=releases,
     )

@@ -353,7 +353,17 @@ def read_yaml_mapping(path: Path, display: str) -> dict[str, Any]:
 
     A problem of a value names its field as the dotted path from the top of the file.
     """
-    loader = _Reader(_read_text(path, display))
+    return parse_yaml_mapping(_read_text(path, display), display)
+
+
+def parse_yaml_mapping(text: str, display: str) -> dict[str, Any]:
+    """:func:`read_yaml_mapping` for text already read (a file of an older git commit, a stack
+    file edited in memory): the same limits, the same problems, named after ``display``."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise InvalidInputError(
+            [Problem(display, "", f"is larger than {MAX_FILE_BYTES:,} bytes (1 MiB); not read")]
+        )
+    loader = _Reader(text)
     try:
         roots: list[Node] = []
         while loader.check_node():
