@@ -151,6 +151,9 @@ def resolve_image(
     builtin_default: str,
     mirrors: Mapping[str, str],
 ) -> str:
-    """Per-gateway field > stack default > built-in default, then the cluster's mirrors."""
+    """Per-gateway field > stack default > built-in default, then the cluster's mirrors.
+
+    ``stack_default`` is the gateway's release image when it has a release (gatewayctl.resolve).
+    """
     chosen = override or stack_default or builtin_default
     return str(rewrite_with_mirrors(parse_image(chosen), mirrors))

@@ -354,7 +354,7 @@ def history_problems(
     try:
         top = _git(root, "rev-parse", "--show-toplevel")
         if top.returncode != 0:
-            raise _NoHistoryError(f"{root} is not a git checkout")
+            raise _NoHistoryError("the project is not a git checkout")
         boundary = _shallow_boundary(root)
     except _NoHistoryError as reason:
         return [], [

@@ -38,7 +38,7 @@ DECLARATION_FIELDS: dict[tuple[str, ...], frozenset[str]] = {
     (): frozenset({"apiVersion", "kind", "metadata", "spec"}),
     ("metadata",): frozenset({"name"}),
     ("spec",): frozenset(
-        {"cluster", "namespace", "exposure", "images", "replicas", "deletionPolicy"}
+        {"cluster", "namespace", "exposure", "images", "release", "replicas", "deletionPolicy"}
     ),
     ("spec", "exposure"): frozenset({"enabled", "host"}),
     ("spec", "images"): frozenset({"gateway", "supervisor"}),
@@ -53,6 +53,7 @@ CLUSTER_FIELDS = frozenset(
         "database",
         "storageClass",
         "metricsNamespace",
+        "release",
     }
 )
 WRONG_TYPES: dict[tuple[str, ...], tuple[Any, ...]] = {
@@ -70,6 +71,7 @@ WRONG_TYPES: dict[tuple[str, ...], tuple[Any, ...]] = {
     ("spec", "images", "gateway"): (5, True, [], {"a": "b"}),
     ("spec", "replicas"): ("3", True, 2.5, [], None, 0, 11, -1),
     ("spec", "deletionPolicy"): ("retain", "DELETE", 1, None, True),
+    ("spec", "release"): (5, True, [], {"a": "b"}, "Bad/Name", "-r1"),
 }
 CLUSTER_WRONG_TYPES: dict[tuple[str, ...], tuple[Any, ...]] = {
     ("capabilities",): ("yes", []),
@@ -81,6 +83,7 @@ CLUSTER_WRONG_TYPES: dict[tuple[str, ...], tuple[Any, ...]] = {
     ("database", "adminHost"): ("", "db example com", 5),
     ("registryMirrors",): (["x"], "x"),
     ("storageClass",): ("Fast_SSD", 5),
+    ("release",): (5, [], "Not A Name", "r1."),
 }
 EMPTY_FILES = ("", "\n\n", "# only a comment\n", "---\n", "--- \n...\n", "null\n", "~\n")
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from gatewayctl.releases import RELEASES_DIR
 from gatewayctl.stackfile import stack_file
 from tests.support import ROOT
 
@@ -239,17 +240,25 @@ def edited_config(root: Path, stack: str) -> Iterator[dict[str, Any]]:
 # --- copies of the committed project --------------------------------------------------------
 
 
+def copy_releases(destination: Path) -> None:
+    """The committed releases (``releases/``), which the stacks bind."""
+    shutil.copytree(ROOT / RELEASES_DIR, destination / RELEASES_DIR, dirs_exist_ok=True)
+
+
 def copy_stack(stack: str, destination: Path) -> Path:
-    """One committed stack (its stack file and declarations) as a project root of its own."""
+    """One committed stack (its stack file, declarations and the releases) as a project root
+    of its own."""
     destination.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / stack_file(stack), destination / stack_file(stack))
     shutil.copytree(ROOT / declarations_dir(stack), destination / declarations_dir(stack))
+    copy_releases(destination)
     return destination
 
 
 def copy_project(destination: Path, *, ready: bool = False, reverse: bool = False) -> Path:
     """The committed project's stack files, declarations (created in file-name order, or in
-    reverse), operator settings and CLI version file; ``ready``: made ready to deploy."""
+    reverse), releases, operator settings and CLI version file; ``ready``: made ready to
+    deploy."""
     destination.mkdir(parents=True, exist_ok=True)
     for source in ROOT.glob("Pulumi*.yaml"):
         shutil.copy(source, destination / source.name)
@@ -257,6 +266,7 @@ def copy_project(destination: Path, *, ready: bool = False, reverse: bool = Fals
         target = destination / source.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, target)
+    copy_releases(destination)
     (destination / "deploy").mkdir(exist_ok=True)
     shutil.copy(ROOT / "deploy" / "operator.yaml", destination / "deploy" / "operator.yaml")
     shutil.copy(ROOT / ".pulumi.version", destination / ".pulumi.version")
@@ -361,3 +371,35 @@ def git(repo: Path, *args: str) -> str:
         ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
+
+
+# --- releases -----------------------------------------------------------------------------------
+
+
+def digest(seed: str) -> str:
+    """A well-formed sha256 digest (not of any image)."""
+    return "sha256:" + hashlib.sha256(seed.encode()).hexdigest()
+
+
+def release(name: str, *, note: str = "a test release", **images: str) -> dict[str, Any]:
+    """A Release document; each image ``ghcr.io/acme/<which>:<name>@<digest>`` unless given."""
+    spec_images = {
+        which: images.get(which, f"ghcr.io/acme/{which}:{name}@{digest(name + which)}")
+        for which in ("gateway", "supervisor", "sandbox")
+    }
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Release",
+        "metadata": {"name": name},
+        "spec": {"note": note, "images": spec_images},
+    }
+
+
+def write_release(
+    root: Path, name: str, *, file: str | None = None, note: str = "a test release", **images: str
+) -> str:
+    """Write ``releases/<name>.yaml`` (or ``file``); return its path relative to ``root``."""
+    relative = f"{RELEASES_DIR}/{file or name + '.yaml'}"
+    document = release(name, note=note, **images)
+    write_text(root, relative, yaml.safe_dump(document, sort_keys=False))
+    return relative

@@ -128,12 +128,18 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
         "ingressMode": "gateway-api",
         "hostname": "gw-openshell-search.usw2.openshell.example.com",
         "address": "grpcs://gw-openshell-search.usw2.openshell.example.com:443",
-        "images": {
-            "gateway": "ghcr.io/nvidia/openshell/gateway:0.0.109",
-            "supervisor": "ghcr.io/nvidia/openshell/supervisor:0.0.109",
-            "sandbox": "ghcr.io/nvidia/openshell-community/sandboxes/base:latest",
+        "images": {  # releases/openshell-0.0.109.yaml, the cluster's release
+            "gateway": "ghcr.io/nvidia/openshell/gateway:0.0.109"
+            "@sha256:9da1b9acf82adc8b6e2ca4f315614ea4d9cb8ece77b895950f0cc3de4591ba52",
+            "supervisor": "ghcr.io/nvidia/openshell/supervisor:0.0.109"
+            "@sha256:fb7e797ccfdbb13003eb63f4f9b2a8b4420645e4e69bfc8bed93fe7e9ca6727e",
+            "sandbox": "ghcr.io/nvidia/openshell-community/sandboxes/base:latest"
+            "@sha256:ad47448cd2e9418be9875f840e4a4baaaa804ccf06358c34e28e4fa1b077aca7",
         },
         "database": "gw_search",
+        "release": "openshell-0.0.109",
+        "releasePinned": False,
+        "imageOverrides": [],
     }
     kinds = {r["type"] for r in plan["resources"]}
     assert {

@@ -56,7 +56,11 @@ def test_ibm_every_image_comes_from_the_internal_registry() -> None:
     for gateway in plan("ibm")["gateways"]:
         assert all(ref.startswith(INTERNAL) for ref in gateway["images"].values()), gateway
     canary = next(g for g in plan("ibm")["gateways"] if g["name"] == "canary")
-    assert canary["images"]["gateway"] == f"{INTERNAL}openshell-gateway:0.0.110"
+    # The canary pins openshell-0.0.110; the mirror keeps its tag and digest.
+    assert canary["images"]["gateway"] == (
+        f"{INTERNAL}openshell-gateway:0.0.110"
+        "@sha256:4f429aa894ffa01ef84be68a3c92e069ac1db6ab350c42ab28bac8704ff346b4"
+    )
 
 
 def test_ibm_sandboxes_get_the_privileged_scc_binding() -> None:
