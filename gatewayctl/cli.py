@@ -27,6 +27,7 @@ from gatewayctl import (
     inventory,
     operator,
     outputs,
+    promote,
     readiness,
     releases,
     render,
@@ -57,6 +58,7 @@ examples:
   python -m gatewayctl render ibm            # → build/rendered/ibm/{manifests/,plan.json}
   python -m gatewayctl render --all          # every Pulumi.<stack>.yaml
   python -m gatewayctl diff aws --base origin/main   # Markdown report of what a PR changes
+  python -m gatewayctl promote openshell-0.0.110 --to aws   # bind a release (releases/)
 """
 
 DIFF_EPILOG = """\
@@ -307,6 +309,29 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+PROMOTE_EPILOG = """\
+exit codes: 0 ok (also when the target already runs the release: nothing is written); 2 invalid
+input (an unknown release, stack or cluster, or a stack that would not validate with the new
+binding: every problem listed as `path: field: problem`, nothing written); 1 any other error.
+
+examples:
+  python -m gatewayctl promote openshell-0.0.110 --to local
+  python -m gatewayctl promote openshell-0.0.110 --to aws/rosa-us-east-1
+  python -m gatewayctl promote openshell-0.0.110 --to aws --dry-run
+"""
+
+
+def cmd_promote(args: argparse.Namespace, console: Console) -> int:
+    promotion = promote.promote(args.root, args.release, args.to)
+    if not args.dry_run:
+        promote.write(args.root, promotion)
+    for line in promote.report(promotion):
+        console.print(line, markup=False, soft_wrap=True)
+    if args.dry_run and promotion.changed:
+        console.print(f"dry run: {promotion.path} not written", markup=False)
+    return EXIT_OK
+
+
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
@@ -419,6 +444,25 @@ def parser() -> argparse.ArgumentParser:
     )
     opm.add_argument("--out", type=Path, metavar="DIR", help="default build/operator")
     opm.set_defaults(func=cmd_operator_manifests)
+
+    pro = commands.add_parser(
+        "promote",
+        help="bind a release to a stack's clusters (or one cluster), keeping the file's layout",
+        description="Set clusters.<cluster>.release to RELEASE in Pulumi.<stack>.yaml, for"
+        " every cluster of the stack or the one named, editing only that value (comments and"
+        " layout are kept), after checking that the stack validates with it; then print which"
+        " gateways will roll (their images change) and which stay (a canary pinning its own"
+        " release, overrides). Commit the change and open a pull request: its offline diff"
+        " shows each gateway's release A → release B.",
+        epilog=PROMOTE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pro.add_argument("release", help="release name, as in releases/<release>.yaml")
+    pro.add_argument(
+        "--to", required=True, metavar="STACK[/CLUSTER]", help="the stack, or one of its clusters"
+    )
+    pro.add_argument("--dry-run", action="store_true", help="check and report; write nothing")
+    pro.set_defaults(func=cmd_promote)
 
     drv = commands.add_parser(
         "driver",

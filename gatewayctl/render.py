@@ -63,14 +63,15 @@ def _secret_problems(display: str, secrets: Any, clusters: list[str]) -> list[Pr
 
 
 def offline_config(
-    root: Path, stack: str
+    root: Path, stack: str, text: str | None = None
 ) -> tuple[LoadedStack, dict[str, str], int, tuple[str, ...]]:
     """Validate the stack and build the config map a real ``pulumi up`` would hand the program;
-    also count its ``secure:`` values and warn of its plaintext secrets.
+    also count its ``secure:`` values and warn of its plaintext secrets. ``text``: the stack
+    file's content about to be written (``promote``), instead of the file's.
 
     Declaration, config and secret problems are reported together.
     """
-    display, raw = read_stack_config(root, stack)
+    display, raw = read_stack_config(root, stack, text)
     problems: list[Problem] = []
     try:
         loaded: LoadedStack | None = load_stack(root, stack, raw)

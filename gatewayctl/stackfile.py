@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.models import StackConfig
-from gatewayctl.yamlfile import SECRETS_KEY, read_yaml_mapping
+from gatewayctl.yamlfile import SECRETS_KEY, parse_yaml_mapping, read_yaml_mapping
 
 PROJECT = "hypershell-gateways"
 STRING_KEYS = ("declarationsDir",)
@@ -44,11 +44,17 @@ def stacks_with_files(root: Path) -> list[str]:
     return sorted(p.name[len(prefix) : -len(suffix)] for p in root.glob(stack_file("*")))
 
 
-def read_stack_config(root: Path, stack: str) -> tuple[str, dict[str, Any]]:
-    """Read ``Pulumi.<stack>.yaml``; return its path for messages and the project's keys."""
+def read_stack_config(
+    root: Path, stack: str, text: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Read ``Pulumi.<stack>.yaml`` (or ``text``, its content about to be written); return its
+    path for messages and the project's keys."""
     display = stack_file(stack)
     try:
-        document = read_yaml_mapping(root / display, display)
+        if text is None:
+            document = read_yaml_mapping(root / display, display)
+        else:
+            document = parse_yaml_mapping(text, display)
     except InvalidInputError as error:
         # A value's field as the other config problems name it: without the `config.` level.
         raise InvalidInputError(
