@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 
 from components import tokens
+from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
 from gatewayctl.secrets import MANIFESTS, Scrubber
 
@@ -77,6 +78,8 @@ class StackDiff:
     secrets_changed: bool = False
     """A plaintext ``clusterSecrets`` value differs (the render redacts it, so nothing else
     shows it)."""
+    releases: tuple[ReleaseMove, ...] = ()
+    """Gateways whose release differs (:mod:`gatewayctl.diff.releases`)."""
 
     @property
     def rendered_changed(self) -> bool:
@@ -268,7 +271,8 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
     """What changed from ``base`` to ``head``, every value equal to a secret of either side (or
     of ``secrets``: the other stacks') scrubbed first (see :class:`Scrubber`)."""
     scrubber = Scrubber(base.secrets | head.secrets | frozenset(secrets))
-    gateways, resources = compare_plans(_plan(base.files, scrubber), _plan(head.files, scrubber))
+    old_plan, new_plan = _plan(base.files, scrubber), _plan(head.files, scrubber)
+    gateways, resources = compare_plans(old_plan, new_plan)
     return StackDiff(
         stack=stack,
         base_note=base.note,
@@ -278,4 +282,5 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         resources=tuple(r for r in resources if not r.type.startswith("kubernetes:"))
         + tuple(r for r in resources if r.type.startswith("kubernetes:")),
         secrets_changed=secrets_changed(base, head),
+        releases=release_moves(old_plan, new_plan),
     )
