@@ -17,8 +17,10 @@ from pulumi_policy import StackValidationPolicy
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from gatewayctl.offline import RecordedResource, Recording, secret
+from gatewayctl.stackfile import parse_stack_config, read_stack_config
 from policy.hypershell_policies import PACK_NAME, POLICIES
 from policy.hypershell_policies.credentials import secret_like_name
+from policy.hypershell_policies.images import is_pinned
 from policy.hypershell_policies.network import covers
 from policy.hypershell_policies.pods import DEFAULT_ALLOWED_REGISTRIES, allowed_images, is_allowed
 from tests.policy_helpers import (
@@ -29,7 +31,7 @@ from tests.policy_helpers import (
     struct,
     violations,
 )
-from tests.support import STACKS, rendered
+from tests.support import ROOT, STACKS, rendered
 
 IBM_BASE = "hysh-ibm-01-4c28435107377e996c6eb39230b7bcf5-0000.us-east.containers.appdomain.cloud"
 TEAM_A_HOST = f"gw-openshell-team-a.{IBM_BASE}"
@@ -39,6 +41,8 @@ CONFIG_MAP = "ConfigMap openshell-team-a/openshell-gateway-config"
 INTERNAL = "image-registry.openshift-image-registry.svc:5000/"
 PEM_KEY = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB0=\n-----END EC PRIVATE KEY-----\n"
 BY_NAME = {policy.name: policy for policy in POLICIES}
+SANDBOX_109_DIGEST = "sha256:ad47448cd2e9418be9875f840e4a4baaaa804ccf06358c34e28e4fa1b077aca7"
+"""The sandbox image's digest in releases/openshell-0.0.109.yaml (ibm's release)."""
 
 
 def broken(stack: str) -> Recording:
@@ -173,9 +177,9 @@ def test_ghcr_image_on_ibm_fails() -> None:
 def test_ghcr_sandbox_image_in_gateway_toml_on_ibm_fails() -> None:
     recording = broken("ibm")
     data = named(recording, "team-a-workload-config").inputs["data"]
-    sandbox = "ghcr.io/nvidia/openshell-community/sandboxes/base:latest"
+    sandbox = f"ghcr.io/nvidia/openshell-community/sandboxes/base:latest@{SANDBOX_109_DIGEST}"
     data["gateway.toml"] = data["gateway.toml"].replace(
-        f"{INTERNAL}openshift/openshell-sandbox-base:latest", sandbox
+        f"{INTERNAL}openshift/openshell-sandbox-base:latest@{SANDBOX_109_DIGEST}", sandbox
     )
     assert messages("allowed-image-registries", recording, "ibm") == [
         f"{CONFIG_MAP}: data['gateway.toml'] openshell.gateway.default_image '{sandbox}' is not"
@@ -203,6 +207,61 @@ def test_without_config_the_schema_default_applies() -> None:
         " (openshell-gateway): image 'localhost:5001/openshell/gateway:dev' is not from an"
         f" allowed registry (allowed: ghcr.io/, {INTERNAL})"
     ]
+
+
+# --- images pinned by digest (production) ---------------------------------------------------
+
+PRODUCTION = {"images-pinned-by-digest": {"production": True}}
+NOT_PINNED = (
+    "is not pinned by digest; a production stack runs images by digest only (@sha256: and 64"
+    " lowercase hex characters: bind a release, or pin the gateway's own image by digest)"
+)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_policy_config_says_production_as_the_stack_file_does(stack: str) -> None:
+    display, raw = read_stack_config(ROOT, stack)
+    production = parse_stack_config(display, raw).production
+    assert stack_config(stack)["images-pinned-by-digest"] == {"production": production}
+    assert production == (stack in {"aws", "ibm"})
+
+
+def test_a_tag_in_a_production_stack_fails_with_where_it_is() -> None:
+    recording = broken("ibm")
+    container(recording)["image"] = f"{INTERNAL}openshift/openshell-gateway:0.0.109"
+    data = named(recording, "team-a-workload-config").inputs["data"]
+    data["gateway.toml"] = data["gateway.toml"].replace(f"@{SANDBOX_109_DIGEST}", "", 1)
+    assert messages("images-pinned-by-digest", recording, "ibm") == [
+        f"{CONFIG_MAP}: data['gateway.toml'] openshell.gateway.default_image"
+        f" '{INTERNAL}openshift/openshell-sandbox-base:latest' {NOT_PINNED}",
+        f"{CONTAINER}: image '{INTERNAL}openshift/openshell-gateway:0.0.109' {NOT_PINNED}",
+    ]
+
+
+def test_local_as_production_would_fail_only_on_its_tag_override() -> None:
+    pinned = BY_NAME["images-pinned-by-digest"]
+    found = violations([pinned], rendered("local").recording, PRODUCTION)
+    assert [v.message for v in found] == [
+        "Deployment openshell-dev-build/openshell-gateway: spec.template.spec.containers[0]"
+        f" (openshell-gateway): image 'localhost:5001/openshell/gateway:dev' {NOT_PINNED}"
+    ]
+    # Not production (its config, or none at all): tags pass.
+    assert violations([pinned], rendered("local").recording) == []
+
+
+@pytest.mark.parametrize(
+    ("image", "pinned"),
+    [
+        (f"ghcr.io/a/b@{SANDBOX_109_DIGEST}", True),
+        (f"ghcr.io/a/b:1@{SANDBOX_109_DIGEST}", True),
+        (f"ghcr.io/a/b@{SANDBOX_109_DIGEST.upper()}", False),
+        (f"ghcr.io/a/b@{SANDBOX_109_DIGEST[:-1]}", False),
+        (f"ghcr.io/a/b@{SANDBOX_109_DIGEST}x", False),
+        ("ghcr.io/a/b:sha256", False),
+    ],
+)
+def test_is_pinned(image: str, pinned: bool) -> None:
+    assert is_pinned(image) is pinned
 
 
 @pytest.mark.parametrize(
@@ -493,12 +552,12 @@ def test_main_builds_the_mandatory_pack_of_exactly_these_policies(served: Any) -
     info = served.GetAnalyzerInfo(None, None)
     assert info.name == PACK_NAME == "hypershell-gateways"
     assert [p.name for p in info.policies] == [p.name for p in POLICIES]
-    assert len({p.name for p in POLICIES}) == len(POLICIES) == 7
+    assert len({p.name for p in POLICIES}) == len(POLICIES) == 8
     assert {p.enforcementLevel for p in info.policies} == {analyzer_pb2.MANDATORY}
     stack = {p.name for p in info.policies if p.policy_type == analyzer_pb2.POLICY_TYPE_STACK}
     assert stack == {"tenant-default-deny-ingress", "server-cert-covers-host"}
     schema = {p.name: p.configSchema for p in info.policies if p.configSchema.properties}
-    assert list(schema) == ["allowed-image-registries"]
+    assert list(schema) == ["allowed-image-registries", "images-pinned-by-digest"]
 
 
 def _provider(recording: Recording, r: RecordedResource) -> Any:
@@ -557,7 +616,14 @@ def test_served_pack_judges_ibm_with_its_config(served: Any) -> None:
             f"{allowed_images.description}\n{CONTAINER}: image"
             " 'ghcr.io/nvidia/openshell/gateway:0.0.109' is not from an allowed registry"
             f" (allowed: {INTERNAL})",
-        )
+        ),
+        (
+            "images-pinned-by-digest",
+            f"{BY_NAME['images-pinned-by-digest'].description}\n{CONTAINER}: image"
+            " 'ghcr.io/nvidia/openshell/gateway:0.0.109' is not pinned by digest; a production"
+            " stack runs images by digest only (@sha256: and 64 lowercase hex characters: bind a"
+            " release, or pin the gateway's own image by digest)",
+        ),
     ]
     del recording.resources[named(recording, "team-a-workload-netpol-default-deny-ingress").urn]
     description = BY_NAME["tenant-default-deny-ingress"].description

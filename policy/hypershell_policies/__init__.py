@@ -10,6 +10,7 @@ from pulumi_policy import Policy
 
 from .credentials import no_plaintext_credentials
 from .database import postgresql_verify_full
+from .images import images_pinned
 from .network import route_passthrough, server_cert_covers_host, tenant_default_deny
 from .pods import allowed_images, pod_security
 
@@ -18,6 +19,7 @@ PACK_NAME = "hypershell-gateways"
 POLICIES: tuple[Policy, ...] = (
     pod_security,
     allowed_images,
+    images_pinned,
     postgresql_verify_full,
     no_plaintext_credentials,
     tenant_default_deny,
