@@ -12,6 +12,7 @@ from .credentials import no_plaintext_credentials
 from .database import postgresql_verify_full
 from .network import route_passthrough, server_cert_covers_host, tenant_default_deny
 from .pods import allowed_images, pod_security
+from .vault import vault_address_https
 
 PACK_NAME = "hypershell-gateways"
 
@@ -23,6 +24,7 @@ POLICIES: tuple[Policy, ...] = (
     tenant_default_deny,
     route_passthrough,
     server_cert_covers_host,
+    vault_address_https,
 )
 
 __all__ = ["PACK_NAME", "POLICIES"]
