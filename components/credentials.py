@@ -25,10 +25,13 @@ validate_secret_path), so a declaration the gateway would reject is rejected bef
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+from components.hostnames import check_dns_name
 
 KEK: Final = "kek"
 KUBERNETES_SECRETS: Final = "kubernetes-secrets"
@@ -117,9 +120,9 @@ def check_auth_method(value: str) -> str:
 
 
 def check_vault_address(value: str) -> str:
-    """An absolute ``http`` or ``https`` URL with a host: no credentials, query or fragment, no
-    whitespace or control characters (upstream parses it with url.ParseRequestURI; the
-    gateway's Vault driver refuses the rest: vault_address)."""
+    """An absolute ``http`` or ``https`` URL whose host is a DNS name or an IP address: no
+    credentials, query or fragment, no whitespace or control characters (upstream parses it
+    with url.ParseRequestURI; the gateway's Vault driver refuses the rest: vault_address)."""
     if not value:
         raise ValueError("must not be empty")
     if len(value) > ADDRESS_MAX:
@@ -135,6 +138,13 @@ def check_vault_address(value: str) -> str:
         raise ValueError(f"{value!r} must be an http:// or https:// URL")
     if not url.hostname:
         raise ValueError(f"{value!r} has no host")
+    if not _is_ip(url.hostname):
+        try:
+            check_dns_name(url.hostname)
+        except ValueError:
+            raise ValueError(
+                f"{value!r}: the host is neither a DNS name nor an IP address"
+            ) from None
     if url.username is not None or url.password is not None:
         raise ValueError("must not include credentials (user:password@)")
     if url.query or url.fragment or value.endswith(("?", "#")):
@@ -142,6 +152,14 @@ def check_vault_address(value: str) -> str:
     if port == 0:
         raise ValueError(f"{value!r} has port 0")
     return value
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 # --- what the component receives ------------------------------------------------------------

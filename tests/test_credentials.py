@@ -298,6 +298,12 @@ CASES: list[tuple[str, Any, str, str]] = [
         "'https://:8200' has no host",
     ),
     (
+        "address with a bad host",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "https://vau;lt.example.com"}},
+        "vault.address",
+        "'https://vau;lt.example.com': the host is neither a DNS name nor an IP address",
+    ),
+    (
         "address with credentials",
         {"driver": "vault", "vault": {**VAULT_OK, "address": "https://u:hunter2@v.example.com"}},
         "vault.address",
