@@ -92,9 +92,12 @@ def clash(a: _Gateway, b: _Gateway, where: str) -> str | None:
     if external is None or a is b:
         return None
     if external == b.namespace:
-        return f"{external!r} is the namespace of the gateway of {where}; {_OWN}"
+        return f"{external!r} is the namespace of the gateway declared in {where}; {_OWN}"
     if external == store(b):
-        return f"{external!r} is also the credential namespace of {where}; {_OWN}"
+        return (
+            f"{external!r} is also the credential namespace of the gateway declared in"
+            f" {where}; {_OWN}"
+        )
     return None
 
 

@@ -506,7 +506,11 @@ def test_another_gateways_namespace_is_not_a_credential_store(tmp_path: Path) ->
     victim = write_gateway(tmp_path, "beta", {})
 
     assert load_problems(tmp_path) == [
-        (thief, FIELD, f"'openshell-beta' is the namespace of the gateway of {victim}; {OWN}")
+        (
+            thief,
+            FIELD,
+            f"'openshell-beta' is the namespace of the gateway declared in {victim}; {OWN}",
+        )
     ]
 
 
@@ -516,8 +520,18 @@ def test_two_gateways_may_not_share_a_credential_namespace(tmp_path: Path) -> No
     second = write_gateway(tmp_path, "beta", secrets_in("shared-creds"))
 
     assert load_problems(tmp_path) == [
-        (first, FIELD, f"'shared-creds' is also the credential namespace of {second}; {OWN}"),
-        (second, FIELD, f"'shared-creds' is also the credential namespace of {first}; {OWN}"),
+        (
+            first,
+            FIELD,
+            f"'shared-creds' is also the credential namespace of the gateway declared in {second};"
+            f" {OWN}",
+        ),
+        (
+            second,
+            FIELD,
+            f"'shared-creds' is also the credential namespace of the gateway declared in {first};"
+            f" {OWN}",
+        ),
     ]
 
 
@@ -573,8 +587,8 @@ def test_across_stacks_on_one_cluster_the_credential_namespace_is_checked(tmp_pa
             (
                 beta,
                 FIELD,
-                f"'openshell-alpha' is the namespace of the gateway of {alpha} (cluster 'east' of"
-                f" {a}), {reason}; {OWN}",
+                f"'openshell-alpha' is the namespace of the gateway declared in {alpha} (cluster"
+                f" 'east' of {a}), {reason}; {OWN}",
             ),
             (
                 gamma,
@@ -691,7 +705,7 @@ def test_http_vault_passes_on_local_only() -> None:
     recording = rendered("local").recording
     assert violations([BY_NAME[POLICY]], recording, stack_config("local")) == []
     assert [v.message for v in violations([BY_NAME[POLICY]], recording, stack_config("ibm"))] == [
-        "ConfigMap openshell-dev/openshell-gateway-config: data['gateway.toml']"
+        "ConfigMap openshell-dev-build/openshell-gateway-config: data['gateway.toml']"
         " openshell.credential_drivers.vault.address 'http://vault.vault.svc.cluster.local:8200'"
         " must be an https:// URL"
     ]
