@@ -228,21 +228,26 @@ class Workload(pulumi.ComponentResource):
             )
         if isinstance(driver, credentials.KubernetesSecretsCredentials):
             external = credentials.external_namespace(driver, args.namespace)
-            where: Any = (
-                meta(credentials.CREDENTIAL_SECRETS_ROLE)
-                if external is None
-                else metadata(credentials.CREDENTIAL_SECRETS_ROLE, args.labels, namespace=external)
-            )
+            where = args.namespace_ref if external is None else external
             child = pulumi.ResourceOptions(parent=self)
             role = Role(
                 f"{name}-credential-secrets-role",
-                metadata=where,
+                metadata=wire(
+                    metadata(credentials.CREDENTIAL_SECRETS_ROLE, args.labels, namespace=where)
+                ),
                 rules=wire(credentials.CREDENTIAL_SECRETS_RULES),
                 opts=child,
             )
             RoleBinding(
                 f"{name}-credential-secrets-rb",
-                metadata=where,
+                metadata=wire(
+                    metadata(
+                        credentials.CREDENTIAL_SECRETS_ROLE,
+                        args.labels,
+                        namespace=where,
+                        annotations=credentials.SCAN_SUPPRESSION,
+                    )
+                ),
                 role_ref=wire(rbac.role_ref("Role", role.metadata.name)),
                 subjects=wire(gateway_subject),
                 opts=child,

@@ -106,6 +106,24 @@ def test_kubernetes_secrets_in_the_tenant_namespace() -> None:
     assert config["openshell"]["credential_drivers"] == {"kubernetes-secrets": {"namespace": NS}}
 
 
+def test_only_the_drivers_binding_suppresses_the_read_all_secrets_scan_check() -> None:
+    recording, _ = build(replace(BASE_ARGS, credentials=SECRETS))
+    annotations = k8s(recording, "RoleBinding", ROLE, NS)["metadata"]["annotations"]
+
+    # checkov reads `<check>=<reason>` and splits on "=": exactly one, or the scan crashes.
+    check, reason = annotations["checkov.io/skip1"].split("=")
+    assert (list(annotations), check) == (["checkov.io/skip1"], "CKV2_K8S_5")
+    assert "names it generates" in reason
+    suppressed = [
+        r.name
+        for r in recording.resources.values()
+        if any(
+            k.startswith("checkov.io/") for k in r.inputs.get("metadata", {}).get("annotations", {})
+        )
+    ]
+    assert suppressed == ["acme-workload-credential-secrets-rb"]
+
+
 def test_kubernetes_secrets_in_another_namespace_put_only_the_rbac_there() -> None:
     args = replace(BASE_ARGS, credentials=KubernetesSecretsCredentials(namespace="acme-creds"))
     recording, _ = build(args)
