@@ -6,8 +6,9 @@ from typing import Any
 
 import pulumi
 
-from components import naming
-from components.gateway_config import CONFIG_DIR, CONFIG_FILE, JWT_DIR, KEK_ENV, TLS_DIR
+from components import credentials, naming
+from components.credentials import KEK_ENV, KEK_KEY
+from components.gateway_config import CONFIG_DIR, CONFIG_FILE, JWT_DIR, TLS_DIR
 
 READ_ONLY_0440 = 0o440
 UPSTREAM_FS_GROUP = 1001
@@ -41,11 +42,12 @@ def deployment_spec(
     config_hash: pulumi.Input[str],
     service_account: pulumi.Input[str],
     config_map: pulumi.Input[str],
-    kek_secret: pulumi.Input[str],
+    kek_secret: pulumi.Input[str] | None,
     db_secret: pulumi.Input[str],
     jwt_secret: pulumi.Input[str],
     server_tls_secret: pulumi.Input[str],
     openshift: bool,
+    vault_token: bool = False,
 ) -> dict[str, Any]:
     """Upstream's Deployment: restricted security context, probes on ``health``, resources.
 
@@ -54,6 +56,9 @@ def deployment_spec(
     namespace's range and would reject a fixed one, so it is left out there. Images are pulled
     ``Always``: tags such as the sandbox's ``latest`` move. Names of the objects the pod uses
     come in as outputs, so the Deployment waits for them to exist.
+
+    ``kek_secret`` is None with a credential driver (no KEK variable then); ``vault_token``
+    adds the projected ServiceAccount token the Vault driver logs in with.
     """
     pod_security: dict[str, Any] = {
         "runAsNonRoot": True,
@@ -69,7 +74,7 @@ def deployment_spec(
         "args": ["--config", f"{CONFIG_DIR}/{CONFIG_FILE}", "--db-url", "$(OPENSHELL_DB_URL)"],
         "env": [
             _secret_env("OPENSHELL_DB_URL", db_secret, "uri"),
-            _secret_env(KEK_ENV, kek_secret, "key-encryption-key"),
+            *([_secret_env(KEK_ENV, kek_secret, KEK_KEY)] if kek_secret is not None else []),
         ],
         "ports": [
             {"name": "grpc", "containerPort": naming.GRPC_PORT, "protocol": "TCP"},
@@ -88,6 +93,7 @@ def deployment_spec(
             {"name": "sandbox-jwt", "mountPath": JWT_DIR, "readOnly": True},
             {"name": "tls-cert", "mountPath": TLS_DIR, "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},
+            *([credentials.vault_token_mount()] if vault_token else []),
         ],
     }
     return {
@@ -118,6 +124,7 @@ def deployment_spec(
                         "secret": {"secretName": server_tls_secret, "defaultMode": READ_ONLY_0440},
                     },
                     {"name": "tmp", "emptyDir": {}},
+                    *([credentials.vault_token_volume()] if vault_token else []),
                 ],
             },
         },

@@ -8,6 +8,7 @@ import pulumi
 from pulumi_kubernetes.core.v1 import Namespace
 
 from components import naming, tokens
+from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials
 from components.database import Database, DatabaseArgs, DatabaseEndpoint
 from components.exposure import Exposure, ExposureArgs, GatewayExposure
 from components.hostnames import grpcs_address
@@ -58,6 +59,8 @@ class GatewayArgs:
     """The cluster is OpenShift: sandboxes get the privileged SCC binding."""
     metrics_namespace: str | None
     """Namespace allowed to scrape metrics, or None."""
+    credentials: GatewayCredentials = DEFAULT_CREDENTIALS
+    """Where the gateway keeps its users' credentials (the driver, ``spec.credentials``)."""
     node_reader_cluster_role: pulumi.Input[str] = naming.NODE_READER_CLUSTER_ROLE
     """The cluster's shared node-reader ClusterRole. The resolution, before any resource
     exists, knows its name; the program passes the ``Cluster``'s output of that name, so the
@@ -137,6 +140,7 @@ class Gateway(pulumi.ComponentResource):
                 openshift=args.openshift,
                 metrics_namespace=args.metrics_namespace,
                 labels=labels,
+                credentials=args.credentials,
             ),
             opts=child,
         )

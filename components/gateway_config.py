@@ -13,9 +13,10 @@ from typing import Any
 
 import tomli_w
 
+from components import credentials as creds
 from components import naming
+from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials
 
-KEK_ENV = "OPENSHELL_GATEWAY_CREDENTIAL_KEY_ENCRYPTION_KEY"
 CONFIG_DIR = "/etc/openshell"
 CONFIG_FILE = "gateway.toml"
 JWT_DIR = "/etc/openshell-jwt"
@@ -23,9 +24,18 @@ TLS_DIR = "/etc/openshell-tls/server"
 
 
 def gateway_config(
-    *, namespace: str, sandbox_image: str, supervisor_image: str, server_sans: Sequence[str]
+    *,
+    namespace: str,
+    sandbox_image: str,
+    supervisor_image: str,
+    server_sans: Sequence[str],
+    credentials: GatewayCredentials = DEFAULT_CREDENTIALS,
 ) -> dict[str, Any]:
-    """The gateway's configuration as data, in upstream's table and key order."""
+    """The gateway's configuration as data, in upstream's table and key order.
+
+    ``credentials`` picks the credential driver (``components.credentials``): the KEK's
+    ``credential_storage`` table, or ``credential_drivers`` in ``[openshell.gateway]`` and the
+    driver's own ``[openshell.credential_drivers.<driver>]`` table."""
     return {
         "openshell": {
             "version": 1,
@@ -45,7 +55,7 @@ def gateway_config(
                     "cert_path": f"{TLS_DIR}/tls.crt",
                     "key_path": f"{TLS_DIR}/tls.key",
                 },
-                "credential_storage": {"key_encryption_key_env": KEK_ENV},
+                **creds.gateway_keys(credentials),
                 "auth": {"allow_unauthenticated_users": False},
                 "gateway_jwt": {
                     "signing_key_path": f"{JWT_DIR}/signing.pem",
@@ -66,6 +76,7 @@ def gateway_config(
                     "sidecar": {"proxy_uid": 1337, "process_binary_aware_network_policy": False},
                 },
             },
+            **creds.driver_tables(credentials),
         },
     }
 

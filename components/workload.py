@@ -7,6 +7,7 @@ Object names, ports, probes, resources, env variables, mounts and RBAC rules are
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,8 @@ from pulumi_kubernetes.core.v1 import ConfigMap, Secret, Service, ServiceAccount
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 from pulumi_kubernetes.rbac.v1 import ClusterRoleBinding, Role, RoleBinding
 
-from components import naming, network, rbac, tokens
+from components import credentials, naming, network, rbac, tokens
+from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials, KekCredentials
 from components.deployment import deployment_spec
 from components.gateway_config import CONFIG_FILE, gateway_config, render_gateway_toml
 from components.metadata import metadata
@@ -58,6 +60,8 @@ class WorkloadArgs:
     """Namespace allowed to scrape the metrics port, or None."""
     labels: dict[str, str]
     """Standard labels of the gateway's objects."""
+    credentials: GatewayCredentials = DEFAULT_CREDENTIALS
+    """Where the gateway keeps its users' credentials (``components.credentials``)."""
 
 
 def config_hash(toml: str, cert_pems: list[str], db_uri: str) -> str:
@@ -73,8 +77,10 @@ def config_hash(toml: str, cert_pems: list[str], db_uri: str) -> str:
 class Workload(pulumi.ComponentResource):
     """Creates: ServiceAccounts ``openshell-gateway`` and ``openshell-gateway-sandbox``; Role
     and RoleBinding ``openshell-gateway-sandbox``; ClusterRoleBinding to the shared
-    node-reader ClusterRole; on OpenShift the privileged-SCC RoleBinding for sandboxes; KEK
-    Secret; ConfigMap with ``gateway.toml``; Deployment and Service ``openshell-gateway``;
+    node-reader ClusterRole; on OpenShift the privileged-SCC RoleBinding for sandboxes; the
+    KEK Secret (default driver) or, for the kubernetes-secrets driver, Role and RoleBinding
+    ``openshell-gateway-credential-secrets`` in the credential namespace; ConfigMap with
+    ``gateway.toml``; Deployment and Service ``openshell-gateway``;
     the tenant NetworkPolicies (default-deny plus explicit allows)."""
 
     def __init__(self, name: str, args: WorkloadArgs, opts: pulumi.ResourceOptions | None = None):
@@ -119,16 +125,7 @@ class Workload(pulumi.ComponentResource):
                 opts=child,
             )
 
-        kek = random.RandomBytes(f"{name}-kek-bytes", length=32, opts=child)
-        kek_secret = Secret(
-            f"{name}-kek",
-            metadata=meta(naming.KEK_SECRET),
-            type="Opaque",
-            string_data={"key-encryption-key": kek.base64},
-            # Create-only, never updated (upstream's rule): the gateway encrypts stored
-            # credentials with this key, so an adopted namespace's key must survive `up`.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["data", "stringData"]),
-        )
+        kek_secret = self._credential_store(name, args, meta, gateway_subject)
 
         toml = render_gateway_toml(
             gateway_config(
@@ -136,6 +133,7 @@ class Workload(pulumi.ComponentResource):
                 sandbox_image=args.sandbox_image,
                 supervisor_image=args.supervisor_image,
                 server_sans=args.server_sans,
+                credentials=args.credentials,
             )
         )
         config_map = ConfigMap(
@@ -160,11 +158,12 @@ class Workload(pulumi.ComponentResource):
                     config_hash=pod_hash,
                     service_account=sa.metadata.name,
                     config_map=config_map.metadata.name,
-                    kek_secret=kek_secret.metadata.name,
+                    kek_secret=kek_secret.metadata.name if kek_secret is not None else None,
                     db_secret=args.db_secret,
                     jwt_secret=args.jwt_secret,
                     server_tls_secret=args.server_tls_secret,
                     openshift=args.openshift,
+                    vault_token=credentials.uses_projected_token(args.credentials),
                 )
             ),
             opts=child,
@@ -203,3 +202,54 @@ class Workload(pulumi.ComponentResource):
                 opts=child,
             )
         self.register_outputs({})
+
+    def _credential_store(
+        self,
+        name: str,
+        args: WorkloadArgs,
+        meta: Callable[[str], Any],
+        gateway_subject: list[dict[str, Any]],
+    ) -> Secret | None:
+        """The default driver's KEK Secret (returned), or the kubernetes-secrets driver's Role
+        and RoleBinding in the credential namespace; the Vault driver needs neither."""
+        driver = args.credentials
+        if isinstance(driver, KekCredentials):
+            kek = random.RandomBytes(
+                f"{name}-kek-bytes", length=32, opts=pulumi.ResourceOptions(parent=self)
+            )
+            return Secret(
+                f"{name}-kek",
+                metadata=meta(naming.KEK_SECRET),
+                type="Opaque",
+                string_data={credentials.KEK_KEY: kek.base64},
+                # Create-only, never updated (upstream's rule): the gateway encrypts stored
+                # credentials with this key, so an adopted namespace's key must survive `up`.
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["data", "stringData"]),
+            )
+        if isinstance(driver, credentials.KubernetesSecretsCredentials):
+            external = credentials.external_namespace(driver, args.namespace)
+            where = args.namespace_ref if external is None else external
+            child = pulumi.ResourceOptions(parent=self)
+            role = Role(
+                f"{name}-credential-secrets-role",
+                metadata=wire(
+                    metadata(credentials.CREDENTIAL_SECRETS_ROLE, args.labels, namespace=where)
+                ),
+                rules=wire(credentials.CREDENTIAL_SECRETS_RULES),
+                opts=child,
+            )
+            RoleBinding(
+                f"{name}-credential-secrets-rb",
+                metadata=wire(
+                    metadata(
+                        credentials.CREDENTIAL_SECRETS_ROLE,
+                        args.labels,
+                        namespace=where,
+                        annotations=credentials.SCAN_SUPPRESSION,
+                    )
+                ),
+                role_ref=wire(rbac.role_ref("Role", role.metadata.name)),
+                subjects=wire(gateway_subject),
+                opts=child,
+            )
+        return None

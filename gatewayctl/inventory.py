@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components import naming
+from gatewayctl import credentials
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.models import ClusterConfig, StackConfig
@@ -360,4 +361,31 @@ def shared_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
         for other in clusters:
             if other.stack != item.cluster.stack:
                 problems += _trespasses(item, other)
+                problems += _credential_trespasses(item, other)
+    problems += credentials.shared_clashes(
+        placed,
+        lambda p: p.gateway,
+        lambda p: f"{p.gateway.source} (cluster {p.cluster.key!r} of {p.cluster.config_path})",
+        _other_stack_same_cluster,
+        lambda p: p.cluster.stack in wanted,
+    )
     return problems
+
+
+def _other_stack_same_cluster(a: _Placed, b: _Placed) -> str | None:
+    """Why two gateways of different stacks (and files) are on one cluster, or None."""
+    if a.cluster.stack == b.cluster.stack or a.file == b.file:
+        return None
+    return same_cluster(a.cluster, b.cluster)
+
+
+def _credential_trespasses(item: _Placed, other: _Cluster) -> list[Problem]:
+    """The credential namespace is one another stack's config names on the same cluster."""
+    reason = same_cluster(item.cluster, other)
+    if reason is None:
+        return []
+    where = f"{other.config_path}, one cluster by {reason}"
+    gateway = item.gateway
+    return credentials.trespasses(
+        gateway.source, gateway.credentials, gateway.namespace, [(other.key, other.config, where)]
+    )

@@ -7,6 +7,7 @@ Rules that involve one field live here; rules across files live in ``gatewayctl.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
@@ -20,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from components import naming
+from components import credentials, naming
 from components.hostnames import check_dns_name, check_host
 from components.images import parse_image
 from components.ingress import IngressMode, parse_ingress_mode, resolve_ingress_mode
@@ -480,6 +481,74 @@ def _database_name(value: object) -> object:
     return value
 
 
+# Where the gateway keeps its users' credentials (issue 13); the checks are upstream's
+# (components.credentials). A driver block must match ``driver``: each block's validator runs on
+# its default too, so a missing or stray block is reported at its own path.
+
+
+def _checked(check: Callable[[str], str]) -> Callable[[object], object]:
+    def validate(value: object) -> object:
+        return check(value) if isinstance(value, str) else value  # the str type reports others
+
+    return validate
+
+
+def _credential_namespace(value: object) -> object:
+    if not isinstance(value, str):
+        return value  # the str type reports it
+    _dns_label(value)
+    if is_system_namespace(value):
+        raise ValueError(f"{value!r} is a system namespace; credentials need a tenant's own")
+    return value
+
+
+class KubernetesSecretsSpec(Model):
+    namespace: Annotated[str, BeforeValidator(_credential_namespace)] | None = None
+    """Where the Secrets are kept; default the gateway's own namespace. Another namespace
+    must exist, belong to no other gateway and be no namespace of the platform."""
+
+
+class VaultSpec(Model):
+    address: Annotated[str, BeforeValidator(_checked(credentials.check_vault_address))]
+    role: Annotated[str, BeforeValidator(_checked(credentials.check_identifier))]
+    mount: Annotated[str, BeforeValidator(_checked(credentials.check_vault_path))] = (
+        credentials.VAULT_DEFAULT_MOUNT
+    )
+    auth_method: Annotated[str, BeforeValidator(_checked(credentials.check_auth_method))] = Field(
+        credentials.VAULT_DEFAULT_AUTH_METHOD, alias="authMethod"
+    )
+    kubernetes_auth_mount: Annotated[
+        str, BeforeValidator(_checked(credentials.check_vault_path))
+    ] = Field(credentials.VAULT_DEFAULT_KUBERNETES_AUTH_MOUNT, alias="kubernetesAuthMount")
+    timeout_seconds: int = Field(
+        credentials.VAULT_DEFAULT_TIMEOUT_SECONDS,
+        alias="timeoutSeconds",
+        ge=1,
+        le=credentials.VAULT_MAX_TIMEOUT_SECONDS,
+    )
+
+
+class CredentialsSpec(Model):
+    driver: Literal["kek", "kubernetes-secrets", "vault"] = "kek"
+    kubernetes_secrets: KubernetesSecretsSpec | None = Field(
+        None, alias="kubernetesSecrets", validate_default=True
+    )
+    vault: VaultSpec | None = Field(None, validate_default=True)
+
+    @field_validator("kubernetes_secrets", "vault")
+    @classmethod
+    def _matches_driver(cls, value: object, info: ValidationInfo) -> object:
+        driver = info.data.get("driver")
+        own = {"kubernetes_secrets": "kubernetes-secrets", "vault": "vault"}[info.field_name or ""]
+        if driver is None:
+            return value  # the driver's own problem is reported
+        if value is not None and driver != own:
+            raise ValueError(f"only with driver {own!r}; the driver is {driver!r}")
+        if value is None and own == "vault" and driver == "vault":
+            raise ValueError("required with driver 'vault' (address and role)")
+        return value
+
+
 class GatewaySpec(Model):
     cluster: DnsLabel | None = None
     """Key of the stack's clusters; checked against them when validated with the context
@@ -496,6 +565,8 @@ class GatewaySpec(Model):
     )
     """Role and database name; default ``gw_<name>``. Set it to adopt an upstream gateway's
     existing database (upstream names it ``gw_<gateway id>``)."""
+    credentials: CredentialsSpec = CredentialsSpec()
+    """Where the gateway keeps its users' credentials: the driver and its settings."""
 
     @field_validator("cluster")
     @classmethod

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from components import images, naming
+from components.credentials import GatewayCredentials
 from components.database import DatabaseEndpoint
 from components.exposure import (
     GatewayExposure,
@@ -28,6 +29,7 @@ from components.gateway import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
+from gatewayctl import credentials
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
@@ -82,6 +84,10 @@ class ResolvedGateway:
     @property
     def address(self) -> str | None:
         return grpcs_address(self.hostname) if self.hostname else None
+
+    @property
+    def credentials(self) -> GatewayCredentials:
+        return self.args.credentials
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,6 +147,8 @@ def _resolve(
     problems += _admin_role(
         display, database_name, spec.database_name is not None, cluster_name, config
     )
+    stored = credentials.resolve(spec.credentials, namespace)
+    problems += credentials.reserved(display, stored, namespace, cluster_name, cluster)
 
     # An explicit host is checked whenever it is written, even if unused (exposure disabled or
     # mode none), so a declaration stays valid when it moves to another cluster.
@@ -224,6 +232,7 @@ def _resolve(
                 retain_database=spec.deletion_policy == "Retain",
                 openshift=cluster.capabilities.openshift,
                 metrics_namespace=cluster.metrics_namespace,
+                credentials=stored,
             ),
         ),
         [],
@@ -505,6 +514,7 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         if gateway is not None:
             gateways.append(gateway)
     problems += _duplicates(gateways, config)
+    problems += credentials.clashes(gateways, lambda g: g.cluster)
     if problems:
         raise InvalidInputError(problems)
     return LoadedStack(

@@ -38,8 +38,18 @@ DECLARATION_FIELDS: dict[tuple[str, ...], frozenset[str]] = {
     (): frozenset({"apiVersion", "kind", "metadata", "spec"}),
     ("metadata",): frozenset({"name"}),
     ("spec",): frozenset(
-        {"cluster", "namespace", "exposure", "images", "release", "replicas", "deletionPolicy"}
+        {
+            "cluster",
+            "namespace",
+            "exposure",
+            "images",
+            "release",
+            "replicas",
+            "deletionPolicy",
+            "credentials",
+        }
     ),
+    ("spec", "credentials"): frozenset({"driver", "kubernetesSecrets", "vault"}),
     ("spec", "exposure"): frozenset({"enabled", "host"}),
     ("spec", "images"): frozenset({"gateway", "supervisor"}),
 }
@@ -223,6 +233,99 @@ def bad_image(draw: st.DrawFn, project: Project) -> None:
     _expect(project, gateway.path, f"spec.images.{which}")
 
 
+_VAULT = {"address": "https://vault.example.com:8200", "role": "openshell-tenant"}
+_IDENTIFIERS = ("role", "mount", "kubernetesAuthMount")
+_NOT_IN_IDENTIFIERS = WHITESPACE + METACHARACTERS + ("\u00e9", "*", "#", "?")
+_TEXT = st.text(alphabet=st.characters(categories=("L", "N", "P", "S", "Zs")), max_size=20)
+
+
+def _inserted(draw: st.DrawFn, text: str, chars: tuple[str, ...], start: int = 0) -> str:
+    at = draw(st.integers(start, len(text)))
+    return text[:at] + draw(st.sampled_from(chars)) + text[at:]
+
+
+def bad_credentials(draw: st.DrawFn, project: Project) -> None:
+    """One hostile value in ``spec.credentials``: the driver, a Vault setting, the namespace."""
+    gateway = _target(draw, project, lambda g: True)
+    field = draw(
+        st.sampled_from(
+            ["driver", "address", *_IDENTIFIERS, "authMethod", "timeoutSeconds", "namespace"]
+        )
+    )
+    vault = dict(_VAULT)
+    credentials: dict[str, Any] = {"driver": "vault", "vault": vault}
+    where = f"vault.{field}"
+    if field == "driver":
+        credentials["driver"] = draw(
+            st.one_of(
+                st.text(max_size=20).filter(
+                    lambda t: t not in {"kek", "kubernetes-secrets", "vault"}
+                ),
+                st.integers(),
+                st.none(),
+                st.lists(st.just("vault"), max_size=1),
+            )
+        )
+        where = "driver"
+    elif field == "address":
+        host_start = len("https://")
+        vault["address"] = draw(
+            st.one_of(
+                st.builds(
+                    lambda s: f"{s}://vault.example.com",
+                    st.sampled_from(["ftp", "file", "vault", "javascript", "grpc"]),
+                ),
+                st.just(
+                    _inserted(
+                        draw, "https://vault.example.com", WHITESPACE + METACHARACTERS, host_start
+                    )
+                ),
+                st.builds(
+                    lambda p: f"https://admin:{p}@vault.example.com",
+                    st.text(min_size=1, max_size=8, alphabet="abc123"),
+                ),
+                st.sampled_from(["", "vault.example.com", "https://", "https://v.example.com/#f"]),
+                st.integers(),
+            )
+        )
+    elif field in _IDENTIFIERS:
+        vault[field] = draw(
+            st.one_of(
+                st.just(_inserted(draw, "tenant-a", _NOT_IN_IDENTIFIERS)),
+                st.sampled_from(["", "-x", ".x", "/x", "x" * 254]),
+                st.integers(),
+            )
+        )
+    elif field == "authMethod":
+        vault[field] = draw(_TEXT.filter(lambda t: t != "kubernetes"))
+    elif field == "timeoutSeconds":
+        vault[field] = draw(
+            st.one_of(
+                st.integers(max_value=0),
+                st.integers(min_value=3601),
+                _TEXT,
+                st.floats(allow_nan=False),
+                st.booleans(),
+                st.none(),
+            )
+        )
+    else:
+        namespace = draw(
+            st.one_of(
+                st.sampled_from(["kube-system", "openshift-config", "default", "istio-system"]),
+                st.just(_inserted(draw, "tenant-creds", ("_", ".", "A", " ", "/"))),
+                st.integers(),
+            )
+        )
+        credentials = {
+            "driver": "kubernetes-secrets",
+            "kubernetesSecrets": {"namespace": namespace},
+        }
+        where = "kubernetesSecrets.namespace"
+    put(gateway.doc, ("spec", "credentials"), credentials)
+    _expect(project, gateway.path, f"spec.credentials.{where}")
+
+
 def _later(a: str, b: str) -> str:
     """Of two declaration paths, the one read second (the loader reads in file-name order)."""
     return max(a, b, key=lambda p: Path(p).name)
@@ -324,6 +427,7 @@ DECLARATION_MUTATIONS: tuple[Callable[[st.DrawFn, Project], None], ...] = (
     other_clusters_domain,
     bad_host,
     bad_image,
+    bad_credentials,
     duplicate_name,
     duplicate_namespace,
     duplicate_host,

@@ -552,12 +552,16 @@ def test_main_builds_the_mandatory_pack_of_exactly_these_policies(served: Any) -
     info = served.GetAnalyzerInfo(None, None)
     assert info.name == PACK_NAME == "hypershell-gateways"
     assert [p.name for p in info.policies] == [p.name for p in POLICIES]
-    assert len({p.name for p in POLICIES}) == len(POLICIES) == 8
+    assert len({p.name for p in POLICIES}) == len(POLICIES) == 9
     assert {p.enforcementLevel for p in info.policies} == {analyzer_pb2.MANDATORY}
     stack = {p.name for p in info.policies if p.policy_type == analyzer_pb2.POLICY_TYPE_STACK}
     assert stack == {"tenant-default-deny-ingress", "server-cert-covers-host"}
     schema = {p.name: p.configSchema for p in info.policies if p.configSchema.properties}
-    assert list(schema) == ["allowed-image-registries", "images-pinned-by-digest"]
+    assert list(schema) == [
+        "allowed-image-registries",
+        "images-pinned-by-digest",
+        "vault-address-https",
+    ]
 
 
 def _provider(recording: Recording, r: RecordedResource) -> Any:

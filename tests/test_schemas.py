@@ -18,7 +18,7 @@ from tests.support import STACKS, rendered, shared_or_skip
 KUBERNETES_VERSIONS = ("1.31", "1.34")
 CUSTOM_KINDS = {"Route", "GRPCRoute", "BackendTLSPolicy"}
 # Per stack: 2 or 3 cluster-scoped objects per cluster/gateway plus ~19 per tenant namespace.
-BUILT_IN_OBJECTS = {"aws": 88, "ibm": 84, "local": 55}
+BUILT_IN_OBJECTS = {"aws": 88, "ibm": 84, "local": 54}
 
 
 def manifests(r: render.Rendered) -> list[dict]:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gatewayctl.diff import releases
+from gatewayctl.diff import credentials, releases
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
 from gatewayctl.yamlfile import SECRETS_KEY
 
@@ -107,6 +107,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
             lines.append(f"| ... | | {len(diff.gateways) - GATEWAY_ROWS} more gateway(s) |")
         lines.append("")
     lines += releases.summary_lines(diff.releases, GATEWAY_ROWS)
+    lines += credentials.summary_lines(diff)
 
     lines += [f"**Kubernetes objects:** {_totals(_counts(diff.objects))}", ""]
     if diff.objects:

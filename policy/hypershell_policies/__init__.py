@@ -13,6 +13,7 @@ from .database import postgresql_verify_full
 from .images import images_pinned
 from .network import route_passthrough, server_cert_covers_host, tenant_default_deny
 from .pods import allowed_images, pod_security
+from .vault import vault_address_https
 
 PACK_NAME = "hypershell-gateways"
 
@@ -25,6 +26,7 @@ POLICIES: tuple[Policy, ...] = (
     tenant_default_deny,
     route_passthrough,
     server_cert_covers_host,
+    vault_address_https,
 )
 
 __all__ = ["PACK_NAME", "POLICIES"]

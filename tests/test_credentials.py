@@ -1,0 +1,796 @@
+"""Credential drivers (issue 13): ``spec.credentials`` from the declaration to gateway.toml, the
+Deployment and the RBAC; the rules on every new field; the diff's warning; the Vault policy."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components import credentials
+from components.credentials import (
+    KekCredentials,
+    KubernetesSecretsCredentials,
+    VaultCredentials,
+)
+from components.gateway_config import gateway_config, render_gateway_toml
+from gatewayctl import inventory
+from gatewayctl.diff.compare import ObjectChange, StackDiff
+from gatewayctl.diff.credentials import README_SECTION, Store, store_changes, summary_lines
+from gatewayctl.diff.report import build_report
+from gatewayctl.models import CredentialsSpec, GatewaySpec, Model
+from policy.hypershell_policies.vault import address_problem
+from tests.builders import cluster, write_gateway, write_stack
+from tests.helpers import k8s, kinds, load, load_problems, raw
+from tests.hostile_helpers import run_cli
+from tests.policy_helpers import stack_config, violations
+from tests.support import ROOT, rendered
+from tests.test_components import BASE_ARGS, COMMON, NS, build, config_hash
+from tests.test_diff import clone, pristine, run_diff  # noqa: F401 - pristine is a fixture
+from tests.test_policy import BY_NAME, broken, named
+
+VAULT = VaultCredentials(address="https://vault.example.com:8200", role="openshell-acme")
+SECRETS = KubernetesSecretsCredentials(namespace=NS)
+ROLE = "openshell-gateway-credential-secrets"
+KEK_SECRET = "Secret/openshell-gateway-credential-kek"
+SIDECAR = {"proxy_uid": 1337, "process_binary_aware_network_policy": False}
+
+
+def toml_of(recording: Any) -> str:
+    return str(k8s(recording, "ConfigMap", "openshell-gateway-config", NS)["data"]["gateway.toml"])
+
+
+def container(recording: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = k8s(recording, "Deployment", "openshell-gateway", NS)["spec"]
+    return spec["template"]["spec"]["containers"][0]
+
+
+def volumes(recording: Any) -> list[str]:
+    spec = k8s(recording, "Deployment", "openshell-gateway", NS)["spec"]["template"]["spec"]
+    return [v["name"] for v in spec["volumes"]]
+
+
+def env_names(recording: Any) -> list[str]:
+    return [e["name"] for e in container(recording)["env"]]
+
+
+# --- the component --------------------------------------------------------------------------
+
+
+def test_kek_is_the_default_and_keeps_todays_objects() -> None:
+    recording, _ = build(BASE_ARGS)
+    config = tomllib.loads(toml_of(recording))
+
+    assert BASE_ARGS.credentials == KekCredentials()
+    assert KEK_SECRET in kinds(recording, NS)
+    assert env_names(recording) == ["OPENSHELL_DB_URL", credentials.KEK_ENV]
+    assert config["openshell"]["gateway"]["credential_storage"] == {
+        "key_encryption_key_env": "OPENSHELL_GATEWAY_CREDENTIAL_KEY_ENCRYPTION_KEY"
+    }
+    assert "credential_drivers" not in config["openshell"]["gateway"]
+    assert "credential_drivers" not in config["openshell"]
+    assert len(recording.of_type("random:index/randomBytes:RandomBytes")) == 1
+
+
+def test_kubernetes_secrets_in_the_tenant_namespace() -> None:
+    recording, _ = build(replace(BASE_ARGS, credentials=SECRETS))
+    config = tomllib.loads(toml_of(recording))
+
+    default = kinds(build(BASE_ARGS)[0], NS)
+    assert KEK_SECRET in default and set(COMMON) <= set(default)
+    expected = sorted(
+        [k for k in default if k != KEK_SECRET] + [f"Role/{ROLE}", f"RoleBinding/{ROLE}"]
+    )
+    assert kinds(recording, NS) == expected
+    assert recording.of_type("random:index/randomBytes:RandomBytes") == []
+    assert env_names(recording) == ["OPENSHELL_DB_URL"]
+    assert "vault-sa-token" not in volumes(recording)
+    assert k8s(recording, "Role", ROLE, NS)["rules"] == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "create", "patch", "delete"]}
+    ]
+    binding = k8s(recording, "RoleBinding", ROLE, NS)
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": ROLE,
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "openshell-gateway", "namespace": NS}
+    ]
+    assert config["openshell"]["gateway"]["credential_drivers"] == ["kubernetes-secrets"]
+    assert "credential_storage" not in config["openshell"]["gateway"]
+    assert config["openshell"]["credential_drivers"] == {"kubernetes-secrets": {"namespace": NS}}
+
+
+def test_only_the_drivers_binding_suppresses_the_read_all_secrets_scan_check() -> None:
+    recording, _ = build(replace(BASE_ARGS, credentials=SECRETS))
+    annotations = k8s(recording, "RoleBinding", ROLE, NS)["metadata"]["annotations"]
+
+    # checkov reads `<check>=<reason>` and splits on "=": exactly one, or the scan crashes.
+    check, reason = annotations["checkov.io/skip1"].split("=")
+    assert (list(annotations), check) == (["checkov.io/skip1"], "CKV2_K8S_5")
+    assert "names it generates" in reason
+    suppressed = [
+        r.name
+        for r in recording.resources.values()
+        if any(
+            k.startswith("checkov.io/") for k in r.inputs.get("metadata", {}).get("annotations", {})
+        )
+    ]
+    assert suppressed == ["acme-workload-credential-secrets-rb"]
+
+
+def test_kubernetes_secrets_in_another_namespace_put_only_the_rbac_there() -> None:
+    args = replace(BASE_ARGS, credentials=KubernetesSecretsCredentials(namespace="acme-creds"))
+    recording, _ = build(args)
+
+    assert kinds(recording, "acme-creds") == [f"Role/{ROLE}", f"RoleBinding/{ROLE}"]
+    assert f"Role/{ROLE}" not in kinds(recording, NS)
+    assert k8s(recording, "RoleBinding", ROLE, "acme-creds")["subjects"] == [
+        {"kind": "ServiceAccount", "name": "openshell-gateway", "namespace": NS}
+    ]
+    assert tomllib.loads(toml_of(recording))["openshell"]["credential_drivers"] == {
+        "kubernetes-secrets": {"namespace": "acme-creds"}
+    }
+    # The Role is the gateway's child like every other part (deleted with it).
+    role = raw(recording, "Role", ROLE, "acme-creds")
+    assert role.parent is not None and role.parent.endswith("::acme-workload")
+
+
+def test_vault_mounts_the_projected_token_and_writes_its_table() -> None:
+    recording, _ = build(replace(BASE_ARGS, credentials=VAULT))
+    config = tomllib.loads(toml_of(recording))
+    pod = k8s(recording, "Deployment", "openshell-gateway", NS)["spec"]["template"]["spec"]
+
+    assert KEK_SECRET not in kinds(recording, NS)
+    assert f"Role/{ROLE}" not in kinds(recording, NS)
+    assert env_names(recording) == ["OPENSHELL_DB_URL"]
+    assert pod["volumes"][-1] == {
+        "name": "vault-sa-token",
+        "projected": {
+            "sources": [
+                {
+                    "serviceAccountToken": {
+                        "path": "token",
+                        "expirationSeconds": 3600,
+                        "audience": "vault",
+                    }
+                }
+            ]
+        },
+    }
+    assert container(recording)["volumeMounts"][-1] == {
+        "name": "vault-sa-token",
+        "mountPath": "/var/run/secrets/vault",
+        "readOnly": True,
+    }
+    assert config["openshell"]["gateway"]["credential_drivers"] == ["vault"]
+    assert config["openshell"]["credential_drivers"] == {
+        "vault": {
+            "address": "https://vault.example.com:8200",
+            "mount": "secret",
+            "auth_method": "kubernetes",
+            "role": "openshell-acme",
+            "kubernetes_auth_mount": "kubernetes",
+            "timeout_secs": 30,
+            "service_account_token_path": "/var/run/secrets/vault/token",
+        }
+    }
+
+
+def test_the_driver_key_is_in_the_gateway_table_not_in_the_last_one() -> None:
+    """Upstream appends ``credential_drivers = [...]`` at the end of the file, where TOML puts
+    it in the table before (the sidecar table). Here it is a key of ``[openshell.gateway]``,
+    and the driver's table holds only the driver's keys."""
+    for driver in (SECRETS, VAULT):
+        text = render_gateway_toml(
+            gateway_config(
+                namespace=NS,
+                sandbox_image="s:1",
+                supervisor_image="v:1",
+                server_sans=("a",),
+                credentials=driver,
+            )
+        )
+        config = tomllib.loads(text)
+        assert config["openshell"]["gateway"]["credential_drivers"] == [driver.driver]
+        assert config["openshell"]["drivers"]["kubernetes"]["sidecar"] == SIDECAR
+        assert set(config["openshell"]) == {"version", "gateway", "drivers", "credential_drivers"}
+        assert list(config["openshell"]["credential_drivers"]) == [driver.driver]
+        # In the text, the key comes before the first sub-table of [openshell.gateway].
+        assert text.index("credential_drivers = [") < text.index("[openshell.gateway.tls]")
+
+
+def test_the_pod_hash_covers_the_driver() -> None:
+    hashes = {
+        config_hash(replace(BASE_ARGS, credentials=c))
+        for c in (
+            KekCredentials(),
+            SECRETS,
+            KubernetesSecretsCredentials(namespace="acme-creds"),
+            VAULT,
+            replace(VAULT, mount="other"),
+            replace(VAULT, address="https://vault2.example.com"),
+        )
+    }
+    assert len(hashes) == 6
+
+
+# --- the declaration --------------------------------------------------------------------------
+
+
+def test_the_credential_models_are_as_strict_as_every_model() -> None:
+    assert CredentialsSpec.model_config == Model.model_config
+    assert GatewaySpec().credentials == CredentialsSpec(driver="kek")
+
+
+def declared(tmp_path: Path, spec: dict[str, Any], **cluster_changes: Any) -> str:
+    write_stack(tmp_path, clusters={"c1": cluster(**cluster_changes)})
+    return write_gateway(tmp_path, "team-a", {"credentials": spec})
+
+
+def test_resolved_defaults(tmp_path: Path) -> None:
+    declared(
+        tmp_path, {"driver": "vault", "vault": {"address": "https://v.example.com", "role": "r"}}
+    )
+    (gateway,) = load(tmp_path).gateways
+    assert gateway.credentials == VaultCredentials(address="https://v.example.com", role="r")
+
+    write_gateway(tmp_path, "team-a", {"credentials": {"driver": "kubernetes-secrets"}})
+    (gateway,) = load(tmp_path).gateways
+    assert gateway.credentials == KubernetesSecretsCredentials(namespace="openshell-team-a")
+
+
+VAULT_OK = {"address": "https://vault.example.com", "role": "r"}
+IDENTIFIER = "(a letter or digit, then letters, digits, '.', '_', '/' or '-')"
+CASES: list[tuple[str, Any, str, str]] = [
+    (
+        "unknown driver",
+        {"driver": "s3"},
+        "driver",
+        "Input should be 'kek', 'kubernetes-secrets' or 'vault'",
+    ),
+    (
+        "driver not a string",
+        {"driver": 1},
+        "driver",
+        "Input should be 'kek', 'kubernetes-secrets' or 'vault'",
+    ),
+    (
+        "not a mapping",
+        "vault",
+        "",
+        "Input should be a valid dictionary or instance of CredentialsSpec",
+    ),
+    ("unknown field", {"driver": "kek", "kek": {}}, "kek", "unknown field"),
+    (
+        "vault without its block",
+        {"driver": "vault"},
+        "vault",
+        "required with driver 'vault' (address and role)",
+    ),
+    (
+        "stray vault block",
+        {"vault": VAULT_OK},
+        "vault",
+        "only with driver 'vault'; the driver is 'kek'",
+    ),
+    (
+        "stray secrets block",
+        {"driver": "vault", "vault": VAULT_OK, "kubernetesSecrets": {}},
+        "kubernetesSecrets",
+        "only with driver 'kubernetes-secrets'; the driver is 'vault'",
+    ),
+    (
+        "missing role",
+        {"driver": "vault", "vault": {"address": "https://v.example.com"}},
+        "vault.role",
+        "required field is missing",
+    ),
+    (
+        "missing address",
+        {"driver": "vault", "vault": {"role": "r"}},
+        "vault.address",
+        "required field is missing",
+    ),
+    (
+        "address not a URL",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "vault.example.com"}},
+        "vault.address",
+        "'vault.example.com' must be an http:// or https:// URL",
+    ),
+    (
+        "address scheme",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "ftp://v.example.com"}},
+        "vault.address",
+        "'ftp://v.example.com' must be an http:// or https:// URL",
+    ),
+    (
+        "address without host",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "https://:8200"}},
+        "vault.address",
+        "'https://:8200' has no host",
+    ),
+    (
+        "address with a bad host",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "https://vau;lt.example.com"}},
+        "vault.address",
+        "'https://vau;lt.example.com': the host is neither a DNS name nor an IP address",
+    ),
+    (
+        "address with credentials",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "https://u:hunter2@v.example.com"}},
+        "vault.address",
+        "must not include credentials (user:password@)",
+    ),
+    (
+        "address with query",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "https://v.example.com/?a=1"}},
+        "vault.address",
+        "'https://v.example.com/?a=1' must not include a query or fragment",
+    ),
+    (
+        "address with newline",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "https://v.example.com\n[x]"}},
+        "vault.address",
+        "'https://v.example.com\\n[x]' contains whitespace, a control or a non-ASCII character",
+    ),
+    (
+        "address bad port",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": "https://v.example.com:99999"}},
+        "vault.address",
+        "'https://v.example.com:99999' is not a URL: Port out of range 0-65535",
+    ),
+    (
+        "address empty",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": ""}},
+        "vault.address",
+        "must not be empty",
+    ),
+    (
+        "address not a string",
+        {"driver": "vault", "vault": {**VAULT_OK, "address": 8200}},
+        "vault.address",
+        "Input should be a valid string",
+    ),
+    (
+        "role empty",
+        {"driver": "vault", "vault": {**VAULT_OK, "role": ""}},
+        "vault.role",
+        "must be 1-253 characters, got 0",
+    ),
+    (
+        "role too long",
+        {"driver": "vault", "vault": {**VAULT_OK, "role": "r" * 254}},
+        "vault.role",
+        "must be 1-253 characters, got 254",
+    ),
+    (
+        "role quote",
+        {"driver": "vault", "vault": {**VAULT_OK, "role": 'r"x'}},
+        "vault.role",
+        f"'r\"x' is not an identifier {IDENTIFIER}",
+    ),
+    (
+        "role leading dash",
+        {"driver": "vault", "vault": {**VAULT_OK, "role": "-r"}},
+        "vault.role",
+        f"'-r' is not an identifier {IDENTIFIER}",
+    ),
+    (
+        "mount dot segment",
+        {"driver": "vault", "vault": {**VAULT_OK, "mount": "kv/../x"}},
+        "vault.mount",
+        "'kv/../x' has a '.' or '..' path segment",
+    ),
+    (
+        "mount trailing slash",
+        {"driver": "vault", "vault": {**VAULT_OK, "mount": "kv/"}},
+        "vault.mount",
+        "'kv/' must not end with '/'",
+    ),
+    (
+        "auth mount empty segment",
+        {"driver": "vault", "vault": {**VAULT_OK, "kubernetesAuthMount": "a//b"}},
+        "vault.kubernetesAuthMount",
+        "'a//b' has an empty path segment ('//')",
+    ),
+    (
+        "auth method",
+        {"driver": "vault", "vault": {**VAULT_OK, "authMethod": "token_file"}},
+        "vault.authMethod",
+        "'token_file' is not supported; only 'kubernetes' (the gateway's Vault driver also knows"
+        " 'token_file', which needs a Vault token file in the pod that nothing here provides)",
+    ),
+    (
+        "timeout as text",
+        {"driver": "vault", "vault": {**VAULT_OK, "timeoutSeconds": "30"}},
+        "vault.timeoutSeconds",
+        "Input should be a valid integer",
+    ),
+    (
+        "timeout as bool",
+        {"driver": "vault", "vault": {**VAULT_OK, "timeoutSeconds": True}},
+        "vault.timeoutSeconds",
+        "Input should be a valid integer",
+    ),
+    (
+        "timeout zero",
+        {"driver": "vault", "vault": {**VAULT_OK, "timeoutSeconds": 0}},
+        "vault.timeoutSeconds",
+        "Input should be greater than or equal to 1",
+    ),
+    (
+        "timeout too long",
+        {"driver": "vault", "vault": {**VAULT_OK, "timeoutSeconds": 3601}},
+        "vault.timeoutSeconds",
+        "Input should be less than or equal to 3600",
+    ),
+    (
+        "vault unknown field",
+        {"driver": "vault", "vault": {**VAULT_OK, "token": "x"}},
+        "vault.token",
+        "unknown field",
+    ),
+    (
+        "namespace system",
+        {"driver": "kubernetes-secrets", "kubernetesSecrets": {"namespace": "kube-system"}},
+        "kubernetesSecrets.namespace",
+        "'kube-system' is a system namespace; credentials need a tenant's own",
+    ),
+    (
+        "namespace not a label",
+        {"driver": "kubernetes-secrets", "kubernetesSecrets": {"namespace": "Creds"}},
+        "kubernetesSecrets.namespace",
+        "'Creds' is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)",
+    ),
+    (
+        "namespace not a string",
+        {"driver": "kubernetes-secrets", "kubernetesSecrets": {"namespace": ["a"]}},
+        "kubernetesSecrets.namespace",
+        "Input should be a valid string",
+    ),
+    (
+        "secrets unknown field",
+        {"driver": "kubernetes-secrets", "kubernetesSecrets": {"name": "a"}},
+        "kubernetesSecrets.name",
+        "unknown field",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_a_bad_credentials_field_is_named(
+    tmp_path: Path, spec: Any, field: str, message: str
+) -> None:
+    source = declared(tmp_path, spec)
+    path = "spec.credentials" + (f".{field}" if field else "")
+    assert load_problems(tmp_path) == [(source, path, message)]
+
+
+def test_the_cli_exits_2_writes_nothing_and_never_echoes_the_password(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    source = declared(
+        tmp_path,
+        {
+            "driver": "vault",
+            "vault": {
+                "address": "https://u:hunter2@v.example.com",
+                "role": "-r",
+                "timeoutSeconds": "x",
+            },
+        },
+    )
+    validated = run_cli("--root", str(tmp_path), "validate", "test")
+    rendered_ = run_cli("--root", str(tmp_path), "render", "test", "--out", str(out), "-q")
+
+    assert (validated.code, rendered_.code) == (2, 2)
+    assert validated.err.splitlines() == [
+        f"error: {source}: spec.credentials.vault.address: must not include credentials"
+        " (user:password@)",
+        f"error: {source}: spec.credentials.vault.role: '-r' is not an identifier {IDENTIFIER}",
+        f"error: {source}: spec.credentials.vault.timeoutSeconds: Input should be a valid integer",
+        "3 problem(s); nothing written",
+    ]
+    assert rendered_.err == validated.err
+    assert "hunter2" not in validated.printed + rendered_.printed
+    assert not out.exists()
+
+
+# --- the credential namespace -----------------------------------------------------------------
+
+FIELD = "spec.credentials.kubernetesSecrets.namespace"
+OWN = "a gateway's credentials need a namespace no other gateway uses"
+
+
+def secrets_in(namespace: str) -> dict[str, Any]:
+    return {
+        "credentials": {
+            "driver": "kubernetes-secrets",
+            "kubernetesSecrets": {"namespace": namespace},
+        }
+    }
+
+
+def test_another_gateways_namespace_is_not_a_credential_store(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    thief = write_gateway(tmp_path, "alpha", secrets_in("openshell-beta"))
+    victim = write_gateway(tmp_path, "beta", {})
+
+    assert load_problems(tmp_path) == [
+        (
+            thief,
+            FIELD,
+            f"'openshell-beta' is the namespace of the gateway declared in {victim}; {OWN}",
+        )
+    ]
+
+
+def test_two_gateways_may_not_share_a_credential_namespace(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    first = write_gateway(tmp_path, "alpha", secrets_in("shared-creds"))
+    second = write_gateway(tmp_path, "beta", secrets_in("shared-creds"))
+
+    assert load_problems(tmp_path) == [
+        (
+            first,
+            FIELD,
+            f"'shared-creds' is also the credential namespace of the gateway declared in {second};"
+            f" {OWN}",
+        ),
+        (
+            second,
+            FIELD,
+            f"'shared-creds' is also the credential namespace of the gateway declared in {first};"
+            f" {OWN}",
+        ),
+    ]
+
+
+def test_a_configured_namespace_is_not_a_credential_store(tmp_path: Path) -> None:
+    write_stack(tmp_path, clusters={"c1": cluster(metricsNamespace="monitoring")})
+    source = write_gateway(tmp_path, "alpha", secrets_in("monitoring"))
+
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            FIELD,
+            "'monitoring' is the metrics namespace of cluster 'c1' (metricsNamespace); the gateway"
+            " would be granted every Secret in it",
+        )
+    ]
+
+
+def test_the_own_namespace_written_out_is_the_default(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "alpha", secrets_in("openshell-alpha"))
+    (gateway,) = load(tmp_path).gateways
+    assert gateway.credentials == KubernetesSecretsCredentials(namespace="openshell-alpha")
+
+
+def site(name: str, **changes: Any) -> dict[str, Any]:
+    own = {
+        "kubeconfigContext": f"ctx-{name}",
+        "baseDomain": f"{name}.example.com",
+        "database": {"adminHost": f"db-{name}.example.com"},
+    }
+    return cluster(**{**own, **changes})
+
+
+def shared(root: Path) -> list[tuple[str, str, str]]:
+    stacks = inventory.all_stacks(root)
+    return [(p.path, p.field, p.message) for p in inventory.coverage_problems(root, stacks)]
+
+
+def test_across_stacks_on_one_cluster_the_credential_namespace_is_checked(tmp_path: Path) -> None:
+    a = write_stack(tmp_path, stack="a", clusters={"east": site("east", metricsNamespace="mon")})
+    b = write_stack(
+        tmp_path, stack="b", clusters={"main": site("other", kubeconfigContext="ctx-east")}
+    )
+    write_stack(tmp_path, stack="c", clusters={"c1": site("west")})
+    alpha = write_gateway(tmp_path, "alpha", {}, stack="a")
+    beta = write_gateway(tmp_path, "beta", secrets_in("openshell-alpha"), stack="b")
+    gamma = write_gateway(tmp_path, "gamma", secrets_in("mon"), stack="b")
+    write_gateway(tmp_path, "delta", secrets_in("openshell-alpha"), stack="c")  # another cluster
+    reason = "one cluster by the same kubeconfigContext 'ctx-east'"
+
+    assert shared(tmp_path) == sorted(
+        [
+            (
+                beta,
+                FIELD,
+                f"'openshell-alpha' is the namespace of the gateway declared in {alpha} (cluster"
+                f" 'east' of {a}), {reason}; {OWN}",
+            ),
+            (
+                gamma,
+                FIELD,
+                f"'mon' is the metrics namespace of cluster 'east' in {a}, {reason}"
+                " (metricsNamespace); the gateway would be granted every Secret in it",
+            ),
+        ]
+    )
+    assert b == "Pulumi.b.yaml"
+
+
+# --- the offline diff -------------------------------------------------------------------------
+
+
+def config_map(driver: Any, gateway: str = "acme", namespace: str = NS) -> str:
+    toml = render_gateway_toml(
+        gateway_config(
+            namespace=namespace,
+            sandbox_image="s:1",
+            supervisor_image="v:1",
+            server_sans=("a",),
+            credentials=driver,
+        )
+    )
+    document = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "openshell-gateway-config",
+            "namespace": namespace,
+            "labels": {"hypershell.redhat.io/gateway": gateway},
+        },
+        "data": {"gateway.toml": toml},
+    }
+    return yaml.safe_dump(document)
+
+
+def changed(old: Any, new: Any, gateway: str = "acme", namespace: str = NS) -> ObjectChange:
+    return ObjectChange(
+        path=f"manifests/c1/{namespace}/configmap-openshell-gateway-config.yaml",
+        kind="ConfigMap",
+        status="changed",
+        old=config_map(old, gateway, namespace),
+        new=config_map(new, gateway, namespace),
+    )
+
+
+def stack_diff(*objects: ObjectChange) -> StackDiff:
+    return StackDiff(
+        stack="ibm", base_note=None, head_note=None, gateways=(), objects=objects, resources=()
+    )
+
+
+def test_a_store_change_is_found_and_a_setting_change_is_not() -> None:
+    objects = [
+        changed(KekCredentials(), VAULT),
+        changed(SECRETS, KubernetesSecretsCredentials(namespace="x"), "beta", "openshell-beta"),
+        changed(VAULT, replace(VAULT, role="other", timeout_seconds=5), "gamma", "openshell-gamma"),
+        changed(VAULT, replace(VAULT, mount="kv"), "delta", "openshell-delta"),
+    ]
+    assert [(c.gateway, c.old, c.new) for c in store_changes(objects)] == [
+        (
+            "acme",
+            Store("kek", "(database, KEK Secret)"),
+            Store("vault", "`https://vault.example.com:8200` mount `secret`"),
+        ),
+        (
+            "beta",
+            Store("kubernetes-secrets", f"namespace `{NS}`"),
+            Store("kubernetes-secrets", "namespace `x`"),
+        ),
+        (
+            "delta",
+            Store("vault", "`https://vault.example.com:8200` mount `secret`"),
+            Store("vault", "`https://vault.example.com:8200` mount `kv`"),
+        ),
+    ]
+
+
+def test_the_report_warns_above_the_object_diffs() -> None:
+    diff = stack_diff(changed(SECRETS, KekCredentials()))
+    lines = summary_lines(diff)
+    report = build_report([diff], base_label="`main` (`abc`)", command="gatewayctl diff")
+
+    assert lines == [
+        "**Credential storage changes**: 1 gateway(s) would read their users' credentials from"
+        " another store; what they stored before becomes unreadable to them (and leaving `kek`"
+        " deletes the KEK Secret) unless migrated first: see the README, \"Changing a gateway's"
+        ' credential driver".',
+        "",
+        "| Gateway | Namespace | From | To |",
+        "|---|---|---|---|",
+        f"| `acme` | `{NS}` | `kubernetes-secrets` namespace `{NS}`"
+        " | `kek` (database, KEK Secret) |",
+        "",
+    ]
+    assert "\n".join(lines) in report
+    assert report.index("Credential storage changes") < report.index("### Object diffs")
+    assert summary_lines(stack_diff(changed(VAULT, replace(VAULT, role="x")))) == []
+
+
+def test_the_readme_has_the_section_the_warning_names() -> None:
+    headings = [line for line in (ROOT / "README.md").read_text().splitlines() if line[:1] == "#"]
+    assert f"### {README_SECTION}" in headings
+
+
+# --- the Vault policy ---------------------------------------------------------------------------
+
+POLICY = "vault-address-https"
+
+
+def test_http_vault_passes_on_local_only() -> None:
+    recording = rendered("local").recording
+    assert violations([BY_NAME[POLICY]], recording, stack_config("local")) == []
+    assert [v.message for v in violations([BY_NAME[POLICY]], recording, stack_config("ibm"))] == [
+        "ConfigMap openshell-dev-build/openshell-gateway-config: data['gateway.toml']"
+        " openshell.credential_drivers.vault.address 'http://vault.vault.svc.cluster.local:8200'"
+        " must be an https:// URL"
+    ]
+
+
+def test_http_vault_fails_on_ibm() -> None:
+    recording = broken("ibm")
+    config_map_ = named(recording, "research-workload-config")
+    toml = config_map_.inputs["data"]["gateway.toml"]
+    assert 'address = "https://' in toml
+    config_map_.inputs["data"]["gateway.toml"] = toml.replace(
+        'address = "https://', 'address = "http://'
+    )
+    (message,) = [v.message for v in violations([BY_NAME[POLICY]], recording, stack_config("ibm"))]
+    assert message.startswith(
+        "ConfigMap openshell-research/openshell-gateway-config: data['gateway.toml']"
+        " openshell.credential_drivers.vault.address 'http://"
+    )
+    assert message.endswith("' must be an https:// URL")
+
+
+@pytest.mark.parametrize(
+    ("address", "allow_http", "problem"),
+    [
+        ("https://v.example.com", False, None),
+        ("HTTPS://v.example.com", False, None),
+        ("http://v.example.com", True, None),
+        ("http://v.example.com", False, "'http://v.example.com' must be an https:// URL"),
+        ("ftp://v", True, "'ftp://v' must be an https:// (or http:// on this stack) URL"),
+        (42, False, "42 must be an https:// URL"),
+    ],
+)
+def test_address_problem(address: Any, allow_http: bool, problem: str | None) -> None:
+    assert address_problem(address, allow_http=allow_http) == problem
+
+
+def test_samples_exercise_every_driver() -> None:
+    drivers: dict[str, set[str]] = {}
+    for stack in ("ibm", "aws", "local"):
+        for gateway in rendered(stack).prepared.loaded.gateways:
+            drivers.setdefault(gateway.credentials.driver, set()).add(stack)
+    assert drivers == {
+        "kek": {"ibm", "aws", "local"},
+        "kubernetes-secrets": {"ibm", "aws"},
+        "vault": {"ibm", "aws", "local"},
+    }
+    every = [g for s in ("ibm", "aws", "local") for g in rendered(s).prepared.loaded.gateways]
+    assert sum(g.credentials.driver == "kek" for g in every) > len(every) / 2
+    external = [g.name for g in every if credentials.external_namespace(g.credentials, g.namespace)]
+    assert external == ["audit"]
+
+
+def test_the_pr_diff_flags_a_live_gateway_switching_driver(
+    pristine: Path,  # noqa: F811 - the fixture imported from test_diff
+    tmp_path: Path,
+) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    declaration = repo / "gateways" / "local" / "offline.yaml"
+    declaration.write_text(
+        declaration.read_text() + "  credentials:\n    driver: kubernetes-secrets\n"
+    )
+
+    run = run_diff(repo, "local", "--base", "main")
+
+    assert run.code == 3, run.err
+    assert (
+        "| `offline` | `openshell-offline` | `kek` (database, KEK Secret)"
+        " | `kubernetes-secrets` namespace `openshell-offline` |"
+    ) in run.out.splitlines()
+    assert run.out.count("**Credential storage changes**: 1 gateway(s)") == 1
