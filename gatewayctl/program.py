@@ -16,7 +16,7 @@ from components.cluster import Cluster, ClusterArgs
 from components.gateway import Gateway
 from gatewayctl.resolve import LoadedStack, load_stack
 from gatewayctl.secrets import ClusterSecrets, all_cluster_secrets
-from gatewayctl.stackfile import OBJECT_KEYS, PROJECT, STRING_KEYS
+from gatewayctl.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_KEYS
 from gatewayctl.yamlfile import SECRETS_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,9 +81,11 @@ def export(gateways: Mapping[str, Gateway]) -> None:
 def main(root: Path = ROOT) -> dict[str, Gateway]:
     """Read the stack's config through ``pulumi.Config``, validate, build and export."""
     config = pulumi.Config(PROJECT)
-    raw = {key: config.get(key) for key in STRING_KEYS} | {
-        key: config.get_object(key) for key in OBJECT_KEYS
-    }
+    raw = (
+        {key: config.get(key) for key in STRING_KEYS}
+        | {key: config.get_object(key) for key in OBJECT_KEYS}
+        | {key: config.get_bool(key) for key in BOOL_KEYS}
+    )
     stack = load_stack(root, pulumi.get_stack(), {k: v for k, v in raw.items() if v is not None})
     # The plain value, read only to validate its structure before any resource is registered;
     # ``build`` wraps every value back into a secret Output. (pulumi.Config.get_object on a

@@ -23,7 +23,8 @@ from gatewayctl.yamlfile import SECRETS_KEY, read_yaml_mapping
 PROJECT = "hypershell-gateways"
 STRING_KEYS = ("declarationsDir",)
 OBJECT_KEYS = ("images", "clusters", "selector")
-CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS
+BOOL_KEYS = ("selfHeal",)
+CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS + BOOL_KEYS
 STACK_FILE_SUFFIXES = (".yaml", ".yml")
 """Endings of a file named like a stack file: this tool reads the first; no output of it may
 take a name with either (:mod:`gatewayctl.outputs`)."""
