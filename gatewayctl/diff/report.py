@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gatewayctl.diff import operations as ops
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
 from gatewayctl.yamlfile import SECRETS_KEY
 
@@ -26,6 +27,13 @@ RESOURCE_LINES = 30
 """Lines of the other-resources section before the rest is counted."""
 NAMES_LISTED = 8
 """Resource names listed per group of added or removed resources."""
+REPLACEMENT_ROWS = 30
+"""Replacement rows in the summary before the rest are named in one line."""
+REPLACED_OUTPUTS_NOTE = (
+    "A replaced resource's outputs are new (a new key, certificate or password): what uses"
+    " them changes too (a certificate signed with a new CA or request is reissued, the"
+    " Secrets holding them are updated, the pods roll), which the offline render cannot show."
+)
 _NOTE_RESERVE = 600
 SECRETS_CHANGED = f"{SECRETS_KEY} values changed (not shown)"
 """Summary line of a stack whose secret values (plaintext, or the ciphertext of ``secure:``
@@ -102,8 +110,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
             f"| `{g.name}` | {g.status} | {gateway_detail(g)} |"
             for g in diff.gateways[:GATEWAY_ROWS]
         ]
-        if len(diff.gateways) > GATEWAY_ROWS:
-            lines.append(f"| ... | | {len(diff.gateways) - GATEWAY_ROWS} more gateway(s) |")
+        lines += _more_gateways(diff.gateways[GATEWAY_ROWS:])
         lines.append("")
 
     lines += [f"**Kubernetes objects:** {_totals(_counts(diff.objects))}", ""]
@@ -123,7 +130,53 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         f" {_totals(_counts(diff.resources))}",
         "",
     ]
+    lines += operations_summary(diff.operations)
     return "\n".join(lines) + "\n"
+
+
+def _more_gateways(rest: Sequence[GatewayChange]) -> list[str]:
+    """Every gateway past the rows, by name, one row per status: the summary names them all."""
+    rows = []
+    for status in STATUSES:
+        names = [g.name for g in rest if g.status == status]
+        if names:
+            listed = ", ".join(f"`{n}`" for n in names)
+            rows.append(f"| ... | {status} | {len(names)} more: {listed} |")
+    return rows
+
+
+def operations_summary(operations: Sequence[ops.Operation]) -> list[str]:
+    """What the providers will do with the changed resources, replacements by name, and the
+    warnings people must read (:mod:`gatewayctl.diff.operations`)."""
+    if not operations:
+        return []
+    counts = Counter(o.op for o in operations)
+    totals = ", ".join(f"{counts[op]} {label}" for op, label in ops.OP_LABELS.items())
+    lines = [f"**Predicted operations** (by the providers' rules): {totals}", ""]
+    lines += [f"> **Warning:** {warning}" for warning in ops.warnings(operations)]
+    if lines[-1] != "":
+        lines.append("")
+    updates = Counter(o.type.rsplit(":", 1)[-1] for o in operations if o.op == "update")
+    if updates:
+        listed = ", ".join(f"{kind} {count}" for kind, count in sorted(updates.items()))
+        lines += [f"Updated in place: {listed}.", ""]
+    replaced = [o for o in operations if o.op != "update"]
+    if replaced:
+        lines += ["| Resource | Gateway | Operation | Because |", "|---|---|---|---|"]
+        for item in replaced[:REPLACEMENT_ROWS]:
+            because = ", ".join(f"`{p}`" for p in item.because[:NAMES_LISTED])
+            more = len(item.because) - NAMES_LISTED
+            because += f" and {more} more" if more > 0 else ""
+            lines.append(
+                f"| {item.type.rsplit(':', 1)[-1]} `{item.name}` | `{item.gateway or '-'}`"
+                f" | {item.label} | {because} |"
+            )
+        rest = replaced[REPLACEMENT_ROWS:]
+        if rest:
+            names = ", ".join(f"`{o.name}` ({o.label})" for o in rest)
+            lines.append(f"| ... | | | {len(rest)} more: {names} |")
+        lines += ["", REPLACED_OUTPUTS_NOTE, ""]
+    return lines
 
 
 def _resource_section(diff: StackDiff) -> str:
@@ -131,9 +184,12 @@ def _resource_section(diff: StackDiff) -> str:
         return ""
     lines: list[str] = []
     groups: dict[tuple[Status, str], list[str]] = {}
+    predicted = {(o.type, o.name): o.label for o in diff.operations}
     for res in diff.resources:
         if res.status == "changed":
             fields = ", ".join(f"`{f}`" for f in res.fields)
+            label = predicted.get((res.type, res.name))
+            fields += f" ({label})" if label else ""
             lines.append(f"- changed `{res.type}` `{res.name}`: {fields}")
         else:
             groups.setdefault((res.status, res.type), []).append(res.name)
@@ -156,8 +212,9 @@ def _lines(text: str) -> list[str]:
     return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(True)]
 
 
-def object_diff(change: ObjectChange) -> str:
-    """A unified diff of one object file, fenced for Markdown."""
+def object_diff(change: ObjectChange, operation: str | None = None) -> str:
+    """A unified diff of one object file, fenced for Markdown; ``operation``: what the provider
+    will do with it (:mod:`gatewayctl.diff.operations`)."""
     before = "/dev/null" if change.status == "added" else f"a/{change.path}"
     after = "/dev/null" if change.status == "removed" else f"b/{change.path}"
     body = "".join(
@@ -167,6 +224,7 @@ def object_diff(change: ObjectChange) -> str:
     )
     fence = _fence(body)
     title = f"#### {change.status} {change.kind}: `{change.path}`"
+    title += f" ({operation})" if operation else ""
     return f"{title}\n\n{fence}diff\n{body}{fence}\n\n"
 
 
@@ -197,12 +255,18 @@ def build_report(
         for index, d in enumerate(diffs)
         for obj in d.objects
     )
+    predicted = {
+        (index, o.manifest): o.label
+        for index, d in enumerate(diffs)
+        for o in d.operations
+        if o.manifest
+    }
     budget = limit - len(kept) - _NOTE_RESERVE
     chosen: dict[int, list[tuple[tuple[int, int, str], str]]] = {}
     omitted: Counter[str] = Counter()
     for key, obj in candidates:
         index = key[1]
-        block = object_diff(obj)
+        block = object_diff(obj, predicted.get((index, obj.path)))
         heading = 0 if index in chosen else len(_heading(diffs[index].stack))
         if len(block) + heading <= budget:
             chosen.setdefault(index, []).append((key, block))
