@@ -15,6 +15,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -22,10 +23,12 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gatewayctl import adoption, diff, interrupts, inventory, operator, outputs, readiness, render
+from gatewayctl import status as status_report
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.offline import RecordedResource
 from gatewayctl.program import ROOT
 from gatewayctl.stackfile import stack_file
+from gatewayctl.status import core, formats, inputs, selfheal
 
 DEFAULT_OUT = Path("build/rendered")
 PROGRESS_MIN_GATEWAYS = 25
@@ -49,6 +52,7 @@ examples:
   python -m gatewayctl render ibm            # → build/rendered/ibm/{manifests/,plan.json}
   python -m gatewayctl render --all          # every Pulumi.<stack>.yaml
   python -m gatewayctl diff aws --base origin/main   # Markdown report of what a PR changes
+  python -m gatewayctl status ibm --from refresh.json state.json  # sync/health per gateway
 """
 
 DIFF_EPILOG = """\
@@ -327,18 +331,13 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
-    from datetime import UTC, datetime
-
-    from gatewayctl import status
-    from gatewayctl.status import core, formats, inputs, selfheal
-
     self_heal = selfheal.enabled(args.root, args.stack)
     files = [path for group in args.sources for path in group]
     read = inputs.read(files)
     now = args.now or datetime.now(UTC)
     result = core.build(args.stack, read, now)
     remedy = selfheal.remedy(result, self_heal)
-    state = status.state(result)
+    state = status_report.state(result)
     if args.format == "table":
         formats.table(result, remedy, console)
     else:
@@ -356,9 +355,7 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
     }[state]
 
 
-def _utc(value: str) -> object:
-    from datetime import UTC, datetime
-
+def _utc(value: str) -> datetime:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
