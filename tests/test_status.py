@@ -477,3 +477,12 @@ def test_the_program_reads_self_heal_as_a_boolean_and_renders_the_same(tmp_path:
     prepared = render.prepare(root, "local")
     assert prepared.loaded.config.self_heal is True
     assert render.execute(prepared).files == before  # a workflow setting, not a resource
+
+
+def test_names_and_addresses_are_text_not_markup(tmp_path: Path) -> None:
+    resources = stack_resources({"x": "[bold]grpcs://x:443[/bold]"}) + gateway_resources("x")
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(export(resources)), encoding="utf-8")
+    out = run_cli("status", "ibm", "--from", str(path), "--now", NOW)
+    assert out.code == 0
+    assert "[bold]grpcs://x:443[/bold]" in out.out

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gatewayctl.errors import printable
 from gatewayctl.status.certificates import Certificate
@@ -34,7 +35,7 @@ def certificate_cell(gateway: GatewayStatus) -> str:
         return "-"
     days = f"{cert.days_left} days" if cert.days_left >= 0 else "expired"
     flag = ", renewal due" if gateway.due else ""
-    return f"{days} ({cert.name}){flag}"
+    return f"{days} ({printable(cert.name)}){flag}"
 
 
 def _paths(change: Change) -> str:
@@ -74,7 +75,9 @@ def table(status: StackStatus, remedy: Remedy, console: Console) -> None:
     for column in ("gateway", "sync", "health", "certificates", "address"):
         grid.add_column(column, overflow="fold")
     for g in status.gateways:
-        grid.add_row(g.name, g.sync, g.health, certificate_cell(g), g.address or "-")
+        # Text, not markup: names and addresses come from the inputs (`[secret]` is no tag).
+        cells = (g.name, g.sync, g.health, certificate_cell(g), g.address or "-")
+        grid.add_row(*(Text(printable(cell)) for cell in cells))
     console.print(grid)
     console.print(f"{headline(status)}; {live_note(status)}", markup=False)
     for line in detail_lines(status):
