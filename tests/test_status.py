@@ -486,3 +486,39 @@ def test_names_and_addresses_are_text_not_markup(tmp_path: Path) -> None:
     out = run_cli("status", "ibm", "--from", str(path), "--now", NOW)
     assert out.code == 0
     assert "[bold]grpcs://x:443[/bold]" in out.out
+
+
+def test_the_markdown_keeps_the_table_whole_and_counts_what_does_not_fit() -> None:
+    from gatewayctl.status import formats
+
+    names = [f"gw-{i:03d}" for i in range(150)]
+    resources = stack_resources(dict.fromkeys(names)) + [
+        r for n in names for r in gateway_resources(n, exposed=False)
+    ]
+    steps = [
+        refresh_step(r, op="update", paths=[f"data.key-{i}" for i in range(30)])
+        if r["type"] == "kubernetes:core/v1:ConfigMap"
+        else refresh_step(r)
+        for r in resources
+    ]
+    built = _build(export(resources), digest(steps))
+    text = formats.markdown(built, selfheal.Remedy(action="none"), limit=20_000)
+    assert len(text) <= 20_000
+    for name in names:
+        assert f"| `{name}` | OutOfSync | Healthy |" in text
+    shown = text.count("(live) update: data.key-0, ")
+    assert 0 < shown < 150
+    note = f"> **Note:** {150 - shown} detail line(s) omitted to stay under 20,000 characters;"
+    assert note in text
+    assert "and 18 more" in text  # 30 paths: 12 shown per resource
+
+
+def test_a_rollout_under_way_is_progressing_and_not_green() -> None:
+    rolling = deployment_object("openshell-x", generation=4, observed=3)
+    resources = stack_resources({"x": None}) + gateway_resources(
+        "x", exposed=False, deployment=rolling
+    )
+    built = _build(export(resources))  # no refresh: health from the state
+    (gw,) = built.gateways
+    assert (built.live, gw.sync, gw.health) == ("state", "Synced", "Progressing")
+    assert state(built) == "degraded"
