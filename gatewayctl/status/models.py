@@ -7,8 +7,8 @@ The formats, read in pulumi/pulumi's source at the CLI version the project pins
 - ``pulumi stack export``: ``apitype.UntypedDeployment`` (``sdk/go/common/apitype/core.go``:
   ``version``, ``deployment``) whose ``deployment`` is a ``DeploymentV3`` (``manifest``,
   ``secrets_providers``, ``resources``: ``[]ResourceV3``, ``pending_operations``) for
-  ``version`` 3 (``DeploymentSchemaVersionCurrent``; older versions are refused, newer ones
-  too, as the CLI refuses them).
+  ``version`` 3 (``DeploymentSchemaVersionCurrent``: what every CLI 3.x exports; another
+  version is refused, as the CLI refuses a newer one).
 - ``ResourceV3`` (same file): ``urn``, ``custom``, ``delete``, ``id``, ``type``, ``inputs``,
   ``outputs``, ``parent``, ``provider``, ``pendingReplacement``, ``retainOnDelete``, ...
   A secret value is an object whose key ``4dabf18193072939515e22adb298388d`` (``resource.SigKey``)
@@ -39,7 +39,8 @@ SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 DEPLOYMENT_VERSION = 3
 """``apitype.DeploymentSchemaVersionCurrent``."""
 
-# Step ops (pulumi/pulumi pkg/resource/deploy/step.go, ``StepOp`` constants).
+# Step ops (pulumi/pulumi pkg/resource/deploy/step.go, the ``StepOp`` constants and
+# ``StepOps``).
 OP_SAME = "same"
 OP_CREATE = "create"
 OP_UPDATE = "update"
