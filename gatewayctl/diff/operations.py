@@ -27,7 +27,8 @@ provider or the resource option asks for it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,36 +41,13 @@ OP_LABELS: dict[Op, str] = {
     "replace-delete-first": "replace (delete-before-replace)",
 }
 
-# pulumi-kubernetes provider/pkg/provider/diff.go (``forceNew``), by "group/version/Kind".
+# pulumi-kubernetes provider/pkg/provider/diff.go (``forceNew``), by "group/version/Kind";
+# kinds the program never creates and no one adopts into it (Pod, PersistentVolume,
+# ResourceQuota, PodDisruptionBudget) are left out: they would be updates here.
 _SELECTOR = (
     ".spec.selector",
     ".spec.selector.matchExpressions",
     ".spec.selector.matchLabels",
-)
-_CONTAINERS = tuple(
-    f"{prefix}.{field}"
-    for prefix in (".spec.containers[*]", ".spec.initContainers[*]")
-    for field in [
-        "args",
-        "command",
-        "env",
-        "image",
-        "imagePullPolicy",
-        "lifecycle",
-        "livenessProbe",
-        "ports",
-        "readinessProbe",
-        "resources",
-        "securityContext",
-        "stdin",
-        "stdinOnce",
-        "terminationMessagePath",
-        "terminationMessagePolicy",
-        "tty",
-        "volumeDevices",
-        "volumeMounts",
-        "workingDir",
-    ]
 )
 K8S_FORCE_NEW: dict[str, tuple[str, ...]] = {
     "apps/v1/Deployment": _SELECTOR,
@@ -90,16 +68,6 @@ K8S_FORCE_NEW: dict[str, tuple[str, ...]] = {
         ".spec.storageClassName",
         ".spec.volumeName",
         *_SELECTOR,
-    ),
-    "v1/Pod": (  # abbreviated: the program creates no Pod (diff.go lists more)
-        ".spec.affinity",
-        ".spec.nodeName",
-        ".spec.nodeSelector",
-        ".spec.restartPolicy",
-        ".spec.securityContext",
-        ".spec.serviceAccountName",
-        ".spec.volumes",
-        *_CONTAINERS,
     ),
     "storage.k8s.io/v1/StorageClass": (".parameters", ".provisioner"),
 }
@@ -143,6 +111,15 @@ CA_TYPE = "tls:index/selfSignedCert:SelfSignedCert"
 CA_KEY_SUFFIX = "-ca-key"
 PASSWORD_TYPE = "random:index/randomPassword:RandomPassword"
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
+REPLACEMENT_ROWS = 30
+"""Replacement rows in the summary before the rest are named in one line."""
+NAMES_LISTED = 8
+"""Paths listed per replacement."""
+REPLACED_OUTPUTS_NOTE = (
+    "A replaced resource's outputs are new (a new key, certificate or password): what uses"
+    " them changes too (a certificate signed with a new CA or request is reissued, the"
+    " Secrets holding them are updated, the pods roll), which the offline render cannot show."
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -367,3 +344,37 @@ def warnings(operations: Iterable[Operation]) -> list[str]:
                 " in it is deleted with the old one."
             )
     return sorted(set(found))
+
+
+def summary_lines(operations: Sequence[Operation]) -> list[str]:
+    """What the providers will do with the changed resources, replacements by name, and the
+    warnings people must read: the report's summary section (``gatewayctl.diff.report``)."""
+    if not operations:
+        return []
+    counts = Counter(o.op for o in operations)
+    totals = ", ".join(f"{counts[op]} {label}" for op, label in OP_LABELS.items())
+    lines = [f"**Predicted operations** (by the providers' rules): {totals}", ""]
+    lines += [f"> **Warning:** {warning}" for warning in warnings(operations)]
+    if lines[-1] != "":
+        lines.append("")
+    updates = Counter(o.type.rsplit(":", 1)[-1] for o in operations if o.op == "update")
+    if updates:
+        listed = ", ".join(f"{kind} {count}" for kind, count in sorted(updates.items()))
+        lines += [f"Updated in place: {listed}.", ""]
+    replaced = [o for o in operations if o.op != "update"]
+    if replaced:
+        lines += ["| Resource | Gateway | Operation | Because |", "|---|---|---|---|"]
+        for item in replaced[:REPLACEMENT_ROWS]:
+            because = ", ".join(f"`{p}`" for p in item.because[:NAMES_LISTED])
+            more = len(item.because) - NAMES_LISTED
+            because += f" and {more} more" if more > 0 else ""
+            lines.append(
+                f"| {item.type.rsplit(':', 1)[-1]} `{item.name}` | `{item.gateway or '-'}`"
+                f" | {item.label} | {because} |"
+            )
+        rest = replaced[REPLACEMENT_ROWS:]
+        if rest:
+            names = ", ".join(f"`{o.name}` ({o.label})" for o in rest)
+            lines.append(f"| ... | | | {len(rest)} more: {names} |")
+        lines += ["", REPLACED_OUTPUTS_NOTE, ""]
+    return lines

@@ -27,13 +27,7 @@ RESOURCE_LINES = 30
 """Lines of the other-resources section before the rest is counted."""
 NAMES_LISTED = 8
 """Resource names listed per group of added or removed resources."""
-REPLACEMENT_ROWS = 30
-"""Replacement rows in the summary before the rest are named in one line."""
-REPLACED_OUTPUTS_NOTE = (
-    "A replaced resource's outputs are new (a new key, certificate or password): what uses"
-    " them changes too (a certificate signed with a new CA or request is reissued, the"
-    " Secrets holding them are updated, the pods roll), which the offline render cannot show."
-)
+
 _NOTE_RESERVE = 600
 SECRETS_CHANGED = f"{SECRETS_KEY} values changed (not shown)"
 """Summary line of a stack whose secret values (plaintext, or the ciphertext of ``secure:``
@@ -130,7 +124,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         f" {_totals(_counts(diff.resources))}",
         "",
     ]
-    lines += operations_summary(diff.operations)
+    lines += ops.summary_lines(diff.operations)
     return "\n".join(lines) + "\n"
 
 
@@ -143,40 +137,6 @@ def _more_gateways(rest: Sequence[GatewayChange]) -> list[str]:
             listed = ", ".join(f"`{n}`" for n in names)
             rows.append(f"| ... | {status} | {len(names)} more: {listed} |")
     return rows
-
-
-def operations_summary(operations: Sequence[ops.Operation]) -> list[str]:
-    """What the providers will do with the changed resources, replacements by name, and the
-    warnings people must read (:mod:`gatewayctl.diff.operations`)."""
-    if not operations:
-        return []
-    counts = Counter(o.op for o in operations)
-    totals = ", ".join(f"{counts[op]} {label}" for op, label in ops.OP_LABELS.items())
-    lines = [f"**Predicted operations** (by the providers' rules): {totals}", ""]
-    lines += [f"> **Warning:** {warning}" for warning in ops.warnings(operations)]
-    if lines[-1] != "":
-        lines.append("")
-    updates = Counter(o.type.rsplit(":", 1)[-1] for o in operations if o.op == "update")
-    if updates:
-        listed = ", ".join(f"{kind} {count}" for kind, count in sorted(updates.items()))
-        lines += [f"Updated in place: {listed}.", ""]
-    replaced = [o for o in operations if o.op != "update"]
-    if replaced:
-        lines += ["| Resource | Gateway | Operation | Because |", "|---|---|---|---|"]
-        for item in replaced[:REPLACEMENT_ROWS]:
-            because = ", ".join(f"`{p}`" for p in item.because[:NAMES_LISTED])
-            more = len(item.because) - NAMES_LISTED
-            because += f" and {more} more" if more > 0 else ""
-            lines.append(
-                f"| {item.type.rsplit(':', 1)[-1]} `{item.name}` | `{item.gateway or '-'}`"
-                f" | {item.label} | {because} |"
-            )
-        rest = replaced[REPLACEMENT_ROWS:]
-        if rest:
-            names = ", ".join(f"`{o.name}` ({o.label})" for o in rest)
-            lines.append(f"| ... | | | {len(rest)} more: {names} |")
-        lines += ["", REPLACED_OUTPUTS_NOTE, ""]
-    return lines
 
 
 def _resource_section(diff: StackDiff) -> str:
