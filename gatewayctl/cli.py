@@ -2,6 +2,7 @@
 
 Exit codes: 0 ok; 2 invalid input (each problem as ``path: field: problem``, nothing
 written); 1 anything else; 130 interrupted. ``diff`` exits 3 when the stack's render changes.
+``status`` exits 3 out of sync, 4 degraded, 5 certificates due for renewal (``STATUS_EPILOG``).
 ``main`` is the one place an error becomes an exit code (the kinds: ``gatewayctl.errors``).
 """
 
@@ -14,6 +15,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -32,14 +34,17 @@ from gatewayctl import (
     releases,
     render,
 )
+from gatewayctl import status as status_report
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.offline import RecordedResource
 from gatewayctl.program import ROOT
 from gatewayctl.stackfile import stack_file
+from gatewayctl.status import core, formats, inputs, selfheal
 
 DEFAULT_OUT = Path("build/rendered")
 PROGRESS_MIN_GATEWAYS = 25
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
+EXIT_DEGRADED, EXIT_RENEWAL = 4, 5  # `status` only (STATUS_EPILOG)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it (SIGTERM: 143: gatewayctl.interrupts)
 DEBUG_ENV = "GATEWAYCTL_DEBUG"
 DEBUG_HINT = f"unexpected: run with --debug or {DEBUG_ENV}=1 for the traceback"
@@ -59,6 +64,7 @@ examples:
   python -m gatewayctl render --all          # every Pulumi.<stack>.yaml
   python -m gatewayctl diff aws --base origin/main   # Markdown report of what a PR changes
   python -m gatewayctl promote openshell-0.0.110 --to aws   # bind a release (releases/)
+  python -m gatewayctl status ibm --from refresh.json state.json  # sync/health per gateway
 """
 
 DIFF_EPILOG = """\
@@ -108,6 +114,26 @@ listed as `path: field: problem`); 1 any other error.
 examples:
   python -m gatewayctl driver ibm aws              # ibm: ci / aws: operator
   python -m gatewayctl driver --list ci ibm aws    # ["ibm"]: the stacks the workflows deploy
+"""
+
+
+STATUS_EPILOG = """\
+exit codes: 0 synced and healthy, no certificate due; 3 out of sync (a resource differs from
+the state, or its live object is missing: drift, or a change git has not deployed); 4 degraded
+(a gateway Degraded or Progressing; before 3); 5 certificates inside their renewal window
+(otherwise synced and healthy); 2 invalid input (a file that is empty, truncated or not one
+of the CLI's JSON documents, every problem as `path: field: problem`; selfHeal on a stack
+the operator owns); 1 any other error.
+
+Each FILE is told by its shape: `pulumi refresh --preview-only --json` (drift, and the live
+state for health), `pulumi preview --json` (what git would change), `pulumi stack export`
+(the state: certificates, and health when no refresh is given). Property values are never
+shown, only their paths.
+
+examples:
+  pulumi refresh --preview-only --json > refresh.json && pulumi stack export > state.json
+  python -m gatewayctl status ibm --from refresh.json --from state.json
+  python -m gatewayctl status ibm --from refresh.json state.json --format markdown
 """
 
 
@@ -350,6 +376,39 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     return EXIT_CHANGES if result.changed else EXIT_OK
 
 
+def cmd_status(args: argparse.Namespace, console: Console) -> int:
+    self_heal = selfheal.enabled(args.root, args.stack)
+    files = [path for group in args.sources for path in group]
+    read = inputs.read(files)
+    now = args.now or datetime.now(UTC)
+    result = core.build(args.stack, read, now)
+    remedy = selfheal.remedy(result, self_heal)
+    state = status_report.state(result)
+    if args.format == "table":
+        formats.table(result, remedy, console)
+    else:
+        if args.format == "json":
+            text = formats.as_json(result, remedy, state, self_heal)
+        else:
+            text = formats.markdown(result, remedy)
+        sys.stdout.write(text)  # raw: rich would read `[x]` as markup
+        sys.stdout.flush()
+    return {
+        "degraded": EXIT_DEGRADED,
+        "out-of-sync": EXIT_CHANGES,
+        "renewal-due": EXIT_RENEWAL,
+        "synced": EXIT_OK,
+    }[state]
+
+
+def _utc(value: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an ISO 8601 time") from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="python -m gatewayctl",
@@ -480,6 +539,38 @@ def parser() -> argparse.ArgumentParser:
         help="print only a JSON list of the STACKs with this driver (a workflow matrix)",
     )
     drv.set_defaults(func=cmd_driver)
+    sta = commands.add_parser(
+        "status",
+        help="per-gateway sync, health, certificates and address from the Pulumi CLI's JSON",
+        description="Read what the Pulumi CLI writes (refresh/preview --json, stack export)"
+        " and print, per gateway, like Argo CD: sync (Synced, OutOfSync with each changed"
+        " resource and the property paths that differ, Missing), health (Healthy,"
+        " Progressing, Degraded, Missing) from the live state, days until the earliest"
+        " certificate expires (flagged inside its renewal window), and the address.",
+        epilog=STATUS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sta.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
+    sta.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        nargs="+",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="a JSON file the CLI wrote; repeat, or give several",
+    )
+    sta.add_argument(
+        "--format", choices=["table", "markdown", "json"], default="table", help="default table"
+    )
+    sta.add_argument(
+        "--now",
+        type=_utc,
+        metavar="TIME",
+        help="ISO 8601 time to count certificate days from (default: now)",
+    )
+    sta.set_defaults(func=cmd_status)
     for command in commands.choices.values():  # also after the command; unset, the top's stays
         command.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP

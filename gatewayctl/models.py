@@ -344,6 +344,10 @@ class StackConfig(Model):
     selector: Selector | None = None
     """Set when ``declarationsDir`` is an inventory shared by several stacks: the stack takes
     the declarations on its clusters whose labels match; each must be taken by one stack."""
+    self_heal: bool = Field(False, alias="selfHeal")
+    """The scheduled drift check may run ``pulumi up --refresh`` when the only problem is
+    drift, and reissue certificates inside their renewal window (``gatewayctl.status``);
+    never for a stack the operator owns."""
 
 
 # --- declarations ---------------------------------------------------------------------------

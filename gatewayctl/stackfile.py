@@ -23,7 +23,7 @@ from gatewayctl.yamlfile import SECRETS_KEY, parse_yaml_mapping, read_yaml_mappi
 PROJECT = "hypershell-gateways"
 STRING_KEYS = ("declarationsDir",)
 OBJECT_KEYS = ("images", "clusters", "selector")
-BOOL_KEYS = ("production",)
+BOOL_KEYS = ("production", "selfHeal")
 CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS + BOOL_KEYS
 STACK_FILE_SUFFIXES = (".yaml", ".yml")
 """Endings of a file named like a stack file: this tool reads the first; no output of it may

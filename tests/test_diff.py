@@ -242,12 +242,21 @@ def test_changed_objects_come_as_unified_diffs(changed: Changed) -> None:
     report = changed.run.out
     path = "manifests/kind/openshell-dev/deployment-openshell-gateway.yaml"
     block = report[report.index(f"#### changed Deployment: `{path}`") :]
-    assert block.startswith(f"#### changed Deployment: `{path}`\n\n```diff\n--- a/{path}\n")
+    # The title says what the provider will do (gatewayctl.diff.operations).
+    title = f"#### changed Deployment: `{path}` (update in place)"
+    assert block.startswith(f"{title}\n\n```diff\n--- a/{path}\n")
     assert f"+++ b/{path}\n@@ " in block
     assert "\n-  replicas: 1\n+  replicas: 2\n" in block
     route = "manifests/roks-us-east/openshell-team-a/route-openshell-gateway.yaml"
-    assert f"#### changed Route: `{route}`" in report
+    assert f"#### changed Route: `{route}` (update in place)" in report
     assert "+  host: team-a.vanity.example.org" in report
+    # The new host is a new SAN: the request is replaced (tls RequiresReplace), and said so.
+    ibm = stack_section(report, "ibm")
+    assert (
+        "| CertRequest `team-a-pki-server-csr` | `team-a` | replace (create-before-delete)"
+        " | `dnsNames[4]` |"
+    ) in ibm
+    assert "Updated in place: ConfigMap 1, Deployment 1, Route 1." in ibm
 
 
 def test_report_is_bounded_with_every_summary_kept_and_a_cut_note(changed: Changed) -> None:
@@ -516,7 +525,9 @@ def test_gateway_rows_are_capped_and_counted() -> None:
     report = build_report([synthetic("s", GATEWAY_ROWS + 5)], base_label="b", command="c")
     row = "| added | cluster `c`, namespace `n`, address `-` |"
     assert report.count(row) == GATEWAY_ROWS
-    assert "| ... | | 5 more gateway(s) |" in report
+    # Every gateway is named: the rows, then the rest in one line.
+    more = ", ".join(f"`gw-{i:03d}`" for i in range(GATEWAY_ROWS, GATEWAY_ROWS + 5))
+    assert f"| ... | added | 5 more: {more} |" in report
     assert f"| ConfigMap | {GATEWAY_ROWS + 5} | 0 | 0 |" in report
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 
 from components import tokens
+from gatewayctl.diff.operations import Operation, predict
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
 from gatewayctl.secrets import MANIFESTS, Scrubber
@@ -80,6 +81,8 @@ class StackDiff:
     shows it)."""
     releases: tuple[ReleaseMove, ...] = ()
     """Gateways whose release differs (:mod:`gatewayctl.diff.releases`)."""
+    operations: tuple[Operation, ...] = ()
+    """What the providers will do with each changed plan resource (:mod:`.operations`)."""
 
     @property
     def rendered_changed(self) -> bool:
@@ -271,8 +274,8 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
     """What changed from ``base`` to ``head``, every value equal to a secret of either side (or
     of ``secrets``: the other stacks') scrubbed first (see :class:`Scrubber`)."""
     scrubber = Scrubber(base.secrets | head.secrets | frozenset(secrets))
-    old_plan, new_plan = _plan(base.files, scrubber), _plan(head.files, scrubber)
-    gateways, resources = compare_plans(old_plan, new_plan)
+    base_plan, head_plan = _plan(base.files, scrubber), _plan(head.files, scrubber)
+    gateways, resources = compare_plans(base_plan, head_plan)
     return StackDiff(
         stack=stack,
         base_note=base.note,
@@ -282,5 +285,6 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         resources=tuple(r for r in resources if not r.type.startswith("kubernetes:"))
         + tuple(r for r in resources if r.type.startswith("kubernetes:")),
         secrets_changed=secrets_changed(base, head),
-        releases=release_moves(old_plan, new_plan),
+        releases=release_moves(base_plan, head_plan),
+        operations=tuple(predict(base_plan, head_plan)),
     )

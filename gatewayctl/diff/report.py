@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gatewayctl.diff import credentials, releases
+from gatewayctl.diff import operations as ops
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
 from gatewayctl.yamlfile import SECRETS_KEY
 
@@ -27,6 +28,7 @@ RESOURCE_LINES = 30
 """Lines of the other-resources section before the rest is counted."""
 NAMES_LISTED = 8
 """Resource names listed per group of added or removed resources."""
+
 _NOTE_RESERVE = 600
 SECRETS_CHANGED = f"{SECRETS_KEY} values changed (not shown)"
 """Summary line of a stack whose secret values (plaintext, or the ciphertext of ``secure:``
@@ -103,8 +105,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
             f"| `{g.name}` | {g.status} | {gateway_detail(g)} |"
             for g in diff.gateways[:GATEWAY_ROWS]
         ]
-        if len(diff.gateways) > GATEWAY_ROWS:
-            lines.append(f"| ... | | {len(diff.gateways) - GATEWAY_ROWS} more gateway(s) |")
+        lines += _more_gateways(diff.gateways[GATEWAY_ROWS:])
         lines.append("")
     lines += releases.summary_lines(diff.releases, GATEWAY_ROWS)
     lines += credentials.summary_lines(diff)
@@ -126,7 +127,19 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         f" {_totals(_counts(diff.resources))}",
         "",
     ]
+    lines += ops.summary_lines(diff.operations)
     return "\n".join(lines) + "\n"
+
+
+def _more_gateways(rest: Sequence[GatewayChange]) -> list[str]:
+    """Every gateway past the rows, by name, one row per status: the summary names them all."""
+    rows = []
+    for status in STATUSES:
+        names = [g.name for g in rest if g.status == status]
+        if names:
+            listed = ", ".join(f"`{n}`" for n in names)
+            rows.append(f"| ... | {status} | {len(names)} more: {listed} |")
+    return rows
 
 
 def _resource_section(diff: StackDiff) -> str:
@@ -134,9 +147,12 @@ def _resource_section(diff: StackDiff) -> str:
         return ""
     lines: list[str] = []
     groups: dict[tuple[Status, str], list[str]] = {}
+    predicted = {(o.type, o.name): o.label for o in diff.operations}
     for res in diff.resources:
         if res.status == "changed":
             fields = ", ".join(f"`{f}`" for f in res.fields)
+            label = predicted.get((res.type, res.name))
+            fields += f" ({label})" if label else ""
             lines.append(f"- changed `{res.type}` `{res.name}`: {fields}")
         else:
             groups.setdefault((res.status, res.type), []).append(res.name)
@@ -159,8 +175,9 @@ def _lines(text: str) -> list[str]:
     return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(True)]
 
 
-def object_diff(change: ObjectChange) -> str:
-    """A unified diff of one object file, fenced for Markdown."""
+def object_diff(change: ObjectChange, operation: str | None = None) -> str:
+    """A unified diff of one object file, fenced for Markdown; ``operation``: what the provider
+    will do with it (:mod:`gatewayctl.diff.operations`)."""
     before = "/dev/null" if change.status == "added" else f"a/{change.path}"
     after = "/dev/null" if change.status == "removed" else f"b/{change.path}"
     body = "".join(
@@ -170,6 +187,7 @@ def object_diff(change: ObjectChange) -> str:
     )
     fence = _fence(body)
     title = f"#### {change.status} {change.kind}: `{change.path}`"
+    title += f" ({operation})" if operation else ""
     return f"{title}\n\n{fence}diff\n{body}{fence}\n\n"
 
 
@@ -200,12 +218,18 @@ def build_report(
         for index, d in enumerate(diffs)
         for obj in d.objects
     )
+    predicted = {
+        (index, o.manifest): o.label
+        for index, d in enumerate(diffs)
+        for o in d.operations
+        if o.manifest
+    }
     budget = limit - len(kept) - _NOTE_RESERVE
     chosen: dict[int, list[tuple[tuple[int, int, str], str]]] = {}
     omitted: Counter[str] = Counter()
     for key, obj in candidates:
         index = key[1]
-        block = object_diff(obj)
+        block = object_diff(obj, predicted.get((index, obj.path)))
         heading = 0 if index in chosen else len(_heading(diffs[index].stack))
         if len(block) + heading <= budget:
             chosen.setdefault(index, []).append((key, block))

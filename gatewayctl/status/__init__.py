@@ -1,0 +1,32 @@
+"""``python -m gatewayctl status <stack> --from FILE...``: an Argo CD-like status per gateway
+from what the Pulumi CLI writes (``pulumi refresh --preview-only --json``, ``pulumi preview
+--json``, ``pulumi stack export``), with no CLI, backend or cluster of its own.
+
+One concern per module: :mod:`.models` (the CLI's formats, cited), :mod:`.inputs` (reading
+the files), :mod:`.tree` (URN → gateway through the parent chain), :mod:`.sync`,
+:mod:`.health`, :mod:`.certificates`, :mod:`.core` (a gateway's status), :mod:`.selfheal`
+(what the scheduled check may do), :mod:`.formats` (table, Markdown, JSON).
+
+The overall state, and the exit code ``gatewayctl.cli`` gives it (:func:`state`):
+``degraded`` (4: a gateway Degraded or Progressing) before ``out-of-sync`` (3: a resource
+differs, or a live object is missing) before ``renewal-due`` (5: a certificate inside its
+renewal window) before ``synced`` (0).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gatewayctl.status.core import StackStatus
+
+State = Literal["synced", "out-of-sync", "degraded", "renewal-due"]
+
+
+def state(status: StackStatus) -> State:
+    if status.degraded:
+        return "degraded"
+    if status.out_of_sync:
+        return "out-of-sync"
+    if status.due:
+        return "renewal-due"
+    return "synced"

@@ -1,0 +1,229 @@
+"""The status as a rich table (a terminal), Markdown (an issue or a comment) and JSON (for
+workflows). Values of properties are never shown, only their paths; names and messages that
+come from the inputs are made printable (:func:`gatewayctl.errors.printable`) and, in
+Markdown, kept out of markup."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gatewayctl.errors import printable
+from gatewayctl.status.certificates import Certificate
+from gatewayctl.status.core import GatewayStatus, StackStatus
+from gatewayctl.status.selfheal import Remedy
+from gatewayctl.status.sync import Change
+
+MARKDOWN_LIMIT = 60_000
+"""Characters of the Markdown report (an issue body holds 65,536)."""
+PATHS_SHOWN = 12
+"""Property paths listed per changed resource before the rest is counted."""
+
+
+def _time(value: Any) -> str:
+    return str(value.strftime("%Y-%m-%d %H:%M UTC"))
+
+
+def certificate_cell(gateway: GatewayStatus) -> str:
+    cert = gateway.earliest
+    if cert is None:
+        return "-"
+    days = f"{cert.days_left} days" if cert.days_left >= 0 else "expired"
+    flag = ", renewal due" if gateway.due else ""
+    return f"{days} ({printable(cert.name)}){flag}"
+
+
+def _paths(change: Change) -> str:
+    shown = [printable(p) for p in change.paths[:PATHS_SHOWN]]
+    more = len(change.paths) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")
+
+
+def change_line(change: Change) -> str:
+    where = "live" if change.source == "live" else "git"
+    what = "live object missing" if change.missing else change.op
+    paths = f": {_paths(change)}" if change.paths else ""
+    return f"{printable(change.type)} {printable(change.name)} ({where}) {what}{paths}"
+
+
+def headline(status: StackStatus) -> str:
+    parts = [f"{len(status.gateways)} gateway(s)"]
+    for label, count in (
+        ("out of sync", sum(g.sync != "Synced" for g in status.gateways)),
+        ("not healthy", sum(g.health != "Healthy" for g in status.gateways)),
+        ("with certificates due", sum(bool(g.due) for g in status.gateways)),
+    ):
+        parts.append(f"{count} {label}")
+    return ", ".join(parts)
+
+
+def live_note(status: StackStatus) -> str:
+    return {
+        "refresh": "health from the refreshed live state",
+        "state": "health from the state as of the last up or refresh (no refresh given)",
+        "none": "health unknown (no refresh and no stack export given)",
+    }[status.live]
+
+
+def table(status: StackStatus, remedy: Remedy, console: Console) -> None:
+    grid = Table(title=f"stack {status.stack}", title_justify="left")
+    for column in ("gateway", "sync", "health", "certificates", "address"):
+        grid.add_column(column, overflow="fold")
+    for g in status.gateways:
+        # Text, not markup: names and addresses come from the inputs (`[secret]` is no tag).
+        cells = (g.name, g.sync, g.health, certificate_cell(g), g.address or "-")
+        grid.add_row(*(Text(printable(cell)) for cell in cells))
+    console.print(grid)
+    console.print(f"{headline(status)}; {live_note(status)}", markup=False)
+    for line in detail_lines(status):
+        console.print(line, markup=False, soft_wrap=True)
+    if remedy.action != "none":
+        console.print(f"self-heal: {remedy.action}", markup=False)
+
+
+def detail_lines(status: StackStatus) -> list[str]:
+    lines: list[str] = []
+    for g in status.gateways:
+        lines += [f"{g.name}: {change_line(c)}" for c in g.changes]
+        lines += [
+            f"{g.name}: {printable(p.type)} {printable(p.name)} {p.health}: {printable(p.message)}"
+            for p in g.parts
+            if p.health != "Healthy"
+        ]
+        lines += [f"{g.name}: {_due(c)}" for c in g.due]
+    lines += [f"outside any gateway: {change_line(c)}" for c in status.other_changes]
+    return lines
+
+
+def _due(cert: Certificate) -> str:
+    return (
+        f"certificate {cert.name} expires {_time(cert.expires)}, inside its renewal window"
+        f" since {_time(cert.renews_from)}"
+    )
+
+
+def _md(text: str) -> str:
+    """Text from the inputs inside a Markdown code span."""
+    return "`" + printable(text).replace("`", "'") + "`"
+
+
+def markdown(status: StackStatus, remedy: Remedy, limit: int = MARKDOWN_LIMIT) -> str:
+    head = [
+        f"## Status of stack `{status.stack}`",
+        "",
+        f"{headline(status)}; {live_note(status)}. Checked {_time(status.now)}.",
+        "",
+        "| Gateway | Sync | Health | Certificates | Address |",
+        "|---|---|---|---|---|",
+    ]
+    head += [
+        f"| {_md(g.name)} | {g.sync} | {g.health} | {certificate_cell(g)} |"
+        f" {_md(g.address) if g.address else '-'} |"
+        for g in status.gateways
+    ]
+    head.append("")
+    if remedy.action != "none":
+        head += [f"Self-heal: **{remedy.action}**.", ""]
+    sections: list[tuple[str, list[str]]] = [
+        (
+            "### What differs",
+            [f"- {_md(g.name)}: {_md(change_line(c))}" for g in status.gateways for c in g.changes]
+            + [f"- outside any gateway: {_md(change_line(c))}" for c in status.other_changes],
+        ),
+        (
+            "### Health",
+            [
+                f"- {_md(g.name)}: {_md(p.type)} {_md(p.name)} **{p.health}**: {_md(p.message)}"
+                for g in status.gateways
+                for p in g.parts
+                if p.health != "Healthy"
+            ],
+        ),
+        (
+            "### Certificates inside their renewal window",
+            [f"- {_md(g.name)}: {_md(_due(c))}" for g in status.gateways for c in g.due],
+        ),
+    ]
+    text = "\n".join(head) + "\n"
+    omitted = 0
+    reserve = 200
+    for title, lines in sections:
+        if not lines:
+            continue
+        block = f"{title}\n\n"
+        if len(text) + len(block) + reserve > limit:
+            omitted += len(lines)
+            continue
+        text += block
+        for line in lines:
+            if len(text) + len(line) + 1 + reserve > limit:
+                omitted += 1
+                continue
+            text += line + "\n"
+        text += "\n"
+    if omitted:
+        text += (
+            f"> **Note:** {omitted} detail line(s) omitted to stay under {limit:,} characters;"
+            f" the table above is complete. Run `python -m gatewayctl status {status.stack}`"
+            " with the same files for all of them.\n"
+        )
+    return text
+
+
+def _change(change: Change) -> dict[str, Any]:
+    return {
+        "urn": change.urn,
+        "type": change.type,
+        "name": change.name,
+        "op": change.op,
+        "source": change.source,
+        "paths": list(change.paths),
+    }
+
+
+def _certificate(cert: Certificate) -> dict[str, Any]:
+    return {
+        "urn": cert.urn,
+        "name": cert.name,
+        "expires": cert.expires.isoformat(),
+        "renewsFrom": cert.renews_from.isoformat(),
+        "daysLeft": cert.days_left,
+        "due": cert.due,
+    }
+
+
+def as_json(status: StackStatus, remedy: Remedy, state: str, self_heal: bool) -> str:
+    def gateways(items: Iterable[GatewayStatus]) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": g.name,
+                "sync": g.sync,
+                "health": g.health,
+                "address": g.address,
+                "changes": [_change(c) for c in g.changes],
+                "parts": [
+                    {"type": p.type, "name": p.name, "health": p.health, "message": p.message}
+                    for p in g.parts
+                ],
+                "certificates": [_certificate(c) for c in g.certificates],
+            }
+            for g in items
+        ]
+
+    document = {
+        "stack": status.stack,
+        "checkedAt": status.now.isoformat(),
+        "liveState": status.live,
+        "state": state,
+        "selfHeal": self_heal,
+        "remedy": {"action": remedy.action, "targets": list(remedy.targets)},
+        "gateways": gateways(status.gateways),
+        "otherChanges": [_change(c) for c in status.other_changes],
+        "certificatesDue": [_certificate(c) for c in status.due],
+    }
+    return json.dumps(document, indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,158 @@
+"""Health of a gateway's parts, from the live state (Argo CD's vocabulary: Healthy,
+Progressing, Degraded, Missing).
+
+- Deployment: the rollout rules of ``kubectl rollout status`` (kubernetes/kubectl
+  ``pkg/polymorphichelpers/rollout_status.go``, ``DeploymentStatusViewer.Status``), which
+  Argo CD's Deployment health follows too (argoproj/gitops-engine ``pkg/health/
+  health_deployment.go``): observed generation behind → Progressing; condition
+  ``Progressing`` with reason ``ProgressDeadlineExceeded`` → Degraded; fewer updated
+  replicas than ``spec.replicas``, old replicas still terminating, or fewer available than
+  updated → Progressing while the ``Progressing`` condition is True, Degraded once it is
+  False; condition ``Available`` False (or ``ReplicaFailure`` True) with nothing under way
+  → Degraded; else Healthy.
+- Route (route.openshift.io/v1): every ``status.ingress[]`` has condition ``Admitted``
+  True → Healthy; one False → Degraded; none yet → Progressing (DESIGN §5.8: the program
+  awaits the same condition through ``pulumi.com/waitFor``).
+- GRPCRoute (gateway.networking.k8s.io/v1): every ``status.parents[]`` has ``Accepted``
+  and ``ResolvedRefs`` True → Healthy; one False → Degraded; none yet → Progressing.
+- Namespace: ``status.phase`` Terminating → Degraded.
+- PostgreSQL Role and Database: present → Healthy (the provider's Read finds them by name
+  and drops them from the state when they are gone: terraform-provider-postgresql
+  ``resource_postgresql_role.go`` ``resourcePostgreSQLRoleReadImpl`` and
+  ``resource_postgresql_database.go`` ``resourcePostgreSQLDatabaseReadImpl`` set the ID to ""
+  for a missing object, which a refresh shows as a delete).
+
+A part whose live object is gone is Missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Health = Literal["Healthy", "Progressing", "Missing", "Degraded", "Unknown"]
+ORDER: dict[Health, int] = {
+    "Healthy": 0,
+    "Unknown": 1,
+    "Progressing": 2,
+    "Missing": 3,
+    "Degraded": 4,
+}
+"""Worse is higher; a gateway is as healthy as its least healthy part (Argo CD's rule)."""
+
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+ROUTE = "kubernetes:route.openshift.io/v1:Route"
+GRPC_ROUTE = "kubernetes:gateway.networking.k8s.io/v1:GRPCRoute"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+PG_ROLE = "postgresql:index/role:Role"
+PG_DATABASE = "postgresql:index/database:Database"
+CHECKED = (DEPLOYMENT, ROUTE, GRPC_ROUTE, NAMESPACE, PG_ROLE, PG_DATABASE)
+"""The types whose health is read; every other resource is only synced or not."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PartHealth:
+    name: str
+    type: str
+    health: Health
+    message: str
+
+
+def worst(values: list[Health]) -> Health:
+    return max(values, key=ORDER.__getitem__) if values else "Healthy"
+
+
+def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    found: dict[str, Mapping[str, Any]] = {}
+    for condition in status.get("conditions") or []:
+        if isinstance(condition, Mapping) and isinstance(condition.get("type"), str):
+            found[condition["type"]] = condition
+    return found
+
+
+def _int(value: object, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def deployment(live: Mapping[str, Any]) -> tuple[Health, str]:
+    spec = live.get("spec") if isinstance(live.get("spec"), Mapping) else {}
+    status = live.get("status") if isinstance(live.get("status"), Mapping) else {}
+    meta = live.get("metadata") if isinstance(live.get("metadata"), Mapping) else {}
+    assert isinstance(spec, Mapping) and isinstance(status, Mapping) and isinstance(meta, Mapping)
+    wanted = _int(spec.get("replicas"), 1)
+    if _int(meta.get("generation")) > _int(status.get("observedGeneration")):
+        return "Progressing", "rollout: the controller has not observed the newest spec yet"
+    conditions = _conditions(status)
+    progressing = conditions.get("Progressing", {})
+    if progressing.get("reason") == "ProgressDeadlineExceeded":
+        return "Degraded", "rollout exceeded its progress deadline (ProgressDeadlineExceeded)"
+    updated = _int(status.get("updatedReplicas"))
+    replicas = _int(status.get("replicas"))
+    available = _int(status.get("availableReplicas"))
+    counts = f"{available}/{wanted} available"
+    under_way = progressing.get("status") == "True"
+    if updated < wanted or replicas > updated or available < updated:
+        if under_way:
+            return "Progressing", f"rollout under way: {counts}, {updated}/{wanted} updated"
+        return "Degraded", f"{counts}, {updated}/{wanted} updated, no rollout under way"
+    if conditions.get("ReplicaFailure", {}).get("status") == "True":
+        return "Degraded", f"ReplicaFailure: {conditions['ReplicaFailure'].get('reason', '')}"
+    if conditions.get("Available", {}).get("status") == "False":
+        return "Degraded", f"Available is False: {conditions['Available'].get('reason', '')}"
+    return "Healthy", counts
+
+
+def _route_conditions(entries: object, required: tuple[str, ...], what: str) -> tuple[Health, str]:
+    items = [e for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
+    if not items:
+        return "Progressing", f"no {what} has reported a status yet"
+    for entry in items:
+        conditions = _conditions(entry)
+        for kind in required:
+            condition = conditions.get(kind)
+            if condition is not None and condition.get("status") == "False":
+                reason = condition.get("reason", "")
+                return "Degraded", f"{kind} is False ({reason})" if reason else f"{kind} is False"
+    for entry in items:
+        conditions = _conditions(entry)
+        if any(conditions.get(k, {}).get("status") != "True" for k in required):
+            return "Progressing", f"waiting for {' and '.join(required)}"
+    return "Healthy", " and ".join(required)
+
+
+def route(live: Mapping[str, Any]) -> tuple[Health, str]:
+    status = live.get("status") if isinstance(live.get("status"), Mapping) else {}
+    assert isinstance(status, Mapping)
+    return _route_conditions(status.get("ingress"), ("Admitted",), "router")
+
+
+def grpc_route(live: Mapping[str, Any]) -> tuple[Health, str]:
+    status = live.get("status") if isinstance(live.get("status"), Mapping) else {}
+    assert isinstance(status, Mapping)
+    return _route_conditions(status.get("parents"), ("Accepted", "ResolvedRefs"), "parent Gateway")
+
+
+def namespace(live: Mapping[str, Any]) -> tuple[Health, str]:
+    status = live.get("status") if isinstance(live.get("status"), Mapping) else {}
+    assert isinstance(status, Mapping)
+    phase = status.get("phase")
+    if phase == "Terminating":
+        return "Degraded", "Terminating"
+    return "Healthy", str(phase or "Active")
+
+
+def part(type_: str, outputs: Mapping[str, Any] | None) -> tuple[Health, str]:
+    """The health of one resource of a :data:`CHECKED` type from its live outputs (None: the
+    live object is gone)."""
+    if outputs is None:
+        return "Missing", "the live object is gone"
+    if type_ == DEPLOYMENT:
+        return deployment(outputs)
+    if type_ == ROUTE:
+        return route(outputs)
+    if type_ == GRPC_ROUTE:
+        return grpc_route(outputs)
+    if type_ == NAMESPACE:
+        return namespace(outputs)
+    return "Healthy", "present"

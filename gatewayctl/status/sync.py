@@ -1,0 +1,79 @@
+"""Sync: which resources differ, from the steps of the digests, with the property paths that
+differ (never a value).
+
+- A refresh's ``update`` step: the live object differs from the state (drift); its paths are
+  the detailed diff's keys (``PreviewStep.detailedDiff``), else ``diffReasons``.
+- A refresh's ``delete`` step: the live object is gone (Missing).
+- A preview's steps other than ``same``: git differs from the state (an undeployed change),
+  with the op the engine would take (create, update, replace, delete, ...).
+
+Component resources (no provider of their own: ``custom`` false) change nothing by
+themselves and are not listed; the stack resource neither.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gatewayctl.status.models import (
+    OP_CREATE,
+    OP_DELETE,
+    UNCHANGED_OPS,
+    PreviewDigest,
+    PreviewStep,
+)
+from gatewayctl.status.tree import STACK_TYPE, name_of, type_of
+
+Source = Literal["live", "git"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Change:
+    urn: str
+    type: str
+    name: str
+    op: str
+    """The engine's op; ``missing`` for a live object that is gone."""
+    paths: tuple[str, ...]
+    source: Source
+    """``live``: found by the refresh (drift); ``git``: found by the preview (undeployed)."""
+
+    @property
+    def missing(self) -> bool:
+        return self.op == "missing"
+
+
+def _paths(step: PreviewStep) -> tuple[str, ...]:
+    if step.detailed_diff:
+        return tuple(sorted(step.detailed_diff))
+    return tuple(sorted(set(step.diff_reasons or ()) | set(step.replace_reasons or ())))
+
+
+def _custom(step: PreviewStep) -> bool:
+    state = step.state
+    if state is not None:
+        return state.custom
+    # No state in the step: a provider reference says it is a custom resource.
+    return bool(step.provider)
+
+
+def changes(digest: PreviewDigest, source: Source) -> list[Change]:
+    found: list[Change] = []
+    for step in digest.steps:
+        if step.op in UNCHANGED_OPS or type_of(step.urn) == STACK_TYPE or not _custom(step):
+            continue
+        op = step.op
+        if source == "live" and op == OP_DELETE:
+            op = "missing"
+        found.append(
+            Change(
+                urn=step.urn,
+                type=type_of(step.urn),
+                name=name_of(step.urn),
+                op=op,
+                paths=() if op in {"missing", OP_CREATE, OP_DELETE} else _paths(step),
+                source=source,
+            )
+        )
+    return found
