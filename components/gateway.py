@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_keycloak as keycloak
 from pulumi_kubernetes.core.v1 import Namespace
 
 from components import naming, tokens
 from components.database import Database, DatabaseArgs, DatabaseEndpoint
 from components.exposure import Exposure, ExposureArgs, GatewayExposure
+from components.gateway_config import OidcSettings
 from components.hostnames import grpcs_address
+from components.identity import Identity, IdentityArgs
 from components.metadata import metadata
 from components.pki import Pki, PkiArgs
 from components.wire import wire
@@ -62,15 +65,27 @@ class GatewayArgs:
     """The cluster's shared node-reader ClusterRole. The resolution, before any resource
     exists, knows its name; the program passes the ``Cluster``'s output of that name, so the
     binding is ordered after the role."""
+    oidc: OidcSettings | None = None
+    """What ``gateway.toml`` trusts to sign people in; None: no person signs in."""
+    identity: IdentityArgs | None = None
+    """The gateway's Keycloak client and who holds its roles; None without Keycloak."""
+    keycloak_provider: keycloak.Provider | None = None
+    """The provider of the cluster's Keycloak server (the program passes it with
+    ``identity``)."""
+    trusted_ca_bundle: str | None = None
+    """The cluster's trusted CA bundle (PEM), or None."""
 
 
 class Gateway(pulumi.ComponentResource):
     """One tenant gateway. Creates: the Namespace; ``Pki``; ``Database``; ``Workload``;
-    ``Exposure``. The Kubernetes and PostgreSQL providers of the gateway's cluster are passed
-    in ``opts.providers`` and inherited by every child.
+    ``Exposure``; with Keycloak, ``Identity``. The Kubernetes and PostgreSQL providers of the
+    gateway's cluster are passed in ``opts.providers`` and inherited by every child; the
+    Keycloak provider in ``args.keycloak_provider``.
 
     Outputs: ``namespace``, ``hostname``, ``address`` (``grpcs://<host>:443`` or None),
-    ``ca_certificate`` (public PEM) and ``database_name``.
+    ``ca_certificate`` (public PEM), ``database_name``, ``issuer`` and ``client_id`` (None
+    when no person signs in; the client id is the OIDC audience). ``identity`` is the
+    ``Identity`` component or None.
     """
 
     namespace: pulumi.Output[str]
@@ -78,6 +93,9 @@ class Gateway(pulumi.ComponentResource):
     address: pulumi.Output[str | None]
     ca_certificate: pulumi.Output[str]
     database_name: pulumi.Output[str]
+    issuer: pulumi.Output[str | None]
+    client_id: pulumi.Output[str | None]
+    identity: Identity | None
 
     def __init__(self, name: str, args: GatewayArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(tokens.GATEWAY, name, None, opts)
@@ -137,8 +155,15 @@ class Gateway(pulumi.ComponentResource):
                 openshift=args.openshift,
                 metrics_namespace=args.metrics_namespace,
                 labels=labels,
+                oidc=args.oidc,
+                trusted_ca_bundle=args.trusted_ca_bundle,
             ),
             opts=child,
+        )
+        self.identity = (
+            Identity(f"{name}-identity", args.identity, opts=child, provider=args.keycloak_provider)
+            if args.identity is not None
+            else None
         )
         Exposure(
             f"{name}-exposure",
@@ -157,8 +182,17 @@ class Gateway(pulumi.ComponentResource):
         self.address = pulumi.Output.from_input(grpcs_address(host) if host else None)
         self.ca_certificate = pki.ca_cert_pem
         self.database_name = database.database_name
+        oidc = args.oidc
+        self.issuer = pulumi.Output.from_input(oidc.issuer if oidc is not None else None)
+        self.client_id = (
+            self.identity.client_id
+            if self.identity is not None
+            else pulumi.Output.from_input(oidc.audience if oidc is not None else None)
+        )
         self.register_outputs(
             {
+                "issuer": self.issuer,
+                "client_id": self.client_id,
                 "namespace": self.namespace,
                 "hostname": self.hostname,
                 "address": self.address,

@@ -20,13 +20,30 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gatewayctl import adoption, diff, interrupts, inventory, operator, outputs, readiness, render
+from gatewayctl import (
+    adoption,
+    diff,
+    identity,
+    interrupts,
+    inventory,
+    operator,
+    outputs,
+    readiness,
+    render,
+)
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.offline import RecordedResource
 from gatewayctl.program import ROOT
 from gatewayctl.stackfile import stack_file
 
 DEFAULT_OUT = Path("build/rendered")
+SIGN_IN_SHOWN = {
+    "keycloak": "keycloak",
+    "oidc": "own issuer",
+    "none": "none (declared)",
+    "unset": "NOT CONFIGURED",
+}
+"""The summary's sign-in column: whether, and how, people sign in to each gateway."""
 PROGRESS_MIN_GATEWAYS = 25
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it (SIGTERM: 143: gatewayctl.interrupts)
@@ -122,7 +139,7 @@ def _prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
 def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> None:
     loaded = rendered.prepared.loaded
     table = Table(title=f"stack {loaded.name}", title_justify="left")
-    for column in ("gateway", "cluster", "mode", "address", "resources"):
+    for column in ("gateway", "cluster", "mode", "address", "sign-in", "resources"):
         # Addresses are what operators copy: wrapped whole, never cut with an ellipsis.
         table.add_column(
             column,
@@ -130,7 +147,14 @@ def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> N
             overflow="fold",
         )
     for gw in rendered.gateways:
-        table.add_row(gw.name, gw.cluster, gw.mode, gw.address or "-", str(gw.resources))
+        table.add_row(
+            gw.name,
+            gw.cluster,
+            gw.mode,
+            gw.address or "-",
+            SIGN_IN_SHOWN.get(gw.sign_in, gw.sign_in),
+            str(gw.resources),
+        )
     console.print(table)
     where = f" → {out}" if out is not None else ""
     console.print(
@@ -222,6 +246,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     else:
         stacks = _prepare_all(args.root, names)
     _warn(console, args.root, stacks)
+    if problems := [p for s in stacks for p in identity.sign_in_problems(s.loaded)]:
+        raise InvalidInputError(problems)
     for prepared in stacks:
         loaded = prepared.loaded
         console.print(

@@ -9,6 +9,7 @@ gateway takes a namespace or role the stack config refers to. The files themselv
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,20 @@ from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
+from gatewayctl.identity import (
+    ClusterBundles,
+    SignIn,
+    client_clashes,
+    read_bundles,
+    resolve_sign_in,
+)
+from gatewayctl.models import (
+    ClusterConfig,
+    GatewayDeclaration,
+    KeycloakImportIds,
+    StackConfig,
+    is_inside_project,
+)
 from gatewayctl.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 
 
@@ -47,6 +61,10 @@ class ResolvedGateway:
     """The cluster's resolved mode, for reports (the component reads ``args.exposure``)."""
     args: GatewayArgs
     """The input of the gateway's ``Gateway`` component."""
+    sign_in: SignIn = "unset"
+    """How people sign in (``gatewayctl.identity``); the args carry what the component needs."""
+    keycloak_import_ids: KeycloakImportIds | None = None
+    """Keycloak's ids of an adopted gateway's client and roles, for ``import-file``."""
 
     @property
     def cluster(self) -> str:
@@ -76,6 +94,8 @@ class LoadedStack:
     config_path: str
     config: StackConfig
     gateways: tuple[ResolvedGateway, ...]
+    bundles: Mapping[str, ClusterBundles] = dataclasses.field(default_factory=dict)
+    """Each cluster's CA bundles (PEM text), read from the project."""
 
     def cluster(self, name: str) -> ClusterConfig:
         return self.config.clusters[name]
@@ -96,13 +116,19 @@ def _pick_cluster(
 
 
 def _resolve(
-    display: str, declaration: GatewayDeclaration, config: StackConfig, config_path: str
+    display: str,
+    declaration: GatewayDeclaration,
+    config: StackConfig,
+    config_path: str,
+    bundles: Mapping[str, ClusterBundles] | None = None,
 ) -> tuple[ResolvedGateway | None, list[Problem]]:
     name, spec = declaration.metadata.name, declaration.spec
     cluster_name, problems = _pick_cluster(display, spec.cluster, config)
     if cluster_name is None:
         return None, problems
     cluster = config.clusters[cluster_name]
+    sign_in, found = resolve_sign_in(display, name, spec, cluster_name, cluster)
+    problems += found
     mode = cluster.ingress_mode
     namespace = spec.namespace or naming.default_namespace(name)
     database_name = spec.database_name or naming.postgres_identifier(name)
@@ -162,12 +188,15 @@ def _resolve(
     if problems:
         return None, problems
     server = cluster.database
+    bundle = bundles.get(cluster_name) if bundles is not None else None
     return (
         ResolvedGateway(
             name=name,
             source=display,
             adopted=spec.namespace is not None,
             ingress_mode=mode,
+            sign_in=sign_in.mode,
+            keycloak_import_ids=sign_in.import_ids,
             args=GatewayArgs(
                 cluster=cluster_name,
                 namespace=namespace,
@@ -185,6 +214,9 @@ def _resolve(
                 retain_database=spec.deletion_policy == "Retain",
                 openshift=cluster.capabilities.openshift,
                 metrics_namespace=cluster.metrics_namespace,
+                oidc=sign_in.oidc,
+                identity=sign_in.identity,
+                trusted_ca_bundle=bundle.trusted if bundle is not None else None,
             ),
         ),
         [],
@@ -451,16 +483,19 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         root, config.declarations_dir, None if inventory else config.clusters, config_path=display
     )
     problems += _linked_outside(root, display, config)
+    bundles, found = read_bundles(root, display, config)
+    problems += found
     if inventory:
         declarations, missing = _select(declarations, config)
         problems += missing
     gateways: list[ResolvedGateway] = []
     for source, declaration in declarations:
-        gateway, found = _resolve(source, declaration, config, display)
+        gateway, found = _resolve(source, declaration, config, display, bundles)
         problems += found
         if gateway is not None:
             gateways.append(gateway)
     problems += _duplicates(gateways, config)
+    problems += client_clashes(gateways, config)
     if problems:
         raise InvalidInputError(problems)
     return LoadedStack(
@@ -468,4 +503,5 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         config_path=display,
         config=config,
         gateways=tuple(sorted(gateways, key=lambda g: g.name)),
+        bundles=bundles,
     )
