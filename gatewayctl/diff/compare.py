@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 
 from components import tokens
+from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
 from gatewayctl.diff.sides import Side
 from gatewayctl.secrets import MANIFESTS, Scrubber
 
@@ -77,6 +78,10 @@ class StackDiff:
     secrets_changed: bool = False
     """A plaintext ``clusterSecrets`` value differs (the render redacts it, so nothing else
     shows it)."""
+    access: tuple[AccessChange, ...] = ()
+    """Principals that gain or lose a gateway's role (:mod:`gatewayctl.diff.access`)."""
+    sign_in: tuple[SignInChange, ...] = ()
+    """Gateways whose sign-in (mode, issuer, client id) changed."""
 
     @property
     def rendered_changed(self) -> bool:
@@ -268,7 +273,9 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
     """What changed from ``base`` to ``head``, every value equal to a secret of either side (or
     of ``secrets``: the other stacks') scrubbed first (see :class:`Scrubber`)."""
     scrubber = Scrubber(base.secrets | head.secrets | frozenset(secrets))
-    gateways, resources = compare_plans(_plan(base.files, scrubber), _plan(head.files, scrubber))
+    old_plan, new_plan = _plan(base.files, scrubber), _plan(head.files, scrubber)
+    gateways, resources = compare_plans(old_plan, new_plan)
+    access, sign_in = access_changes(old_plan, new_plan)
     return StackDiff(
         stack=stack,
         base_note=base.note,
@@ -278,4 +285,6 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         resources=tuple(r for r in resources if not r.type.startswith("kubernetes:"))
         + tuple(r for r in resources if r.type.startswith("kubernetes:")),
         secrets_changed=secrets_changed(base, head),
+        access=tuple(access),
+        sign_in=tuple(sign_in),
     )

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gatewayctl.diff.access import access_lines
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
 from gatewayctl.yamlfile import SECRETS_KEY
 
@@ -105,6 +106,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         if len(diff.gateways) > GATEWAY_ROWS:
             lines.append(f"| ... | | {len(diff.gateways) - GATEWAY_ROWS} more gateway(s) |")
         lines.append("")
+    lines += access_lines(diff.access, diff.sign_in)
 
     lines += [f"**Kubernetes objects:** {_totals(_counts(diff.objects))}", ""]
     if diff.objects:
