@@ -84,8 +84,9 @@ class Gateway(pulumi.ComponentResource):
 
     Outputs: ``namespace``, ``hostname``, ``address`` (``grpcs://<host>:443`` or None),
     ``ca_certificate`` (public PEM), ``database_name``, ``issuer`` and ``client_id`` (None
-    when no person signs in; the client id is the OIDC audience). ``identity`` is the
-    ``Identity`` component or None.
+    when no person signs in; the client id is the OIDC audience), ``roles`` (the admin and
+    user role names the gateway reads from tokens). ``identity`` is the ``Identity``
+    component or None.
     """
 
     namespace: pulumi.Output[str]
@@ -95,6 +96,7 @@ class Gateway(pulumi.ComponentResource):
     database_name: pulumi.Output[str]
     issuer: pulumi.Output[str | None]
     client_id: pulumi.Output[str | None]
+    roles: pulumi.Output[list[str]]
     identity: Identity | None
 
     def __init__(self, name: str, args: GatewayArgs, opts: pulumi.ResourceOptions | None = None):
@@ -189,8 +191,12 @@ class Gateway(pulumi.ComponentResource):
             if self.identity is not None
             else pulumi.Output.from_input(oidc.audience if oidc is not None else None)
         )
+        self.roles = pulumi.Output.from_input(
+            [r for r in (oidc.admin_role, oidc.user_role) if r] if oidc is not None else []
+        )
         self.register_outputs(
             {
+                "roles": self.roles,
                 "issuer": self.issuer,
                 "client_id": self.client_id,
                 "namespace": self.namespace,

@@ -111,6 +111,7 @@ def export(gateways: Mapping[str, Gateway]) -> None:
                 "database": gw.database_name,
                 "issuer": gw.issuer,
                 "clientId": gw.client_id,
+                "roles": gw.roles,
             }
             for name, gw in sorted(gateways.items())
         },

@@ -507,3 +507,34 @@ def test_the_program_shares_one_provider_per_server_and_keeps_its_secret_secret(
     assert is_secret(provider.inputs["clientSecret"])
     clients = recording.of_type(CLIENT)
     assert sorted(c.provider or "" for c in clients) == [provider.urn, provider.urn]
+
+
+def test_the_stack_outputs_gain_issuer_client_id_and_roles(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gatewayctl import program, render
+    from gatewayctl.stackfile import PROJECT
+    from gatewayctl.yamlfile import SECRETS_KEY
+    from tests.support import ROOT
+
+    exported: dict[str, Any] = {}
+    monkeypatch.setattr(pulumi, "export", lambda name, value: exported.setdefault(name, value))
+    prepared = render.prepare(ROOT, "local")
+
+    def main() -> Any:
+        program.main(ROOT)
+        return exported["gateways"]
+
+    _, outputs = run_program(
+        main,
+        project=PROJECT,
+        stack="local",
+        config=prepared.config,
+        secret_keys=[f"{PROJECT}:{SECRETS_KEY}"],
+    )
+    facts = {name: (o["issuer"], o["clientId"], o["roles"]) for name, o in sorted(outputs.items())}
+    issuer = "https://keycloak.hypershell.localhost/realms/hypershell"
+    roles = ["openshell-admin", "openshell-user"]
+    assert facts == {
+        "dev": (issuer, "openshell-dev", roles),
+        "dev-build": (issuer, "openshell-dev-build", roles),
+        "offline": (None, None, []),
+    }

@@ -397,6 +397,7 @@ def test_diff_report_holds_no_secret_even_unscrubbed(tmp_path: Path) -> None:
     assert {password(f"{c}-rotated") for c in clusters} <= head.secrets
     assert [(g.name, g.status) for g in change.gateways] == [
         ("alpha", "changed"),
+        ("bravo", "changed"),  # user:erin gains the user role
         ("charlie", "removed"),
         ("delta", "added"),
     ]
