@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_keycloak as keycloak
@@ -163,7 +163,11 @@ class Gateway(pulumi.ComponentResource):
             opts=child,
         )
         self.identity = (
-            Identity(f"{name}-identity", args.identity, opts=child, provider=args.keycloak_provider)
+            Identity(
+                f"{name}-identity",
+                replace(args.identity, provider=args.keycloak_provider),
+                opts=child,
+            )
             if args.identity is not None
             else None
         )

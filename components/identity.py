@@ -123,6 +123,8 @@ class IdentityArgs:
     """Principals granted ``openshell-admin`` (and, as upstream's owners, ``openshell-user``)."""
     users: tuple[Principal, ...] = ()
     """Principals granted ``openshell-user``."""
+    provider: keycloak.Provider | None = None
+    """The Keycloak server's provider (the program's, one per server); None inherits one."""
 
 
 def grants(args: IdentityArgs) -> dict[Principal, tuple[str, ...]]:
@@ -147,7 +149,7 @@ class Identity(pulumi.ComponentResource):
     client roles ``openshell-admin`` and ``openshell-user``; protocol mappers (audience = the
     client id in the access token, ``sub``, client roles into the multivalued claim
     ``hypershell.roles``); one role mapping per declared principal (looked up, not created).
-    The Keycloak provider comes through ``opts`` (``providers`` or ``provider``).
+    The Keycloak provider comes in ``args.provider``.
 
     Outputs: ``client_id``, ``issuer``, ``client`` (the resource, for a second client or a
     console to build on), ``roles`` (role name → role resource) and ``provider``.
@@ -156,16 +158,9 @@ class Identity(pulumi.ComponentResource):
     client_id: pulumi.Output[str]
     issuer: pulumi.Output[str]
 
-    def __init__(
-        self,
-        name: str,
-        args: IdentityArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        provider: keycloak.Provider | None = None,
-    ):
+    def __init__(self, name: str, args: IdentityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(tokens.IDENTITY, name, None, opts)
-        self.provider = provider
+        provider = self.provider = args.provider
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         realm = args.realm
         self.client = keycloak.openid.Client(
