@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
+import pulumi_keycloak as keycloak
 from pulumi_kubernetes.core.v1 import Namespace
 
 from components import naming, tokens
 from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials
 from components.database import Database, DatabaseArgs, DatabaseEndpoint
 from components.exposure import Exposure, ExposureArgs, GatewayExposure
+from components.gateway_config import OidcSettings
 from components.hostnames import grpcs_address
+from components.identity import Identity, IdentityArgs
 from components.metadata import metadata
 from components.pki import Pki, PkiArgs
 from components.wire import wire
@@ -65,15 +68,28 @@ class GatewayArgs:
     """The cluster's shared node-reader ClusterRole. The resolution, before any resource
     exists, knows its name; the program passes the ``Cluster``'s output of that name, so the
     binding is ordered after the role."""
+    oidc: OidcSettings | None = None
+    """What ``gateway.toml`` trusts to sign people in; None: no person signs in."""
+    identity: IdentityArgs | None = None
+    """The gateway's Keycloak client and who holds its roles; None without Keycloak."""
+    keycloak_provider: keycloak.Provider | None = None
+    """The provider of the cluster's Keycloak server (the program passes it with
+    ``identity``)."""
+    trusted_ca_bundle: str | None = None
+    """The cluster's trusted CA bundle (PEM), or None."""
 
 
 class Gateway(pulumi.ComponentResource):
     """One tenant gateway. Creates: the Namespace; ``Pki``; ``Database``; ``Workload``;
-    ``Exposure``. The Kubernetes and PostgreSQL providers of the gateway's cluster are passed
-    in ``opts.providers`` and inherited by every child.
+    ``Exposure``; with Keycloak, ``Identity``. The Kubernetes and PostgreSQL providers of the
+    gateway's cluster are passed in ``opts.providers`` and inherited by every child; the
+    Keycloak provider in ``args.keycloak_provider``.
 
     Outputs: ``namespace``, ``hostname``, ``address`` (``grpcs://<host>:443`` or None),
-    ``ca_certificate`` (public PEM) and ``database_name``.
+    ``ca_certificate`` (public PEM), ``database_name``, ``issuer`` and ``client_id`` (None
+    when no person signs in; the client id is the OIDC audience), ``roles`` (the admin and
+    user role names the gateway reads from tokens). ``identity`` is the ``Identity``
+    component or None.
     """
 
     namespace: pulumi.Output[str]
@@ -81,6 +97,10 @@ class Gateway(pulumi.ComponentResource):
     address: pulumi.Output[str | None]
     ca_certificate: pulumi.Output[str]
     database_name: pulumi.Output[str]
+    issuer: pulumi.Output[str | None]
+    client_id: pulumi.Output[str | None]
+    roles: pulumi.Output[list[str]]
+    identity: Identity | None
 
     def __init__(self, name: str, args: GatewayArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(tokens.GATEWAY, name, None, opts)
@@ -141,8 +161,19 @@ class Gateway(pulumi.ComponentResource):
                 metrics_namespace=args.metrics_namespace,
                 labels=labels,
                 credentials=args.credentials,
+                oidc=args.oidc,
+                trusted_ca_bundle=args.trusted_ca_bundle,
             ),
             opts=child,
+        )
+        self.identity = (
+            Identity(
+                f"{name}-identity",
+                replace(args.identity, provider=args.keycloak_provider),
+                opts=child,
+            )
+            if args.identity is not None
+            else None
         )
         Exposure(
             f"{name}-exposure",
@@ -161,8 +192,21 @@ class Gateway(pulumi.ComponentResource):
         self.address = pulumi.Output.from_input(grpcs_address(host) if host else None)
         self.ca_certificate = pki.ca_cert_pem
         self.database_name = database.database_name
+        oidc = args.oidc
+        self.issuer = pulumi.Output.from_input(oidc.issuer if oidc is not None else None)
+        self.client_id = (
+            self.identity.client_id
+            if self.identity is not None
+            else pulumi.Output.from_input(oidc.audience if oidc is not None else None)
+        )
+        self.roles = pulumi.Output.from_input(
+            [r for r in (oidc.admin_role, oidc.user_role) if r] if oidc is not None else []
+        )
         self.register_outputs(
             {
+                "roles": self.roles,
+                "issuer": self.issuer,
+                "client_id": self.client_id,
                 "namespace": self.namespace,
                 "hostname": self.hostname,
                 "address": self.address,

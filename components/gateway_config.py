@@ -9,6 +9,7 @@ Keys and values are upstream's (``manifests/gateway/configmap.yaml``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import tomli_w
@@ -84,3 +85,49 @@ def gateway_config(
 def render_gateway_toml(config: dict[str, Any]) -> str:
     """Serialise the configuration; the TOML writer does all quoting and escaping."""
     return tomli_w.dumps(config)
+
+
+# --- sign-in: ``[openshell.gateway.oidc]`` --------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class OidcSettings:
+    """What the gateway trusts to sign people in (upstream's persisted ``oidc``)."""
+
+    issuer: str
+    """An https URL: tokens' ``iss``; the gateway fetches its JWKS from there."""
+    audience: str
+    """Tokens' ``aud`` (the Keycloak client id, or the declaration's)."""
+    jwks_ttl_secs: int = 3600
+    roles_claim: str | None = None
+    admin_role: str | None = None
+    user_role: str | None = None
+    scopes_claim: str | None = None
+
+
+def oidc_table(settings: OidcSettings) -> dict[str, Any]:
+    """The ``[openshell.gateway.oidc]`` table: upstream's keys, the optional ones only when
+    set (``ApplyConfigOverrides``), every value escaped by the TOML writer."""
+    table: dict[str, Any] = {
+        "issuer": settings.issuer,
+        "audience": settings.audience,
+        "jwks_ttl_secs": settings.jwks_ttl_secs,
+    }
+    for key, value in (
+        ("roles_claim", settings.roles_claim),
+        ("admin_role", settings.admin_role),
+        ("user_role", settings.user_role),
+        ("scopes_claim", settings.scopes_claim),
+    ):
+        if value is not None:
+            table[key] = value
+    return table
+
+
+def with_oidc(config: dict[str, Any], settings: OidcSettings | None) -> dict[str, Any]:
+    """``config`` with the OIDC table under ``openshell.gateway`` (a copy; unchanged for None).
+    Upstream also forces ``allow_unauthenticated_users`` to false: it is false already."""
+    if settings is None:
+        return config
+    gateway = {**config["openshell"]["gateway"], "oidc": oidc_table(settings)}
+    return {**config, "openshell": {**config["openshell"], "gateway": gateway}}

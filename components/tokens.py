@@ -19,6 +19,7 @@ PKI: Final = "hypershell:gateway:Pki"
 DATABASE: Final = "hypershell:gateway:Database"
 WORKLOAD: Final = "hypershell:gateway:Workload"
 EXPOSURE: Final = "hypershell:gateway:Exposure"
+IDENTITY: Final = "hypershell:gateway:Identity"
 
-ALL: Final = (CLUSTER, GATEWAY, PKI, DATABASE, WORKLOAD, EXPOSURE)
+ALL: Final = (CLUSTER, GATEWAY, PKI, DATABASE, WORKLOAD, EXPOSURE, IDENTITY)
 """Every component type the program registers."""

@@ -18,10 +18,16 @@ from pulumi_kubernetes.core.v1 import ConfigMap, Secret, Service, ServiceAccount
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 from pulumi_kubernetes.rbac.v1 import ClusterRoleBinding, Role, RoleBinding
 
-from components import credentials, naming, network, rbac, tokens
+from components import credentials, naming, network, rbac, tokens, trusted_ca
 from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials, KekCredentials
 from components.deployment import deployment_spec
-from components.gateway_config import CONFIG_FILE, gateway_config, render_gateway_toml
+from components.gateway_config import (
+    CONFIG_FILE,
+    OidcSettings,
+    gateway_config,
+    render_gateway_toml,
+    with_oidc,
+)
 from components.metadata import metadata
 from components.wire import wire
 
@@ -62,14 +68,19 @@ class WorkloadArgs:
     """Standard labels of the gateway's objects."""
     credentials: GatewayCredentials = DEFAULT_CREDENTIALS
     """Where the gateway keeps its users' credentials (``components.credentials``)."""
+    oidc: OidcSettings | None = None
+    """The ``[openshell.gateway.oidc]`` table, or None: no person can sign in."""
+    trusted_ca_bundle: str | None = None
+    """PEM bundle of ConfigMap ``gateway-trusted-ca``, or None: no such ConfigMap."""
 
 
-def config_hash(toml: str, cert_pems: list[str], db_uri: str) -> str:
+def config_hash(toml: str, cert_pems: list[str], db_uri: str, *extra: str) -> str:
     """SHA-256 over the config, the certificates and the database credentials (upstream hashes
     the ConfigMap, the server TLS Secret and the credentials Secret), so a change to any of them
-    rolls the pod: the gateway reads them only at start."""
+    rolls the pod: the gateway reads them only at start. ``extra``: more files the pod reads
+    (the trusted CA bundle), each its own part."""
     digest = hashlib.sha256(toml.encode())
-    for part in (*cert_pems, db_uri):
+    for part in (*cert_pems, db_uri, *extra):
         digest.update(b"\0" + part.encode())
     return digest.hexdigest()
 
@@ -128,12 +139,15 @@ class Workload(pulumi.ComponentResource):
         kek_secret = self._credential_store(name, args, meta, gateway_subject)
 
         toml = render_gateway_toml(
-            gateway_config(
-                namespace=args.namespace,
-                sandbox_image=args.sandbox_image,
-                supervisor_image=args.supervisor_image,
-                server_sans=args.server_sans,
-                credentials=args.credentials,
+            with_oidc(
+                gateway_config(
+                    namespace=args.namespace,
+                    sandbox_image=args.sandbox_image,
+                    supervisor_image=args.supervisor_image,
+                    server_sans=args.server_sans,
+                    credentials=args.credentials,
+                ),
+                args.oidc,
             )
         )
         config_map = ConfigMap(
@@ -142,31 +156,36 @@ class Workload(pulumi.ComponentResource):
 
         # A digest is not the secret it covers (the password is 40 random characters), and a
         # secret annotation would make the whole Deployment spec secret, unreviewable.
+        bundle = () if args.trusted_ca_bundle is None else (args.trusted_ca_bundle,)
         pod_hash = pulumi.Output.unsecret(
             pulumi.Output.all(args.cert_pems, args.db_uri).apply(
-                lambda v: config_hash(toml, v[0], v[1])
+                lambda v: config_hash(toml, v[0], v[1], *bundle)
             )
         )
+        deploy_spec = deployment_spec(
+            image=args.gateway_image,
+            replicas=args.replicas,
+            labels=args.labels,
+            config_hash=pod_hash,
+            service_account=sa.metadata.name,
+            config_map=config_map.metadata.name,
+            kek_secret=kek_secret.metadata.name if kek_secret is not None else None,
+            db_secret=args.db_secret,
+            jwt_secret=args.jwt_secret,
+            server_tls_secret=args.server_tls_secret,
+            openshift=args.openshift,
+            vault_token=credentials.uses_projected_token(args.credentials),
+        )
+        if args.trusted_ca_bundle is not None:
+            trusted = ConfigMap(
+                f"{name}-trusted-ca",
+                metadata=meta(trusted_ca.CONFIG_MAP),
+                data={trusted_ca.KEY: args.trusted_ca_bundle},
+                opts=child,
+            )
+            deploy_spec = trusted_ca.with_trusted_ca(deploy_spec, trusted.metadata.name)
         Deployment(
-            f"{name}-deploy",
-            metadata=meta(naming.GATEWAY),
-            spec=wire(
-                deployment_spec(
-                    image=args.gateway_image,
-                    replicas=args.replicas,
-                    labels=args.labels,
-                    config_hash=pod_hash,
-                    service_account=sa.metadata.name,
-                    config_map=config_map.metadata.name,
-                    kek_secret=kek_secret.metadata.name if kek_secret is not None else None,
-                    db_secret=args.db_secret,
-                    jwt_secret=args.jwt_secret,
-                    server_tls_secret=args.server_tls_secret,
-                    openshift=args.openshift,
-                    vault_token=credentials.uses_projected_token(args.credentials),
-                )
-            ),
-            opts=child,
+            f"{name}-deploy", metadata=meta(naming.GATEWAY), spec=wire(deploy_spec), opts=child
         )
         Service(
             f"{name}-svc",

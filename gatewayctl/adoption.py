@@ -34,6 +34,8 @@ from importlib import metadata
 from typing import Any
 
 from components import naming, network, tokens
+from components.identity import ADMIN_ROLE, USER_ROLE
+from gatewayctl.models import KeycloakImportIds
 from gatewayctl.offline import RecordedResource
 from gatewayctl.render import Rendered
 
@@ -64,7 +66,11 @@ UPSTREAM_OBJECTS = frozenset(
     }
 )
 _POSTGRES_TYPES = {"postgresql:index/role:Role", "postgresql:index/database:Database"}
-_PLUGINS = {"kubernetes": "pulumi-kubernetes", "postgresql": "pulumi-postgresql"}
+_PLUGINS = {
+    "kubernetes": "pulumi-kubernetes",
+    "postgresql": "pulumi-postgresql",
+    "keycloak": "pulumi-keycloak",
+}
 _URN = "urn:pulumi:"
 
 
@@ -87,6 +93,38 @@ def import_id(resource: RecordedResource) -> str:
         return str(resource.inputs["name"])
     meta = resource.inputs["metadata"]
     return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else str(meta["name"])
+
+
+KEYCLOAK_CLIENT = "keycloak:openid/client:Client"
+KEYCLOAK_ROLE = "keycloak:index/role:Role"
+
+
+def keycloak_import_id(resource: RecordedResource, ids: KeycloakImportIds) -> str | None:
+    """``<realm>/<id>`` of an adopted gateway's Keycloak client or role, None for any other
+    resource. The provider imports both by the realm and Keycloak's own id (the UUID), not by
+    the client id or role name (terraform-provider-keycloak ``provider/``
+    ``resource_keycloak_openid_client.go``, ``resourceKeycloakOpenidClientImport``:
+    ``{{realmId}}/{{openidClientId}}``; ``resource_keycloak_role.go``,
+    ``resourceKeycloakRoleImport``: ``{{realm}}/{{roleId}}``).
+
+    Not imported, and why: the default scopes (``resource_keycloak_openid_client_default_scopes
+    .go`` has no importer; creating them attaches the listed scopes and detaches the others);
+    the protocol mappers (imported by ``<realm>/client/<client id>/<mapper id>``, which upstream
+    does not record; the next ``up`` creates ours: see README for upstream's own mappers);
+    the role mappings (``resourceKeycloakGroupRolesImport`` and ``...UserRolesImport``
+    import ``<realm>/<group or user id>`` with ``exhaustive`` true, every role of the principal,
+    which the next ``up`` would trim to this gateway's; the ``up`` adds the mappings instead,
+    and Keycloak keeps a role a principal already holds as it is).
+    """
+    realm = resource.inputs.get("realmId")
+    if resource.type == KEYCLOAK_CLIENT:
+        return f"{realm}/{ids.client}"
+    if resource.type == KEYCLOAK_ROLE:
+        role = {ADMIN_ROLE: ids.admin_role, USER_ROLE: ids.user_role}.get(
+            str(resource.inputs.get("name"))
+        )
+        return f"{realm}/{role}" if role is not None else None
+    return None
 
 
 def _plugin(type_: str) -> str:
@@ -119,16 +157,23 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
                 components[parent.urn]["parent"] = grandparent
         return parent.urn
 
+    keycloak_ids = {
+        g.name: g.keycloak_import_ids
+        for g in rendered.prepared.loaded.gateways
+        if g.keycloak_import_ids is not None
+    }
     for resource in sorted(recording.resources.values(), key=lambda r: r.urn):
         gateway = recording.ancestor_name(resource, tokens.GATEWAY)
-        if gateway not in adopted or not _is_upstream(resource):
+        ids = keycloak_ids.get(gateway or "")
+        keycloak_id = keycloak_import_id(resource, ids) if ids is not None else None
+        if keycloak_id is None and (gateway not in adopted or not _is_upstream(resource)):
             continue
         provider = recording.resources[resource.provider or ""]
         name_table[provider.urn] = provider.urn
         parent_ref(provider)  # its Cluster: created with it before the import (README)
         entry: dict[str, Any] = {
             **_entry(resource),
-            "id": import_id(resource),
+            "id": keycloak_id or import_id(resource),
             "provider": provider.urn,
             "version": _plugin(resource.type),
         }

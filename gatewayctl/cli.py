@@ -25,6 +25,7 @@ from rich.table import Table
 from gatewayctl import (
     adoption,
     diff,
+    identity,
     interrupts,
     inventory,
     operator,
@@ -42,6 +43,13 @@ from gatewayctl.stackfile import stack_file
 from gatewayctl.status import core, formats, inputs, selfheal
 
 DEFAULT_OUT = Path("build/rendered")
+SIGN_IN_SHOWN = {
+    "keycloak": "keycloak",
+    "oidc": "own issuer",
+    "none": "none (declared)",
+    "unset": "NOT CONFIGURED",
+}
+"""The summary's sign-in column: whether, and how, people sign in to each gateway."""
 PROGRESS_MIN_GATEWAYS = 25
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 EXIT_DEGRADED, EXIT_RENEWAL = 4, 5  # `status` only (STATUS_EPILOG)
@@ -160,7 +168,16 @@ def _prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
 def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> None:
     loaded = rendered.prepared.loaded
     table = Table(title=f"stack {loaded.name}", title_justify="left")
-    for column in ("gateway", "cluster", "mode", "address", "release", "overrides", "resources"):
+    for column in (
+        "gateway",
+        "cluster",
+        "mode",
+        "address",
+        "sign-in",
+        "release",
+        "overrides",
+        "resources",
+    ):
         # Addresses are what operators copy: wrapped whole, never cut with an ellipsis.
         table.add_column(
             column,
@@ -173,6 +190,7 @@ def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> N
             gw.cluster,
             gw.mode,
             gw.address or "-",
+            SIGN_IN_SHOWN.get(gw.sign_in, gw.sign_in),
             *releases.summary_cells(gw.release, gw.release_pinned, gw.image_overrides),
             str(gw.resources),
         )
@@ -271,6 +289,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     else:
         stacks = _prepare_all(args.root, names)
     _warn(console, args.root, stacks)
+    if problems := [p for s in stacks for p in identity.sign_in_problems(s.loaded)]:
+        raise InvalidInputError(problems)
     for prepared in stacks:
         loaded = prepared.loaded
         console.print(

@@ -135,6 +135,191 @@ ProjectPath = Annotated[str, BeforeValidator(_project_path)]
 checked where the file is read)."""
 
 
+# --- sign-in (identity per cluster, OIDC and access per gateway) -----------------------------
+
+
+_HTTPS_URL = re.compile(r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?")
+
+
+def _https_url(value: object) -> object:
+    """An ``https`` URL without query, fragment, user info or white space (upstream's rule for
+    an issuer; a Keycloak server is reached the same way)."""
+    if not isinstance(value, str):
+        return value  # the str type reports it
+    if not _HTTPS_URL.fullmatch(value) or len(value) > PATH_MAX:
+        raise ValueError(
+            f"{value!r} is not an https URL (https://host[:port][/path], no query, fragment,"
+            " user info or white space)"
+        )
+    host = value.removeprefix("https://").split("/", 1)[0].rsplit(":", 1)[0]
+    check_dns_name(host.lower(), what="URL host")
+    return value.rstrip("/")
+
+
+HttpsUrl = Annotated[str, BeforeValidator(_https_url)]
+
+_KEYCLOAK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
+
+
+def _keycloak_name(value: object) -> object:
+    """A realm or client id as it goes into Keycloak's admin URLs: letters, digits, '.', '_',
+    '-' (the provider puts realm ids into URL paths unescaped, terraform-provider-keycloak
+    keycloak/openid_client.go ``GetOpenidClient``: ``/realms/%s/clients/%s``)."""
+    if isinstance(value, str) and not _KEYCLOAK_NAME.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a Keycloak name (letters, digits, '.', '_', '-', starting with a"
+            " letter or digit, at most 255)"
+        )
+    return value
+
+
+KeycloakName = Annotated[str, BeforeValidator(_keycloak_name)]
+
+
+class KeycloakServer(Model):
+    """A Keycloak server and realm the gateways of a cluster get their clients in."""
+
+    url: HttpsUrl
+    """The server's base URL (the provider's ``url``: before ``/realms``)."""
+    realm: KeycloakName
+    """The realm of the gateways' clients, and of the admin client."""
+    admin_client_id: KeycloakName = Field(alias="adminClientId")
+    """A confidential client of ``realm`` with a service account (client-credentials grant);
+    its secret is ``clusterSecrets.<cluster>.keycloakAdminClientSecret``."""
+    issuer_url: HttpsUrl | None = Field(None, alias="issuerUrl")
+    """The issuer the gateways trust, when it differs from ``<url>/realms/<realm>`` (upstream's
+    ``GATEWAY_OIDC_ISSUER_URL``: a proxy, another host name)."""
+    ca_bundle_file: ProjectPath | None = Field(None, alias="caBundleFile")
+    """PEM bundle Pulumi verifies the server with (the provider's ``rootCaCertificate``);
+    None uses the system trust store."""
+
+    @property
+    def issuer(self) -> str:
+        return self.issuer_url or f"{self.url}/realms/{self.realm}"
+
+
+class IdentityConfig(Model):
+    keycloak: KeycloakServer | None = None
+    """None: no identity provider; each gateway declares ``spec.oidc`` or ``spec.signIn:
+    none``."""
+
+
+class OidcSpec(Model):
+    """Bring your own issuer: ``[openshell.gateway.oidc]`` as the gateway reads it."""
+
+    issuer: HttpsUrl
+    audience: str = Field("openshell-cli", min_length=1, max_length=255)
+    roles_claim: str | None = Field(None, alias="rolesClaim", min_length=1, max_length=255)
+    admin_role: str | None = Field(None, alias="adminRole", min_length=1, max_length=255)
+    user_role: str | None = Field(None, alias="userRole", min_length=1, max_length=255)
+    scopes_claim: str | None = Field(None, alias="scopesClaim", min_length=1, max_length=255)
+    jwks_ttl_seconds: int = Field(3600, alias="jwksTtlSeconds", ge=60, le=86400)
+
+    @field_validator("audience", "roles_claim", "admin_role", "user_role", "scopes_claim")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        if value is not None and (value != value.strip() or not value.isprintable()):
+            raise ValueError("must be printable, without leading or trailing white space")
+        return value
+
+    @model_validator(mode="after")
+    def _roles_together(self) -> OidcSpec:
+        # Upstream's rule: both role names, or neither (the gateway then grants every
+        # authenticated user the user role and no one the admin role).
+        if (self.admin_role is None) != (self.user_role is None):
+            raise ValueError("adminRole and userRole are both set or both left out")
+        if self.admin_role is not None and self.admin_role == self.user_role:
+            raise ValueError("adminRole and userRole must differ")
+        return self
+
+
+_GROUP_SEGMENT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9 ._@+-]{0,253}[A-Za-z0-9._@+-])?")
+_USERNAME = re.compile(r"[a-z0-9][a-z0-9._@+-]{0,254}")
+
+
+def principal_problem(value: str) -> str | None:
+    """Why ``value`` is not ``group:/<path>`` or ``user:<username>``; None when it is one."""
+    kind, sep, name = value.partition(":")
+    if not sep or kind not in {"group", "user"}:
+        return f"{value!r} is not a principal: write group:/<path> or user:<username>"
+    if kind == "group":
+        segments = name.split("/")
+        if (
+            not name.startswith("/")
+            or len(segments) < 2
+            or not all(_GROUP_SEGMENT.fullmatch(s) for s in segments[1:])
+        ):
+            return (
+                f"{value!r}: a group is its full path from the realm's top, /<group>[/<subgroup>]"
+                " (letters, digits, space, '.', '_', '@', '+', '-' in each name)"
+            )
+        return None
+    # Keycloak stores user names lowercased, and the provider looks a user up by exact name
+    # (terraform-provider-keycloak keycloak/user.go, GetUserByUsername: user.Username ==
+    # username), so a capital letter would never match.
+    if not _USERNAME.fullmatch(name):
+        return (
+            f"{value!r}: a user name is lowercase letters, digits, '.', '_', '@', '+', '-',"
+            " at most 255"
+        )
+    return None
+
+
+def _principals(value: object) -> object:
+    if not isinstance(value, list):
+        return value  # the list type reports it
+    seen: set[object] = set()
+    for item in value:
+        if not isinstance(item, str):
+            continue  # the str type reports it
+        problem = principal_problem(item)
+        if problem is not None:
+            raise ValueError(problem)
+        if item in seen:
+            raise ValueError(f"{item!r} is listed twice")
+        seen.add(item)
+    return value
+
+
+Principals = Annotated[list[str], BeforeValidator(_principals)]
+
+
+class AccessSpec(Model):
+    """Who holds the gateway's roles: principals of the cluster's Keycloak realm."""
+
+    admins: Principals = Field(default_factory=list, max_length=200)
+    users: Principals = Field(default_factory=list, max_length=200)
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _uuid(value: object) -> object:
+    if isinstance(value, str) and not _UUID.fullmatch(value):
+        raise ValueError(f"{value!r} is not a lowercase UUID (Keycloak's id of the object)")
+    return value
+
+
+KeycloakId = Annotated[str, BeforeValidator(_uuid)]
+
+
+class KeycloakImportIds(Model):
+    """Keycloak's ids (the UUIDs in the admin console's URLs) of an adopted gateway's client
+    and its two roles: the provider imports each by ``<realm>/<id>``."""
+
+    client: KeycloakId
+    admin_role: KeycloakId = Field(alias="adminRole")
+    user_role: KeycloakId = Field(alias="userRole")
+
+
+class KeycloakClientSpec(Model):
+    client_id: KeycloakName = Field(alias="clientId")
+    """The gateway's client id in the realm; set it to upstream's ``<name>-<id>`` to keep an
+    adopted gateway's existing client."""
+    import_ids: KeycloakImportIds | None = Field(None, alias="importIds")
+    """Keycloak's own ids of the adopted client and its roles, for ``import-file``."""
+
+
 # --- stack config ---------------------------------------------------------------------------
 
 
@@ -208,6 +393,11 @@ class ClusterConfig(Model):
     release: ReleaseName | None = None
     """The release the cluster's gateways run (``releases/<name>.yaml``); a gateway may pin
     another (``spec.release``). None: the stack's ``images`` or the built-in defaults."""
+    identity: IdentityConfig = IdentityConfig()
+    """Where the cluster's gateways get their sign-in (``identity.keycloak``), if anywhere."""
+    trusted_ca_bundle_file: ProjectPath | None = Field(None, alias="trustedCaBundleFile")
+    """PEM bundle the gateways trust beyond the system store (a private issuer): ConfigMap
+    ``gateway-trusted-ca`` in each tenant namespace, ``SSL_CERT_FILE`` in the pod."""
     delete_unreachable: bool = Field(False, alias="deleteUnreachable")
     """Decommissioned cluster: the Kubernetes provider drops the cluster's objects from the
     state when its API server cannot be reached, instead of failing the stack's runs."""
@@ -571,6 +761,34 @@ class GatewaySpec(Model):
     existing database (upstream names it ``gw_<gateway id>``)."""
     credentials: CredentialsSpec = CredentialsSpec()
     """Where the gateway keeps its users' credentials: the driver and its settings."""
+    oidc: OidcSpec | None = None
+    """Bring your own issuer (instead of the cluster's Keycloak, or without one)."""
+    access: AccessSpec | None = None
+    """Who holds the admin and user roles (with the cluster's Keycloak)."""
+    keycloak: KeycloakClientSpec | None = None
+    """The gateway's Keycloak client, when not the derived one (adoption)."""
+    sign_in: Literal["none"] | None = Field(None, alias="signIn")
+    """``none``: no person signs in to this gateway (sandboxes only), declared on purpose."""
+
+    @model_validator(mode="after")
+    def _one_way_to_sign_in(self) -> GatewaySpec:
+        if self.sign_in == "none":
+            for field, value in (("oidc", self.oidc), ("access", self.access)):
+                if value is not None:
+                    raise ValueError(f"signIn is none, so {field} cannot be set")
+            if self.keycloak is not None:
+                raise ValueError("signIn is none, so keycloak cannot be set")
+        if self.oidc is not None:
+            if self.keycloak is not None:
+                raise ValueError(
+                    "oidc (your own issuer) and keycloak (the cluster's) exclude each other"
+                )
+            if self.access is not None:
+                raise ValueError(
+                    "access is granted through the cluster's Keycloak; with oidc (your own"
+                    " issuer) grant the roles there"
+                )
+        return self
 
     @field_validator("cluster")
     @classmethod

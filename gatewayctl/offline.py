@@ -120,6 +120,46 @@ def placeholder_outputs(type_: str, name: str, inputs: Mapping[str, Any]) -> dic
     return {}
 
 
+GET_GROUP = "keycloak:index/getGroup:getGroup"
+GET_USER = "keycloak:index/getUser:getUser"
+
+
+def keycloak_id(kind: str, realm: str, name: str) -> str:
+    """A stable UUID-shaped stand-in for the id Keycloak gave a group or user."""
+    digest = hashlib.sha256(f"{kind}\0{realm}\0{name}".encode()).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def invoke_answer(token: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the offline engine answers an invoke with, or None when it has no answer.
+
+    The Keycloak lookups (``get_group`` by ``groupPath``, ``get_user`` by ``username``) answer
+    as if the principal exists, with an id derived from its realm and name: the offline render
+    cannot see the realm, and a preview against the real server fails for one that does not
+    exist (``components.identity``).
+    """
+    realm = str(args.get("realmId", ""))
+    if token == GET_GROUP:
+        path = str(args.get("groupPath") or args.get("name") or "")
+        return {
+            "id": keycloak_id("group", realm, path),
+            "realmId": realm,
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "parentId": "",
+            "attributes": {},
+        }
+    if token == GET_USER:
+        username = str(args.get("username", ""))
+        return {
+            "id": keycloak_id("user", realm, username),
+            "realmId": realm,
+            "username": username,
+            "enabled": True,
+        }
+    return None
+
+
 OnRegister = Callable[[RecordedResource], None]
 """Called after each registration (progress reporting)."""
 
@@ -169,7 +209,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def call(
         self, args: pulumi.runtime.MockCallArgs
     ) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        raise NotImplementedError(f"the offline engine has no answer for invoke {args.token}")
+        answer = invoke_answer(args.token, args.args)
+        if answer is None:
+            raise NotImplementedError(f"the offline engine has no answer for invoke {args.token}")
+        return answer, []
 
 
 class RecordingMonitor(mocks.MockMonitor):

@@ -11,9 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pulumi
+import pulumi_keycloak as keycloak
 
 from components.cluster import Cluster, ClusterArgs
 from components.gateway import Gateway
+from components.identity import KeycloakServerArgs, keycloak_provider, server_key
 from gatewayctl.resolve import LoadedStack, load_stack
 from gatewayctl.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_KEYS
@@ -48,6 +50,7 @@ def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str
                 delete_unreachable=cluster.delete_unreachable,
             ),
         )
+    servers = keycloak_providers(stack, secrets)
     gateways: dict[str, Gateway] = {}
     for gateway in stack.gateways:
         target = clusters[gateway.cluster]
@@ -55,10 +58,44 @@ def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str
             gateway.name,
             # The args were decided at resolution; only the role's name becomes the Cluster's
             # output, so each binding waits for its role.
-            replace(gateway.args, node_reader_cluster_role=target.node_reader_cluster_role),
+            replace(
+                gateway.args,
+                node_reader_cluster_role=target.node_reader_cluster_role,
+                keycloak_provider=servers.get(gateway.cluster),
+            ),
             opts=pulumi.ResourceOptions(providers=[target.kubernetes, target.postgresql]),
         )
     return gateways
+
+
+def keycloak_providers(
+    stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]
+) -> dict[str, keycloak.Provider]:
+    """One Keycloak provider per server (URL, realm, admin client), by cluster: clusters that
+    share a server share its provider. The first cluster (by name) of a server gives its
+    secret and CA bundle; every cluster naming the server names the same admin client."""
+    made: dict[str, keycloak.Provider] = {}
+    by_cluster: dict[str, keycloak.Provider] = {}
+    for name, cluster in sorted(stack.config.clusters.items()):
+        server = cluster.identity.keycloak
+        if server is None:
+            continue
+        key = server_key(server.url, server.realm, server.admin_client_id)
+        if key not in made:
+            secret = secrets[name].keycloak_admin_client_secret
+            assert secret is not None  # all_cluster_secrets requires it for this cluster
+            bundles = stack.bundles.get(name)
+            made[key] = keycloak_provider(
+                KeycloakServerArgs(
+                    url=server.url,
+                    realm=server.realm,
+                    admin_client_id=server.admin_client_id,
+                    admin_client_secret=pulumi.Output.secret(secret),
+                    root_ca_certificate=bundles.keycloak if bundles is not None else None,
+                )
+            )
+        by_cluster[name] = made[key]
+    return by_cluster
 
 
 def export(gateways: Mapping[str, Gateway]) -> None:
@@ -72,6 +109,9 @@ def export(gateways: Mapping[str, Gateway]) -> None:
                 "address": gw.address,
                 "caCertificate": gw.ca_certificate,
                 "database": gw.database_name,
+                "issuer": gw.issuer,
+                "clientId": gw.client_id,
+                "roles": gw.roles,
             }
             for name, gw in sorted(gateways.items())
         },
@@ -92,7 +132,10 @@ def main(root: Path = ROOT) -> dict[str, Gateway]:
     # secret key returns the decrypted value; the SDK's warning for that is disabled,
     # pulumi/pulumi sdk/python/lib/pulumi/config.py ``_get``, TODO #7127.)
     secrets = all_cluster_secrets(
-        config.get_object(SECRETS_KEY), stack.config.clusters, stack.config_path
+        config.get_object(SECRETS_KEY),
+        stack.config.clusters,
+        stack.config_path,
+        [n for n, c in stack.config.clusters.items() if c.identity.keycloak is not None],
     )
     gateways = build(stack, secrets)
     export(gateways)

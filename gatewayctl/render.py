@@ -21,10 +21,12 @@ import pulumi
 from components import tokens
 from gatewayctl import inventory, program
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.identity import access_entry
 from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
 from gatewayctl.releases import history_problems
 from gatewayctl.resolve import LoadedStack, load_stack
 from gatewayctl.secrets import (
+    KEYCLOAK_SECRET,
     REDACTED,
     SECURE_PLACEHOLDER,
     all_cluster_secrets,
@@ -49,14 +51,34 @@ class GatewaySummary:
     release: str | None = None
     release_pinned: bool = False
     image_overrides: tuple[str, ...] = ()
+    sign_in: str = "unset"
+    """How people sign in: keycloak, oidc, none (declared) or unset (``gatewayctl.identity``)."""
 
 
 # --- config ---------------------------------------------------------------------------------
 
 
-def _secret_problems(display: str, secrets: Any, clusters: list[str]) -> list[Problem]:
+def keycloak_clusters(clusters: Any) -> list[str]:
+    """The clusters of a raw ``clusters`` value that name a Keycloak server (their secrets need
+    its admin client's); tolerant of a malformed value, which the stack's validation reports."""
+    if not isinstance(clusters, dict):
+        return []
+    return sorted(
+        (
+            str(name)
+            for name, cluster in clusters.items()
+            if isinstance(cluster, dict)
+            and isinstance(cluster.get("identity"), dict)
+            and cluster["identity"].get("keycloak") is not None
+        ),
+    )
+
+
+def _secret_problems(
+    display: str, secrets: Any, clusters: list[str], keycloak: list[str]
+) -> list[Problem]:
     try:
-        all_cluster_secrets(secrets, clusters, display)
+        all_cluster_secrets(secrets, clusters, display, keycloak)
     except InvalidInputError as error:
         return error.problems
     return []
@@ -85,9 +107,15 @@ def offline_config(
     names = sorted(clusters, key=str) if isinstance(clusters, dict) else []
     if raw.get(SECRETS_KEY) == SECURE_PLACEHOLDER:
         # The whole object is one `secure:` value: its shape is unknown offline.
-        raw[SECRETS_KEY] = {name: {"dbAdminPassword": SECURE_PLACEHOLDER} for name in names}
+        raw[SECRETS_KEY] = {
+            name: {"dbAdminPassword": SECURE_PLACEHOLDER}
+            | ({KEYCLOAK_SECRET: SECURE_PLACEHOLDER} if name in keycloak_clusters(clusters) else {})
+            for name in names
+        }
     if names:  # else the clusters are the problem: no secret can be matched to one
-        problems += _secret_problems(display, raw.get(SECRETS_KEY), names)
+        problems += _secret_problems(
+            display, raw.get(SECRETS_KEY), names, keycloak_clusters(clusters)
+        )
     if problems or loaded is None:
         raise InvalidInputError(problems)
     config = {
@@ -163,6 +191,7 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
                 "release": gateway.release,
                 "releasePinned": gateway.release_pinned,
                 "imageOverrides": list(gateway.image_overrides),
+                **access_entry(gateway),
             }
         )
     resources = [
@@ -290,6 +319,7 @@ def summarise(
             release=g.release,
             release_pinned=g.release_pinned,
             image_overrides=g.image_overrides,
+            sign_in=g.sign_in,
         )
         for g in loaded.gateways
     )

@@ -32,7 +32,20 @@ from components.ingress import IngressMode
 from gatewayctl import credentials
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.models import ClusterConfig, GatewayDeclaration, StackConfig, is_inside_project
+from gatewayctl.identity import (
+    ClusterBundles,
+    SignIn,
+    client_clashes,
+    read_bundles,
+    resolve_sign_in,
+)
+from gatewayctl.models import (
+    ClusterConfig,
+    GatewayDeclaration,
+    KeycloakImportIds,
+    StackConfig,
+    is_inside_project,
+)
 from gatewayctl.releases import (
     ReleaseFile,
     binding_problems,
@@ -63,6 +76,10 @@ class ResolvedGateway:
     """The release is the gateway's own pin (``spec.release``), not its cluster's binding."""
     image_overrides: tuple[str, ...] = ()
     """The images the declaration sets itself (``spec.images``), in place of the release's."""
+    sign_in: SignIn = "unset"
+    """How people sign in (``gatewayctl.identity``); the args carry what the component needs."""
+    keycloak_import_ids: KeycloakImportIds | None = None
+    """Keycloak's ids of an adopted gateway's client and roles, for ``import-file``."""
 
     @property
     def cluster(self) -> str:
@@ -98,6 +115,8 @@ class LoadedStack:
     gateways: tuple[ResolvedGateway, ...]
     releases: Mapping[str, ReleaseFile] = dataclasses.field(default_factory=dict)
     """Every release of the project (``releases/``), by name."""
+    bundles: Mapping[str, ClusterBundles] = dataclasses.field(default_factory=dict)
+    """Each cluster's CA bundles (PEM text), read from the project."""
 
     def cluster(self, name: str) -> ClusterConfig:
         return self.config.clusters[name]
@@ -123,6 +142,7 @@ def _resolve(
     config: StackConfig,
     config_path: str,
     releases: Mapping[str, ReleaseFile],
+    bundles: Mapping[str, ClusterBundles] | None = None,
 ) -> tuple[ResolvedGateway | None, list[Problem]]:
     name, spec = declaration.metadata.name, declaration.spec
     cluster_name, problems = _pick_cluster(display, spec.cluster, config)
@@ -138,6 +158,8 @@ def _resolve(
         )
     overrides = {"gateway": spec.images.gateway, "supervisor": spec.images.supervisor}
     problems += override_problems(display, overrides, config_path, config.production)
+    sign_in, found = resolve_sign_in(display, name, spec, cluster_name, cluster)
+    problems += found
     mode = cluster.ingress_mode
     namespace = spec.namespace or naming.default_namespace(name)
     database_name = spec.database_name or naming.postgres_identifier(name)
@@ -206,6 +228,7 @@ def _resolve(
     if problems:
         return None, problems
     server = cluster.database
+    bundle = bundles.get(cluster_name) if bundles is not None else None
     return (
         ResolvedGateway(
             name=name,
@@ -215,6 +238,8 @@ def _resolve(
             release=release_name,
             release_pinned=spec.release is not None,
             image_overrides=tuple(k for k, v in overrides.items() if v is not None),
+            sign_in=sign_in.mode,
+            keycloak_import_ids=sign_in.import_ids,
             args=GatewayArgs(
                 cluster=cluster_name,
                 namespace=namespace,
@@ -233,6 +258,9 @@ def _resolve(
                 openshift=cluster.capabilities.openshift,
                 metrics_namespace=cluster.metrics_namespace,
                 credentials=stored,
+                oidc=sign_in.oidc,
+                identity=sign_in.identity,
+                trusted_ca_bundle=bundle.trusted if bundle is not None else None,
             ),
         ),
         [],
@@ -504,17 +532,20 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     releases, release_problems = load_releases(root)
     problems += release_problems + binding_problems(display, config, releases)
     problems += _linked_outside(root, display, config)
+    bundles, found = read_bundles(root, display, config)
+    problems += found
     if inventory:
         declarations, missing = _select(declarations, config)
         problems += missing
     gateways: list[ResolvedGateway] = []
     for source, declaration in declarations:
-        gateway, found = _resolve(source, declaration, config, display, releases)
+        gateway, found = _resolve(source, declaration, config, display, releases, bundles)
         problems += found
         if gateway is not None:
             gateways.append(gateway)
     problems += _duplicates(gateways, config)
     problems += credentials.clashes(gateways, lambda g: g.cluster)
+    problems += client_clashes(gateways, config)
     if problems:
         raise InvalidInputError(problems)
     return LoadedStack(
@@ -523,4 +554,5 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         config=config,
         gateways=tuple(sorted(gateways, key=lambda g: g.name)),
         releases=releases,
+        bundles=bundles,
     )

@@ -57,10 +57,17 @@ class ClusterSecrets(Model):
 
     db_admin_password: str = Field(alias="dbAdminPassword", min_length=1)
     kubeconfig: str | None = None
+    keycloak_admin_client_secret: str | None = Field(
+        None, alias="keycloakAdminClientSecret", min_length=1
+    )
+    """The secret of ``identity.keycloak.adminClientId``; required when the cluster has one."""
+
+
+KEYCLOAK_SECRET = "keycloakAdminClientSecret"
 
 
 def all_cluster_secrets(
-    raw: Any, clusters: Iterable[str], config_path: str
+    raw: Any, clusters: Iterable[str], config_path: str, keycloak: Iterable[str] = ()
 ) -> dict[str, ClusterSecrets]:
     """Every cluster's secrets, validated together; every problem raised at once.
 
@@ -87,6 +94,16 @@ def all_cluster_secrets(
             found[cluster] = cluster_secrets(raw, cluster, config_path)
         except InvalidInputError as error:
             problems += error.problems
+    problems += [
+        Problem(
+            config_path,
+            f"{field}.{cluster}.{KEYCLOAK_SECRET}",
+            "missing: the cluster has identity.keycloak; set the admin client's secret with"
+            f" `pulumi config set --secret --path '{SECRETS_KEY}.{cluster}.{KEYCLOAK_SECRET}'`",
+        )
+        for cluster in sorted(set(keycloak))
+        if cluster in found and found[cluster].keycloak_admin_client_secret is None
+    ]
     if isinstance(raw, Mapping):
         problems += [
             Problem(config_path, f"{field}.{name}", "no such cluster in this stack")

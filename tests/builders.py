@@ -246,13 +246,23 @@ def copy_releases(destination: Path) -> None:
 
 
 def copy_stack(stack: str, destination: Path) -> Path:
-    """One committed stack (its stack file, declarations and the releases) as a project root
-    of its own."""
+    """One committed stack (its stack file, declarations, the releases and the committed CA
+    bundles) as a project root of its own."""
     destination.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / stack_file(stack), destination / stack_file(stack))
     shutil.copytree(ROOT / declarations_dir(stack), destination / declarations_dir(stack))
     copy_releases(destination)
+    copy_certs(destination)
     return destination
+
+
+def copy_certs(destination: Path) -> None:
+    """The CA bundles committed in ``certs/`` (the local stack's Keycloak CA), which the
+    program reads into its resources; the ones it only names (``BUNDLES``) are not there."""
+    for source in sorted((ROOT / "certs").glob("*.pem")):
+        target = destination / "certs" / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, target)
 
 
 def copy_project(destination: Path, *, ready: bool = False, reverse: bool = False) -> Path:
@@ -270,6 +280,7 @@ def copy_project(destination: Path, *, ready: bool = False, reverse: bool = Fals
     (destination / "deploy").mkdir(exist_ok=True)
     shutil.copy(ROOT / "deploy" / "operator.yaml", destination / "deploy" / "operator.yaml")
     shutil.copy(ROOT / ".pulumi.version", destination / ".pulumi.version")
+    copy_certs(destination)
     return make_ready(destination) if ready else destination
 
 

@@ -209,7 +209,12 @@ def gateway_plan(draw: st.DrawFn, name: str, clusters: Mapping[str, ClusterPlan]
         spec["replicas"] = draw(st.integers(1, 10))
     if draw(st.booleans()):
         spec["deletionPolicy"] = draw(st.sampled_from(["Retain", "Delete"]))
-    doc = declaration(name, spec if spec or draw(st.booleans()) else None)
+    # Every gateway says how people sign in (validate requires it without Keycloak).
+    if draw(st.booleans()):
+        spec["signIn"] = "none"
+    else:
+        spec["oidc"] = {"issuer": "https://idp.example.com/realms/tenants"}
+    doc = declaration(name, spec)
     file = name + draw(st.sampled_from([".yaml", ".yml"]))
     return GatewayPlan(name=name, cluster=cluster, doc=doc, file=file)
 

@@ -13,7 +13,7 @@ import pytest
 
 from components import tokens
 from gatewayctl import adoption, cli, render
-from tests.builders import ADOPTED_DB, ADOPTED_NS, adopting_project
+from tests.builders import ADOPTED_DB, ADOPTED_NS, adopting_project, write_gateway
 from tests.support import ROOT, rendered
 
 # Pulumi's import file format (`pulumi import --file`, docs "Bulk import operations"):
@@ -318,3 +318,74 @@ def test_cli_import_file_without_adoptions_writes_nothing(
     assert cli.main(["import-file", "aws", "--out", str(tmp_path / "x.json")]) == 0
     assert not (tmp_path / "x.json").exists()
     assert "no declaration adopts an existing namespace" in capsys.readouterr().out
+
+
+# --- Keycloak: the adopted client and its roles ---------------------------------------------
+
+CLIENT_UUID = "5b0c7e7a-93d2-4d8e-8b9a-0a6d3c1f2e4b"
+ADMIN_UUID = "1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b"
+USER_UUID = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
+
+
+def test_an_adopted_client_and_its_roles_are_imported_by_realm_and_keycloak_id(
+    tmp_path: Path,
+) -> None:
+    root = adopting_project(tmp_path)
+    write_gateway(
+        root,
+        "legacy",
+        {
+            "namespace": ADOPTED_NS,
+            "databaseName": ADOPTED_DB,
+            "keycloak": {
+                "clientId": "legacy-0ujtsycgvstl8pauadqwysmnlov",
+                "importIds": {
+                    "client": CLIENT_UUID,
+                    "adminRole": ADMIN_UUID,
+                    "userRole": USER_UUID,
+                },
+            },
+        },
+        stack="ibm",
+    )
+    adopted = render.execute(render.prepare(root, "ibm"))
+    document = adoption.import_file(adopted)
+    keycloak = {
+        r["logicalName"]: (r["type"], r["id"], r["version"])
+        for r in document["resources"]
+        if r["type"].startswith("keycloak:")
+    }
+    version = adoption.metadata.version("pulumi-keycloak")
+    assert keycloak == {
+        "legacy-identity-client": (
+            "keycloak:openid/client:Client",
+            f"hypershell/{CLIENT_UUID}",
+            version,
+        ),
+        "legacy-identity-admin-role": (
+            "keycloak:index/role:Role",
+            f"hypershell/{ADMIN_UUID}",
+            version,
+        ),
+        "legacy-identity-user-role": (
+            "keycloak:index/role:Role",
+            f"hypershell/{USER_UUID}",
+            version,
+        ),
+    }
+    client = next(r for r in document["resources"] if r["logicalName"] == "legacy-identity-client")
+    (provider,) = adopted.recording.of_type("pulumi:providers:keycloak")
+    assert client["provider"] == provider.urn
+    assert document["nameTable"][provider.urn] == provider.urn
+    jsonschema.validate(document, IMPORT_FILE_SCHEMA)
+    assert_resolves_to_the_program(document, adopted)
+    # The client keeps the adopted id; the gateway trusts it as the audience.
+    (gateway,) = [
+        g for g in json.loads(adopted.files["plan.json"])["gateways"] if g["name"] == "legacy"
+    ]
+    assert gateway["clientId"] == "legacy-0ujtsycgvstl8pauadqwysmnlov"
+
+
+def test_without_import_ids_no_keycloak_resource_is_imported(adopted: render.Rendered) -> None:
+    document = adoption.import_file(adopted)
+    assert not [r for r in document["resources"] if r["type"].startswith("keycloak:")]

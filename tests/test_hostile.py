@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gatewayctl.models import principal_problem
 from gatewayctl.outputs import MARKER
 from tests.broken_projects import (
     CONFIG_MUTATIONS,
@@ -42,6 +43,7 @@ from tests.builders import (
     write_stack,
     write_text,
 )
+from tests.builders import cluster as cluster_settings
 from tests.hostile_helpers import (
     Outcome,
     Reported,
@@ -324,3 +326,165 @@ def test_control_characters_in_input_are_escaped_in_messages(
     (problem,) = reported_problems(result.err, [path])
     assert problem.rest.startswith("spec." if key else "metadata.name: ")
     assert "spec.pq:" not in result.err  # the CR must not silently vanish either
+
+
+# --- sign-in: principals, issuers, client ids (issue 12) ------------------------------------
+
+KEYCLOAK_CLUSTER = {
+    "c1": cluster_settings(
+        identity={
+            "keycloak": {
+                "url": "https://sso.example.com",
+                "realm": "hypershell",
+                "adminClientId": "provisioner",
+            }
+        }
+    )
+}
+UUID = "0f9c1a52-3b7e-4c1d-9a8e-2d6f4b7c8e91"
+KEYCLOAK_SECRETS = {"c1": {"dbAdminPassword": "pw", "keycloakAdminClientSecret": "kc"}}
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "message"),
+    [
+        (
+            {"access": {"admins": ["group:platform"]}},
+            "spec.access.admins",
+            "'group:platform': a group is its full path from the realm's top,"
+            " /<group>[/<subgroup>] (letters, digits, space, '.', '_', '@', '+', '-' in each"
+            " name)",
+        ),
+        (
+            {"access": {"users": ["user:Alice"]}},
+            "spec.access.users",
+            "'user:Alice': a user name is lowercase letters, digits, '.', '_', '@',"
+            " '+', '-', at most 255",
+        ),
+        (
+            {"access": {"users": ["group:/a//b"]}},
+            "spec.access.users",
+            "'group:/a//b': a group is its full path from the realm's top,"
+            " /<group>[/<subgroup>] (letters, digits, space, '.', '_', '@', '+', '-' in each"
+            " name)",
+        ),
+        (
+            {"access": {"users": ["role:admin"]}},
+            "spec.access.users",
+            "'role:admin' is not a principal: write group:/<path> or user:<username>",
+        ),
+        (
+            {"access": {"admins": ["user:bob", "user:bob"]}},
+            "spec.access.admins",
+            "'user:bob' is listed twice",
+        ),
+        (
+            {"access": {"admins": "user:bob"}},
+            "spec.access.admins",
+            "Input should be a valid list",
+        ),
+        (
+            {"oidc": {"issuer": "http://idp.example.com"}},
+            "spec.oidc.issuer",
+            "'http://idp.example.com' is not an https URL (https://host[:port][/path],"
+            " no query, fragment, user info or white space)",
+        ),
+        (
+            {"oidc": {"issuer": "https://user@idp.example.com/"}},
+            "spec.oidc.issuer",
+            "'https://user@idp.example.com/' is not an https URL"
+            " (https://host[:port][/path], no query, fragment, user info or white space)",
+        ),
+        (
+            {"oidc": {"issuer": "https://idp.example.com", "adminRole": "a"}},
+            "spec.oidc",
+            "adminRole and userRole are both set or both left out",
+        ),
+        (
+            {"oidc": {"issuer": "https://idp.example.com", "audience": "a\nb"}},
+            "spec.oidc.audience",
+            "must be printable, without leading or trailing white space",
+        ),
+        (
+            {"signIn": "none", "access": {"users": ["user:bob"]}},
+            "spec",
+            "signIn is none, so access cannot be set",
+        ),
+        (
+            {"signIn": "nobody"},
+            "spec.signIn",
+            "Input should be 'none'",
+        ),
+        (
+            {"oidc": {"issuer": "https://idp.example.com"}, "keycloak": {"clientId": "x"}},
+            "spec",
+            "oidc (your own issuer) and keycloak (the cluster's) exclude each other",
+        ),
+        (
+            {"keycloak": {"clientId": "x/../../admin"}},
+            "spec.keycloak.clientId",
+            "'x/../../admin' is not a Keycloak name (letters, digits, '.', '_', '-',"
+            " starting with a letter or digit, at most 255)",
+        ),
+        (
+            {
+                "keycloak": {
+                    "clientId": "x",
+                    "importIds": {"client": "1", "adminRole": UUID, "userRole": UUID},
+                }
+            },
+            "spec.keycloak.importIds.client",
+            "'1' is not a lowercase UUID (Keycloak's id of the object)",
+        ),
+    ],
+)
+def test_hostile_sign_in_fields_are_one_problem_each_and_nothing_is_written(
+    tmp_path: Path, spec: dict[str, Any], field: str, message: str
+) -> None:
+    root = tmp_path / "project"
+    write_stack(root, clusters=KEYCLOAK_CLUSTER, secrets=KEYCLOAK_SECRETS)
+    path = write_gateway(root, "team-a", spec)
+    result = render_cli(root, tmp_path / "out")
+    assert result.code == 2
+    assert not (tmp_path / "out").exists()
+    assert "Traceback" not in result.printed
+    (problem,) = reported_problems(result.err, [path])
+    assert problem.rest == f"{field}: {message}"
+
+
+@settings(HOSTILE, max_examples=40)
+@given(text=st.text(min_size=1, max_size=40))
+def test_any_principal_text_is_accepted_by_the_grammar_or_named_as_one_problem(
+    text: str,
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "project"
+        write_stack(root, clusters=KEYCLOAK_CLUSTER, secrets=KEYCLOAK_SECRETS)
+        path = write_gateway(root, "team-a", {"access": {"users": [text]}})
+        result = validate_cli(root)
+    if principal_problem(text) is None:
+        assert result.code == 0, result.err
+        return
+    assert result.code == 2
+    assert "Traceback" not in result.printed
+    (problem,) = reported_problems(result.err, [path])
+    assert problem.rest.startswith("spec.access.users")
+
+
+def test_validate_reports_a_gateway_nobody_can_sign_in_to(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    write_stack(root)
+    write_gateway(root, "team-a", {})
+    write_gateway(root, "quiet", {"signIn": "none"})
+    write_gateway(root, "own", {"oidc": {"issuer": "https://idp.example.com"}})
+    result = validate_cli(root)
+    assert result.code == 2
+    (problem,) = reported_problems(result.err, [f"{DECLARATIONS}/team-a.yaml"])
+    assert problem.rest == (
+        "spec.signIn: no person can sign in: cluster 'c1' has no identity.keycloak and the"
+        " gateway declares no spec.oidc; declare spec.oidc (your issuer) or spec.signIn: none"
+    )
+    # The render still works: it shows the gateway as not configured.
+    rendered = render_cli(root, tmp_path / "out", quiet=False)
+    assert rendered.code == 0
+    assert "NOT CONFIGURED" in rendered.out

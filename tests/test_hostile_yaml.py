@@ -156,7 +156,9 @@ def test_any_tag_on_any_junk_scalar_is_a_clean_result(field: str, tag: str, junk
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory) / "project"
         write_stack(root)
-        write_text(root, DECLARATION, declaration_with(f"  {field}: {tag}{junk}\n"))
+        # No Keycloak on the built cluster: the gateway says no one signs in (validate).
+        spec = f"  {field}: {tag}{junk}\n  signIn: none\n"
+        write_text(root, DECLARATION, declaration_with(spec))
         rendered = render_cli(root, Path(directory) / "out")
         validated = validate_cli(root)
         written = (Path(directory) / "out").exists()
@@ -184,7 +186,7 @@ def secrets_project(root: Path, entry: str) -> int:
     """A valid project whose cluster c1 has the ``clusterSecrets`` entry ``entry`` (text);
     returns the line number of the entry's first line."""
     first = write_secrets_text(root, "    c1:\n" + entry) + 1
-    write_gateway(root, "team-a")
+    write_gateway(root, "team-a", {"signIn": "none"})  # no Keycloak here (validate)
     return first
 
 
@@ -360,7 +362,7 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path, file: str)
 
 def test_a_file_at_the_size_limit_is_read(tmp_path: Path) -> None:
     write_stack(tmp_path)
-    write_gateway(tmp_path, "team-a")
+    write_gateway(tmp_path, "team-a", {"signIn": "none"})  # no Keycloak here (validate)
     write_text(tmp_path, DECLARATION, padded((tmp_path / DECLARATION).read_text(), MAX_FILE_BYTES))
 
     result = validate_cli(tmp_path)
@@ -690,7 +692,7 @@ def test_ssl_root_cert_linked_inside_the_project_is_read(tmp_path: Path) -> None
         "sslRootCert": "certs/ca.pem",
     }
     write_stack(tmp_path, clusters={"c1": cluster(database=database)})
-    write_gateway(tmp_path, "team-a")
+    write_gateway(tmp_path, "team-a", {"signIn": "none"})  # no Keycloak here (validate)
 
     result = validate_cli(tmp_path)
 

@@ -22,11 +22,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components import tokens
+from components.identity import server_key
 from gatewayctl import render
 from gatewayctl.diff.compare import compare
 from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side, render_head, stack_secrets
 from gatewayctl.offline import Recording, is_secret
+from gatewayctl.resolve import load_stack
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,
@@ -72,12 +74,36 @@ def kubeconfig(cluster_name: str) -> str:
     )
 
 
+def keycloak_secret(cluster_name: str) -> str:
+    return f"S3NTINEL-kc-{cluster_name}#k/%+="
+
+
 def sentinel_secrets(clusters: list[str]) -> dict[str, dict[str, str]]:
-    return {c: {"dbAdminPassword": password(c), "kubeconfig": kubeconfig(c)} for c in clusters}
+    return {
+        c: {
+            "dbAdminPassword": password(c),
+            "kubeconfig": kubeconfig(c),
+            "keycloakAdminClientSecret": keycloak_secret(c),
+        }
+        for c in clusters
+    }
 
 
 def sentinels(clusters: list[str]) -> list[str]:
-    return sorted({s for c in clusters for s in (password(c), token(c), kubeconfig(c))})
+    return sorted(
+        {s for c in clusters for s in (password(c), token(c), kubeconfig(c), keycloak_secret(c))}
+    )
+
+
+def keycloak_providers(root: Path, stack: str) -> dict[str, str]:
+    """Keycloak provider name -> the cluster whose admin client secret it logs in with (the
+    first, by name, of the clusters naming its server)."""
+    found: dict[str, str] = {}
+    for name, config in sorted(load_stack(root, stack).config.clusters.items()):
+        server = config.identity.keycloak
+        if server is not None:
+            found.setdefault(server_key(server.url, server.realm, server.admin_client_id), name)
+    return found
 
 
 def strings(value: Any, secret: bool = False) -> Iterator[tuple[str, bool]]:
@@ -131,12 +157,20 @@ def cli_texts(root: Path, stack: str, out: Path) -> tuple[int, list[str | bytes]
 
 # --- projects with sentinels ----------------------------------------------------------------
 
-WEST = gateway_api_cluster(baseDomain=WEST_DOMAIN)
+
+def keycloak(url: str) -> dict[str, Any]:
+    return {"keycloak": {"url": url, "realm": "r", "adminClientId": "admin"}}
+
+
+WEST = gateway_api_cluster(
+    baseDomain=WEST_DOMAIN, identity=keycloak("https://sso-west.example.com")
+)
+EAST = cluster(baseDomain="east.example.com", identity=keycloak("https://sso-east.example.com"))
 
 
 def generated_project(root: Path) -> list[str]:
     """Two clusters (route, gateway-api), three gateways, sentinels in every secret input."""
-    clusters = {"east": cluster(baseDomain="east.example.com"), "west": WEST}
+    clusters = {"east": EAST, "west": WEST}
     write_stack(root, clusters=clusters, secrets=sentinel_secrets(sorted(clusters)))
     write_gateway(root, "alpha", {"cluster": "east"})
     write_gateway(root, "bravo", {"cluster": "west", "deletionPolicy": "Delete"})
@@ -172,11 +206,18 @@ def test_secret_inputs_reach_the_program_only_as_secrets(tmp_path: Path, kind: s
     stack, clusters = project(kind, tmp_path)
     recording = render.execute(render.prepare(tmp_path, stack)).recording
 
+    servers = keycloak_providers(tmp_path, stack)
     found, clear = carried(
-        recording, [password(c) for c in clusters] + [token(c) for c in clusters]
+        recording,
+        [password(c) for c in clusters]
+        + [token(c) for c in clusters]
+        + [keycloak_secret(c) for c in clusters],
     )
     # Each sentinel does reach its providers (so the assertions below are not vacuous) ...
-    assert found == {password(c) for c in clusters} | {token(c) for c in clusters}
+    assert servers
+    assert found == {password(c) for c in clusters} | {token(c) for c in clusters} | {
+        keycloak_secret(c) for c in servers.values()
+    }
     # ... and travels only inside secret wrappers.
     assert clear == []
     providers = {
@@ -189,6 +230,7 @@ def test_secret_inputs_reach_the_program_only_as_secrets(tmp_path: Path, kind: s
     assert providers == {
         **{("pulumi:providers:kubernetes", f"{c}-k8s"): ["kubeconfig"] for c in clusters},
         **{("pulumi:providers:postgresql", f"{c}-postgres"): ["password"] for c in clusters},
+        **{("pulumi:providers:keycloak", name): ["clientSecret"] for name in servers},
         # Each tenant's owner provider logs in with the tenant's generated password.
         **{
             ("pulumi:providers:postgresql", f"{g}-database-db-owner"): ["password"]
@@ -321,17 +363,18 @@ def test_diff_report_holds_no_secret_even_unscrubbed(tmp_path: Path) -> None:
     clusters = generated_project(base_root)
     generated_project(head_root)
     rotated = {
-        c: {"dbAdminPassword": password(f"{c}-rotated"), "kubeconfig": kubeconfig(f"{c}-rotated")}
+        c: {
+            "dbAdminPassword": password(f"{c}-rotated"),
+            "kubeconfig": kubeconfig(f"{c}-rotated"),
+            "keycloakAdminClientSecret": keycloak_secret(f"{c}-rotated"),
+        }
         for c in clusters
     }
-    write_stack(
-        head_root,
-        clusters={"east": cluster(baseDomain="east.example.com"), "west": WEST},
-        secrets=rotated,
-    )
+    write_stack(head_root, clusters={"east": EAST, "west": WEST}, secrets=rotated)
     (head_root / DECLARATIONS / "charlie.yaml").unlink()
     write_gateway(head_root, "alpha", {"cluster": "east", "replicas": 3})
     write_gateway(head_root, "delta", {"cluster": "west"})
+    write_gateway(head_root, "bravo", {"cluster": "west", "access": {"users": ["user:erin"]}})
     secrets = sentinels(clusters) + sentinels([f"{c}-rotated" for c in clusters])
 
     base_render = render.execute(render.prepare(base_root, STACK))
@@ -354,10 +397,12 @@ def test_diff_report_holds_no_secret_even_unscrubbed(tmp_path: Path) -> None:
     assert {password(f"{c}-rotated") for c in clusters} <= head.secrets
     assert [(g.name, g.status) for g in change.gateways] == [
         ("alpha", "changed"),
+        ("bravo", "changed"),  # user:erin gains the user role
         ("charlie", "removed"),
         ("delta", "added"),
     ]
     assert all("delta" in report and "charlie" in report for report in reports)
+    assert all("- `bravo`: `user:erin` **gains** user" in report for report in reports)
     # ... but the report is clean without it too: the render already redacted every secret.
     assert leaks(reports, secrets) == []
 

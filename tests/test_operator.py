@@ -574,11 +574,13 @@ def test_cli_refuses_a_stack_the_operator_owns_that_is_not_ready(
     err = capsys.readouterr().err.splitlines()
     assert [line.split(": ")[1:3] for line in err[:-1]] == [
         ["Pulumi.aws.yaml", f"{PREFIX}clusterSecrets.rosa-us-east-1.dbAdminPassword"],
+        ["Pulumi.aws.yaml", f"{PREFIX}clusterSecrets.rosa-us-east-1.keycloakAdminClientSecret"],
         ["Pulumi.aws.yaml", f"{PREFIX}clusterSecrets.rosa-us-west-2.dbAdminPassword"],
+        ["Pulumi.aws.yaml", f"{PREFIX}clusterSecrets.rosa-us-west-2.keycloakAdminClientSecret"],
         ["Pulumi.aws.yaml", f"{PREFIX}clusters.rosa-us-east-1.database.sslRootCert"],
         ["Pulumi.aws.yaml", f"{PREFIX}clusters.rosa-us-west-2.database.sslRootCert"],
     ]
-    assert err[-1] == "4 problem(s); nothing written"
+    assert err[-1] == "6 problem(s); nothing written"
 
 
 def minimal_stack(root: Path, stack: str, index: int) -> None:

@@ -20,6 +20,7 @@ from gatewayctl.offline import RecordedResource, Recording, secret
 from gatewayctl.stackfile import parse_stack_config, read_stack_config
 from policy.hypershell_policies import PACK_NAME, POLICIES
 from policy.hypershell_policies.credentials import secret_like_name
+from policy.hypershell_policies.identity import is_loopback
 from policy.hypershell_policies.images import is_pinned
 from policy.hypershell_policies.network import covers
 from policy.hypershell_policies.pods import DEFAULT_ALLOWED_REGISTRIES, allowed_images, is_allowed
@@ -552,10 +553,14 @@ def test_main_builds_the_mandatory_pack_of_exactly_these_policies(served: Any) -
     info = served.GetAnalyzerInfo(None, None)
     assert info.name == PACK_NAME == "hypershell-gateways"
     assert [p.name for p in info.policies] == [p.name for p in POLICIES]
-    assert len({p.name for p in POLICIES}) == len(POLICIES) == 9
+    assert len({p.name for p in POLICIES}) == len(POLICIES) == 11
     assert {p.enforcementLevel for p in info.policies} == {analyzer_pb2.MANDATORY}
     stack = {p.name for p in info.policies if p.policy_type == analyzer_pb2.POLICY_TYPE_STACK}
-    assert stack == {"tenant-default-deny-ingress", "server-cert-covers-host"}
+    assert stack == {
+        "tenant-default-deny-ingress",
+        "server-cert-covers-host",
+        "exposed-gateway-has-issuer",
+    }
     schema = {p.name: p.configSchema for p in info.policies if p.configSchema.properties}
     assert list(schema) == [
         "allowed-image-registries",
@@ -652,3 +657,73 @@ def test_policies_see_secrets_as_plain_values() -> None:
     recording = rendered("ibm").recording
     args = resource_args(recording, named(recording, "roks-us-east-postgres"))
     assert args.props["password"] == "offline-placeholder-for-secure-value"
+
+
+# --- sign-in ---------------------------------------------------------------------------------
+
+
+def test_public_client_without_pkce_full_scope_or_loopback_fails_on_every_count() -> None:
+    recording = broken("ibm")
+    client = named(recording, "team-a-identity-client").inputs
+    client["pkceCodeChallengeMethod"] = "plain"
+    client["fullScopeAllowed"] = True
+    client["validRedirectUris"] = ["http://127.0.0.1:*", "https://evil.example.com/*"]
+    assert messages("keycloak-public-client", recording, "ibm") == [
+        "Keycloak client team-a-identity-client: pkceCodeChallengeMethod is 'plain'; a public"
+        " client must use 'S256'",
+        "Keycloak client team-a-identity-client: fullScopeAllowed must be false for a public"
+        " client",
+        "Keycloak client team-a-identity-client: redirect URI 'https://evil.example.com/*' is"
+        " not a loopback address (http://127.0.0.1:*, http://localhost:*)",
+    ]
+
+
+def test_public_client_that_leaves_pkce_and_full_scope_to_the_provider_fails() -> None:
+    # The provider's defaults are no PKCE and full scope on.
+    recording = broken("local")
+    client = named(recording, "dev-identity-client").inputs
+    del client["pkceCodeChallengeMethod"], client["fullScopeAllowed"]
+    assert messages("keycloak-public-client", recording, "local") == [
+        "Keycloak client dev-identity-client: pkceCodeChallengeMethod is not set; a public"
+        " client must use 'S256'",
+        "Keycloak client dev-identity-client: fullScopeAllowed must be false for a public client",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("uri", "loopback"),
+    [
+        ("http://127.0.0.1:*", True),
+        ("http://localhost:*", True),
+        ("http://localhost:8400/callback", True),
+        ("http://[::1]:*", True),
+        ("https://localhost:*", False),  # the CLI listens in plain http on loopback
+        ("http://127.0.0.1.evil.example.com:*", False),
+        ("http://localhost.evil.example.com/", False),
+        ("http://localhost:*/*", False),
+        ("*", False),
+    ],
+)
+def test_loopback_redirect_uris(uri: str, loopback: bool) -> None:
+    assert is_loopback(uri) is loopback
+
+
+def test_exposed_gateway_without_an_issuer_fails() -> None:
+    recording = broken("ibm")
+    config = named(recording, "team-a-workload-config")
+    toml = config.outputs["data"]["gateway.toml"]
+    start = toml.index("[openshell.gateway.oidc]")
+    end = toml.index("[openshell.drivers.kubernetes]")
+    config.outputs["data"] = {"gateway.toml": toml[:start] + toml[end:]}
+    assert messages("exposed-gateway-has-issuer", recording, "ibm") == [
+        "gateway 'team-a' is exposed (team-a-exposure-route) but its gateway.toml names no https"
+        " OIDC issuer ([openshell.gateway.oidc] issuer): no person could sign in"
+    ]
+
+
+def test_an_unexposed_gateway_needs_no_issuer() -> None:
+    # local's `offline` declares that no person signs in; it has no Route.
+    recording = rendered("local").recording
+    toml = named(recording, "offline-workload-config").inputs["data"]["gateway.toml"]
+    assert "[openshell.gateway.oidc]" not in toml
+    assert messages("exposed-gateway-has-issuer", recording, "local") == []

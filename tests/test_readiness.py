@@ -279,12 +279,15 @@ def test_the_committed_samples_are_not_ready_to_deploy(capsys: pytest.CaptureFix
     assert captured.out == ""
     assert captured.err.splitlines() == [
         placeholder_line("aws", "rosa-us-east-1"),
+        placeholder_line("aws", "rosa-us-east-1", "keycloakAdminClientSecret"),
         placeholder_line("aws", "rosa-us-west-2"),
+        placeholder_line("aws", "rosa-us-west-2", "keycloakAdminClientSecret"),
         bundle_line("aws", "rosa-us-east-1", AWS_BUNDLE),
         bundle_line("aws", "rosa-us-west-2", AWS_BUNDLE),
         placeholder_line("ibm", "roks-us-east"),
+        placeholder_line("ibm", "roks-us-east", "keycloakAdminClientSecret"),
         bundle_line("ibm", "roks-us-east", "certs/ibm-databases-for-postgresql-ca.pem"),
-        "6 problem(s); nothing written",
+        "9 problem(s); nothing written",
     ]
     # Without --deploy the same stacks validate, with notes (the offline render needs neither).
     assert cli.main(["validate", "--all"]) == 0

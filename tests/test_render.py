@@ -116,7 +116,8 @@ def test_secure_values_become_a_placeholder_and_are_reported_once(
     out = capsys.readouterr().out
     assert code == 0
     assert out.count("`secure:` config values cannot be decrypted offline") == 1
-    assert out.startswith("note: 3 `secure:` config values")
+    # Per cluster of ibm and aws: the database password and the Keycloak admin client secret.
+    assert out.startswith("note: 6 `secure:` config values")
     assert all(SECURE_PLACEHOLDER not in t for t in written_files(tmp_path).values())
 
 
@@ -143,6 +144,18 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
         "release": "openshell-0.0.109",
         "releasePinned": False,
         "imageOverrides": [],
+        "signIn": "keycloak",
+        "issuer": "https://sso.openshell.example.com/realms/openshell",
+        "clientId": "openshell-search",
+        "roles": ["openshell-admin", "openshell-user"],
+        "access": {"admins": [], "users": []},
+    }
+    audit = next(g for g in plan["gateways"] if g["name"] == "audit")
+    assert {k: audit[k] for k in ("signIn", "issuer", "clientId", "roles")} == {
+        "signIn": "oidc",
+        "issuer": "https://login.audit.example.com/oauth2/default",
+        "clientId": "openshell-audit",
+        "roles": ["openshell-audit-admins", "openshell-audit-users"],
     }
     kinds = {r["type"] for r in plan["resources"]}
     assert {

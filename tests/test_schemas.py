@@ -18,7 +18,8 @@ from tests.support import STACKS, rendered, shared_or_skip
 KUBERNETES_VERSIONS = ("1.31", "1.34")
 CUSTOM_KINDS = {"Route", "GRPCRoute", "BackendTLSPolicy"}
 # Per stack: 2 or 3 cluster-scoped objects per cluster/gateway plus ~19 per tenant namespace.
-BUILT_IN_OBJECTS = {"aws": 88, "ibm": 84, "local": 54}
+# local: plus ConfigMap gateway-trusted-ca in each of its 3 tenant namespaces.
+BUILT_IN_OBJECTS = {"aws": 88, "ibm": 84, "local": 57}
 
 
 def manifests(r: render.Rendered) -> list[dict]:
@@ -83,9 +84,21 @@ def test_plan_inputs_match_the_provider_schemas(stack: str, tmp_path: Path) -> N
     checked = sum(
         1
         for r in plan["resources"]
-        if r["type"].split(":")[0] in {"tls", "postgresql", "random"}
-        or r["type"] in {"pulumi:providers:postgresql"}
+        if r["type"].split(":")[0] in {"tls", "postgresql", "random", "keycloak"}
+        or r["type"] in {"pulumi:providers:postgresql", "pulumi:providers:keycloak"}
     )
+    keycloak = [r for r in plan["resources"] if "keycloak" in r["type"]]
+    # Every stack signs people in through Keycloak: its client, roles, mappers and provider
+    # are among the resources the tool checks.
+    assert {r["type"] for r in keycloak} >= {
+        "pulumi:providers:keycloak",
+        "keycloak:openid/client:Client",
+        "keycloak:openid/clientDefaultScopes:ClientDefaultScopes",
+        "keycloak:index/role:Role",
+        "keycloak:openid/audienceProtocolMapper:AudienceProtocolMapper",
+        "keycloak:openid/subProtocolMapper:SubProtocolMapper",
+        "keycloak:openid/userClientRoleProtocolMapper:UserClientRoleProtocolMapper",
+    }
     assert done.returncode == 0, done.stdout
     passed = int(done.stdout.splitlines()[-1].split(" passed")[0])
     assert passed == checked

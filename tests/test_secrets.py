@@ -220,3 +220,56 @@ def test_the_base_render_error_line_is_scrubbed_by_token() -> None:
     assert scrub(line, {"admin", "Config"}) == (
         "error: admin_user '[secret]' rejected for ConfigMap ([secret])"
     )
+
+
+# --- the Keycloak admin client secret (issue 12) -------------------------------------------
+
+KEYCLOAK = {"keycloak": {"url": "https://sso.example.com", "realm": "r", "adminClientId": "a"}}
+
+
+def test_a_keycloak_cluster_needs_its_admin_client_secret(tmp_path: Path) -> None:
+    clusters = two_clusters()
+    clusters["east"]["identity"] = KEYCLOAK
+    write_stack(tmp_path, clusters=clusters)
+    write_gateway(tmp_path, "t1", {"cluster": "east"})
+    assert problems_of(lambda: prepare(tmp_path, STACK)) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusterSecrets.east.keycloakAdminClientSecret",
+            "missing: the cluster has identity.keycloak; set the admin client's secret with"
+            " `pulumi config set --secret --path 'clusterSecrets.east.keycloakAdminClientSecret'`",
+        )
+    ]
+
+
+def test_whole_object_secure_secrets_give_keycloak_clusters_a_placeholder_too(
+    tmp_path: Path,
+) -> None:
+    clusters = two_clusters()
+    clusters["west"]["identity"] = KEYCLOAK
+    write_stack(tmp_path, clusters=clusters, secrets={"secure": "v1:AAAA"})
+    write_gateway(tmp_path, "t1", {"cluster": "west"})
+    prepared = prepare(tmp_path, STACK)
+    assert json.loads(prepared.config[f"{PREFIX}clusterSecrets"]) == {
+        "east": {"dbAdminPassword": SECURE_PLACEHOLDER},
+        "west": {
+            "dbAdminPassword": SECURE_PLACEHOLDER,
+            "keycloakAdminClientSecret": SECURE_PLACEHOLDER,
+        },
+    }
+
+
+def test_an_empty_keycloak_secret_is_a_problem_that_does_not_print_it(tmp_path: Path) -> None:
+    clusters = two_clusters()
+    clusters["east"]["identity"] = KEYCLOAK
+    write_stack(
+        tmp_path,
+        clusters=clusters,
+        secrets={
+            "east": {"dbAdminPassword": "pw", "keycloakAdminClientSecret": ""},
+            "west": {"dbAdminPassword": "pw"},
+        },
+    )
+    assert where(problems_of(lambda: prepare(tmp_path, STACK))) == [
+        (CONFIG_FILE, f"{PREFIX}clusterSecrets.east.keycloakAdminClientSecret"),
+    ]

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 
 from components import tokens
+from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
 from gatewayctl.diff.operations import Operation, predict
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
@@ -83,6 +84,10 @@ class StackDiff:
     """Gateways whose release differs (:mod:`gatewayctl.diff.releases`)."""
     operations: tuple[Operation, ...] = ()
     """What the providers will do with each changed plan resource (:mod:`.operations`)."""
+    access: tuple[AccessChange, ...] = ()
+    """Principals that gain or lose a gateway's role (:mod:`gatewayctl.diff.access`)."""
+    sign_in: tuple[SignInChange, ...] = ()
+    """Gateways whose sign-in (mode, issuer, client id) changed."""
 
     @property
     def rendered_changed(self) -> bool:
@@ -276,6 +281,7 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
     scrubber = Scrubber(base.secrets | head.secrets | frozenset(secrets))
     base_plan, head_plan = _plan(base.files, scrubber), _plan(head.files, scrubber)
     gateways, resources = compare_plans(base_plan, head_plan)
+    access, sign_in = access_changes(base_plan, head_plan)
     return StackDiff(
         stack=stack,
         base_note=base.note,
@@ -287,4 +293,6 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         secrets_changed=secrets_changed(base, head),
         releases=release_moves(base_plan, head_plan),
         operations=tuple(predict(base_plan, head_plan)),
+        access=tuple(access),
+        sign_in=tuple(sign_in),
     )

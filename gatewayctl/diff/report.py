@@ -17,6 +17,7 @@ from typing import Any
 
 from gatewayctl.diff import credentials, releases
 from gatewayctl.diff import operations as ops
+from gatewayctl.diff.access import access_lines
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
 from gatewayctl.yamlfile import SECRETS_KEY
 
@@ -109,6 +110,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         lines.append("")
     lines += releases.summary_lines(diff.releases, GATEWAY_ROWS)
     lines += credentials.summary_lines(diff)
+    lines += access_lines(diff.access, diff.sign_in)
 
     lines += [f"**Kubernetes objects:** {_totals(_counts(diff.objects))}", ""]
     if diff.objects:

@@ -10,6 +10,7 @@ from pulumi_policy import Policy
 
 from .credentials import no_plaintext_credentials
 from .database import postgresql_verify_full
+from .identity import exposed_gateway_has_issuer, keycloak_public_client
 from .images import images_pinned
 from .network import route_passthrough, server_cert_covers_host, tenant_default_deny
 from .pods import allowed_images, pod_security
@@ -27,6 +28,8 @@ POLICIES: tuple[Policy, ...] = (
     route_passthrough,
     server_cert_covers_host,
     vault_address_https,
+    keycloak_public_client,
+    exposed_gateway_has_issuer,
 )
 
 __all__ = ["PACK_NAME", "POLICIES"]

@@ -1,0 +1,268 @@
+"""Sign-in for one gateway through the cluster's Keycloak (upstream §7.5, declaratively).
+
+Upstream's control plane creates, per gateway, a public OpenID client with two client roles and
+three protocol mappers (``internal/keycloak/client.go``); here they are Pulumi resources of the
+pulumi-keycloak provider (which bridges keycloak/terraform-provider-keycloak v5.9.0), so a
+changed declaration changes them and a deleted gateway deletes them. Who holds the roles is
+declared too: each principal of ``spec.access`` is looked up (never created) and gets one role
+mapping resource of its own.
+
+Provider behaviour this module relies on (terraform-provider-keycloak, ``provider/``):
+
+- ``resource_keycloak_openid_client.go``, ``getOpenidClientFromData``: ``access_type`` PUBLIC
+  sets ``publicClient``; ``valid_redirect_uris`` need the standard flow (it is on);
+  ``pkce_code_challenge_method`` and ``oauth2_device_authorization_grant_enabled`` are client
+  attributes; ``full_scope_allowed`` defaults to true, so it is set to false explicitly.
+- ``resource_keycloak_openid_client_default_scopes.go``, create: attaches the listed scopes and
+  detaches every other default scope of the client (the list is the whole truth).
+- ``resource_keycloak_group_roles.go`` / ``resource_keycloak_user_roles.go``: ``exhaustive``
+  defaults to true, which removes every role mapping the resource does not list, other
+  gateways' included. With false the resource adds its ``role_ids``, removes from Keycloak
+  exactly the ids dropped from its list (``Reconcile``: ``role_ids`` change), and on delete
+  removes only its own ids. One resource per principal per gateway, so removing a principal
+  from the declaration deletes exactly its mapping.
+- ``data_source_keycloak_group.go`` (``group_path``, ``GetGroupByPath``: "group not found at
+  path: <path>") and ``data_source_keycloak_user.go`` ("user with username <name> not
+  found"): a principal that does not exist fails the preview with its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Literal
+
+import pulumi
+import pulumi_keycloak as keycloak
+
+from components import tokens
+
+ADMIN_ROLE = "openshell-admin"
+USER_ROLE = "openshell-user"
+ROLES_CLAIM = "hypershell.roles"
+"""Upstream's claim. Keycloak nests a claim at each '.', and the gateway reads the same path."""
+JWKS_TTL_SECONDS = 3600
+REDIRECT_URIS = ("http://127.0.0.1:*", "http://localhost:*")
+"""Loopback only: the CLI receives the authorization code on a port of the user's machine."""
+DEFAULT_SCOPES = ("profile", "email", "roles", "web-origins", "acr")
+PKCE_METHOD = "S256"
+
+PrincipalKind = Literal["group", "user"]
+
+
+@dataclass(frozen=True, kw_only=True, order=True)
+class Principal:
+    """A group (by its full path) or a user (by user name) of the realm."""
+
+    kind: PrincipalKind
+    name: str
+    """``/parent/child`` for a group, the user name for a user."""
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+    @staticmethod
+    def parse(text: str) -> Principal:
+        """``group:/path`` or ``user:name``, already validated by the declaration's model."""
+        kind, _, name = text.partition(":")
+        if kind == "group":
+            return Principal(kind="group", name=name)
+        if kind == "user":
+            return Principal(kind="user", name=name)
+        raise ValueError(f"{text!r} is not a principal")
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeycloakServerArgs:
+    """A Keycloak server the program signs in to with the client-credentials grant."""
+
+    url: str
+    """Base URL (before ``/realms``)."""
+    realm: str
+    """Realm of the admin client, and of the gateways' clients."""
+    admin_client_id: str
+    """Confidential client with a service account and the realm-management roles (README)."""
+    admin_client_secret: pulumi.Input[str]
+    """Its secret (a Pulumi secret)."""
+    root_ca_certificate: str | None
+    """PEM bundle the provider verifies the server with; None for the system trust store."""
+
+
+def server_key(url: str, realm: str, admin_client_id: str) -> str:
+    """The logical name of the provider of one Keycloak server: clusters that name the same
+    server, realm and admin client share one provider, whatever their names."""
+    digest = hashlib.sha256(f"{url}\0{realm}\0{admin_client_id}".encode()).hexdigest()[:10]
+    return f"keycloak-{realm}-{digest}"
+
+
+def keycloak_provider(args: KeycloakServerArgs) -> keycloak.Provider:
+    """The provider of one Keycloak server (terraform-provider-keycloak ``provider/provider.go``:
+    ``client_id`` + ``client_secret`` with no user name is the client-credentials grant;
+    ``realm`` is the realm the admin client logs in to; ``root_ca_certificate`` is PEM text)."""
+    return keycloak.Provider(
+        server_key(args.url, args.realm, args.admin_client_id),
+        url=args.url,
+        realm=args.realm,
+        client_id=args.admin_client_id,
+        client_secret=args.admin_client_secret,
+        root_ca_certificate=args.root_ca_certificate,
+        # Keycloak 17+ serves the admin API without the legacy /auth prefix.
+        base_path="",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class IdentityArgs:
+    realm: str
+    """The realm of the client (and of every principal)."""
+    client_id: str
+    """The client's id, stable: derived from the gateway, or the adopted gateway's own."""
+    issuer: str
+    """The issuer the gateway trusts (``<url>/realms/<realm>`` or the stack's override)."""
+    admins: tuple[Principal, ...] = ()
+    """Principals granted ``openshell-admin`` (and, as upstream's owners, ``openshell-user``)."""
+    users: tuple[Principal, ...] = ()
+    """Principals granted ``openshell-user``."""
+    provider: keycloak.Provider | None = None
+    """The Keycloak server's provider (the program's, one per server); None inherits one."""
+
+
+def grants(args: IdentityArgs) -> dict[Principal, tuple[str, ...]]:
+    """Each principal and the roles it holds, sorted (an admin also holds the user role, as
+    upstream's ``gateway:owner`` binding grants both)."""
+    held: dict[Principal, set[str]] = {}
+    for principal in args.admins:
+        held.setdefault(principal, set()).update((ADMIN_ROLE, USER_ROLE))
+    for principal in args.users:
+        held.setdefault(principal, set()).add(USER_ROLE)
+    return {p: tuple(sorted(held[p])) for p in sorted(held)}
+
+
+def principal_suffix(principal: Principal) -> str:
+    """A logical-name suffix for a principal: its kind and a digest of its whole text (group
+    paths hold '/' and spaces, and two principals must never share a name)."""
+    return f"{principal.kind}-{hashlib.sha256(str(principal).encode()).hexdigest()[:12]}"
+
+
+class Identity(pulumi.ComponentResource):
+    """The gateway's Keycloak client. Creates: the public OpenID client; its default scopes;
+    client roles ``openshell-admin`` and ``openshell-user``; protocol mappers (audience = the
+    client id in the access token, ``sub``, client roles into the multivalued claim
+    ``hypershell.roles``); one role mapping per declared principal (looked up, not created).
+    The Keycloak provider comes in ``args.provider``.
+
+    Outputs: ``client_id``, ``issuer``, ``client`` (the resource, for a second client or a
+    console to build on), ``roles`` (role name → role resource) and ``provider``.
+    """
+
+    client_id: pulumi.Output[str]
+    issuer: pulumi.Output[str]
+
+    def __init__(self, name: str, args: IdentityArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(tokens.IDENTITY, name, None, opts)
+        provider = self.provider = args.provider
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        realm = args.realm
+        self.client = keycloak.openid.Client(
+            f"{name}-client",
+            realm_id=realm,
+            client_id=args.client_id,
+            name=args.client_id,
+            enabled=True,
+            access_type="PUBLIC",
+            standard_flow_enabled=True,
+            direct_access_grants_enabled=True,
+            implicit_flow_enabled=False,
+            service_accounts_enabled=False,
+            full_scope_allowed=False,
+            valid_redirect_uris=list(REDIRECT_URIS),
+            pkce_code_challenge_method=PKCE_METHOD,
+            oauth2_device_authorization_grant_enabled=True,
+            opts=child,
+        )
+        keycloak.openid.ClientDefaultScopes(
+            f"{name}-client-scopes",
+            realm_id=realm,
+            client_id=self.client.id,
+            default_scopes=list(DEFAULT_SCOPES),
+            opts=child,
+        )
+        self.roles = {
+            role: keycloak.Role(
+                f"{name}-{suffix}",
+                realm_id=realm,
+                client_id=self.client.id,
+                name=role,
+                description=description,
+                opts=child,
+            )
+            for role, suffix, description in (
+                (ADMIN_ROLE, "admin-role", "Administers the OpenShell gateway"),
+                (USER_ROLE, "user-role", "Uses the OpenShell gateway"),
+            )
+        }
+        keycloak.openid.AudienceProtocolMapper(
+            f"{name}-audience",
+            realm_id=realm,
+            client_id=self.client.id,
+            name="audience",
+            included_client_audience=self.client.client_id,
+            add_to_access_token=True,
+            add_to_id_token=False,
+            opts=child,
+        )
+        keycloak.openid.SubProtocolMapper(
+            f"{name}-sub",
+            realm_id=realm,
+            client_id=self.client.id,
+            name="sub",
+            add_to_access_token=True,
+            opts=child,
+        )
+        keycloak.openid.UserClientRoleProtocolMapper(
+            f"{name}-roles-claim",
+            realm_id=realm,
+            client_id=self.client.id,
+            name="client roles",
+            claim_name=ROLES_CLAIM,
+            claim_value_type="String",
+            multivalued=True,
+            client_id_for_role_mappings=self.client.client_id,
+            add_to_access_token=True,
+            add_to_id_token=True,
+            add_to_userinfo=True,
+            opts=child,
+        )
+        lookup = pulumi.InvokeOutputOptions(parent=self, provider=provider)
+        for principal, roles in grants(args).items():
+            role_ids = [self.roles[role].id for role in roles]
+            resource = f"{name}-access-{principal_suffix(principal)}"
+            if principal.kind == "group":
+                group = keycloak.get_group_output(
+                    realm_id=realm, group_path=principal.name, opts=lookup
+                )
+                keycloak.GroupRoles(
+                    resource,
+                    realm_id=realm,
+                    group_id=group.id,
+                    role_ids=role_ids,
+                    # Only these roles: other gateways' (and people's) mappings stay (above).
+                    exhaustive=False,
+                    opts=child,
+                )
+            else:
+                user = keycloak.get_user_output(
+                    realm_id=realm, username=principal.name, opts=lookup
+                )
+                keycloak.UserRoles(
+                    resource,
+                    realm_id=realm,
+                    user_id=user.id,
+                    role_ids=role_ids,
+                    # Only these roles: other gateways' (and people's) mappings stay (above).
+                    exhaustive=False,
+                    opts=child,
+                )
+        self.client_id = self.client.client_id
+        self.issuer = pulumi.Output.from_input(args.issuer)
+        self.register_outputs({"client_id": self.client_id, "issuer": self.issuer})

@@ -1,0 +1,243 @@
+"""Sign-in decisions of a stack: per cluster its Keycloak and trusted CA bundle, per gateway
+its issuer, its Keycloak client and who holds its roles (issue 12).
+
+One gateway signs people in one of three ways, decided here once:
+
+- ``keycloak``: the cluster names a Keycloak server and the declaration no ``spec.oidc``: a
+  client of the realm (``components.identity``), its id ``openshell-<name>`` unless
+  ``spec.keycloak.clientId`` keeps an adopted gateway's own;
+- ``oidc``: the declaration brings its own issuer (``spec.oidc``);
+- ``none``: the declaration says no person signs in (``spec.signIn: none``).
+
+A gateway with none of these is ``unset``: it renders (``gateway.toml`` without an OIDC table,
+as before), and ``validate`` reports it (:func:`sign_in_problems`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from components.gateway_config import OidcSettings
+from components.identity import (
+    ADMIN_ROLE,
+    JWKS_TTL_SECONDS,
+    ROLES_CLAIM,
+    USER_ROLE,
+    IdentityArgs,
+    Principal,
+)
+from gatewayctl.errors import Problem
+from gatewayctl.models import ClusterConfig, GatewaySpec, KeycloakImportIds, StackConfig
+from gatewayctl.stackfile import PROJECT
+
+if TYPE_CHECKING:
+    from gatewayctl.resolve import LoadedStack, ResolvedGateway
+
+SignIn = Literal["keycloak", "oidc", "none", "unset"]
+BUNDLE_MAX_BYTES = 1 << 20
+"""A CA bundle larger than this is no CA bundle (a ConfigMap holds at most 1 MiB)."""
+_CERTIFICATE = re.compile(
+    r"-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewaySignIn:
+    """How one gateway signs people in, as the component args and the tooling need it."""
+
+    mode: SignIn
+    oidc: OidcSettings | None = None
+    identity: IdentityArgs | None = None
+    import_ids: KeycloakImportIds | None = None
+    """Keycloak's ids of an adopted client and its roles (``import-file``)."""
+
+
+def default_client_id(name: str) -> str:
+    """The client id of a gateway's Keycloak client: stable for the gateway's life, and the
+    same on every run (upstream's ``<name>-<id>`` changes with a new id)."""
+    return f"openshell-{name}"
+
+
+def resolve_sign_in(
+    display: str, name: str, spec: GatewaySpec, cluster_name: str, cluster: ClusterConfig
+) -> tuple[GatewaySignIn, list[Problem]]:
+    server = cluster.identity.keycloak
+    if spec.sign_in == "none":
+        return GatewaySignIn(mode="none"), []
+    if spec.oidc is not None:
+        own = spec.oidc
+        return GatewaySignIn(
+            mode="oidc",
+            oidc=OidcSettings(
+                issuer=own.issuer,
+                audience=own.audience,
+                jwks_ttl_secs=own.jwks_ttl_seconds,
+                roles_claim=own.roles_claim,
+                admin_role=own.admin_role,
+                user_role=own.user_role,
+                scopes_claim=own.scopes_claim,
+            ),
+        ), []
+    if server is None:
+        problems = [
+            Problem(
+                display,
+                f"spec.{field}",
+                f"cluster {cluster_name!r} has no identity.keycloak; {why}",
+            )
+            for field, value, why in (
+                ("access", spec.access, "declare spec.oidc and grant the roles in your issuer"),
+                ("keycloak", spec.keycloak, "there is no Keycloak client to keep"),
+            )
+            if value is not None
+        ]
+        return GatewaySignIn(mode="unset"), problems
+    client_id = spec.keycloak.client_id if spec.keycloak is not None else default_client_id(name)
+    access = spec.access
+    identity = IdentityArgs(
+        realm=server.realm,
+        client_id=client_id,
+        issuer=server.issuer,
+        admins=tuple(Principal.parse(p) for p in (access.admins if access else ())),
+        users=tuple(Principal.parse(p) for p in (access.users if access else ())),
+    )
+    return GatewaySignIn(
+        mode="keycloak",
+        oidc=OidcSettings(
+            issuer=server.issuer,
+            audience=client_id,
+            jwks_ttl_secs=JWKS_TTL_SECONDS,
+            roles_claim=ROLES_CLAIM,
+            admin_role=ADMIN_ROLE,
+            user_role=USER_ROLE,
+        ),
+        identity=identity,
+        import_ids=spec.keycloak.import_ids if spec.keycloak is not None else None,
+    ), []
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def _bundle(root: Path, relative: str) -> tuple[str | None, str | None]:
+    """(PEM text, None) or (None, why not) for a CA bundle of the project."""
+    path = root / relative
+    try:
+        if not path.resolve().is_relative_to(root.resolve()):
+            return None, f"{relative!r} leads outside the project through a symbolic link"
+        if not path.is_file():
+            return None, f"{relative!r} is not a file of the project"
+        data = path.read_bytes()[: BUNDLE_MAX_BYTES + 1]
+    except (OSError, RuntimeError) as error:
+        reason = getattr(error, "strerror", None) or "a loop of symbolic links"
+        return None, f"{relative!r} cannot be read: {reason}"
+    if len(data) > BUNDLE_MAX_BYTES:
+        return None, f"{relative!r} is larger than {BUNDLE_MAX_BYTES:,} bytes; not a CA bundle"
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return None, f"{relative!r} is not PEM text (ASCII)"
+    if not _CERTIFICATE.search(text):
+        return None, f"{relative!r} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+    return text, None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterBundles:
+    trusted: str | None
+    """``trustedCaBundleFile``'s PEM, for ConfigMap ``gateway-trusted-ca``."""
+    keycloak: str | None
+    """``identity.keycloak.caBundleFile``'s PEM, for the Keycloak provider."""
+
+
+def read_bundles(
+    root: Path, display: str, config: StackConfig
+) -> tuple[dict[str, ClusterBundles], list[Problem]]:
+    """Every cluster's CA bundles, read from the project (their text goes into the program's
+    resources, so the offline render needs them too)."""
+    found: dict[str, ClusterBundles] = {}
+    problems: list[Problem] = []
+    for name, cluster in sorted(config.clusters.items()):
+        texts: dict[str, str | None] = {}
+        server = cluster.identity.keycloak
+        for key, field, relative in (
+            ("trusted", "trustedCaBundleFile", cluster.trusted_ca_bundle_file),
+            (
+                "keycloak",
+                "identity.keycloak.caBundleFile",
+                server.ca_bundle_file if server is not None else None,
+            ),
+        ):
+            texts[key] = None
+            if relative is None:
+                continue
+            text, problem = _bundle(root, relative)
+            if problem is not None:
+                problems.append(Problem(display, f"{PROJECT}:clusters.{name}.{field}", problem))
+            texts[key] = text
+        found[name] = ClusterBundles(trusted=texts["trusted"], keycloak=texts["keycloak"])
+    return found, problems
+
+
+# --- across gateways ------------------------------------------------------------------------
+
+
+def client_clashes(gateways: Sequence[ResolvedGateway], config: StackConfig) -> list[Problem]:
+    """Client ids are unique per Keycloak realm (clusters may share one): Keycloak refuses a
+    second client of the same id, and one client cannot serve two gateways."""
+    seen: dict[tuple[str, str, str], str] = {}
+    problems = []
+    for gateway in gateways:
+        server = config.clusters[gateway.cluster].identity.keycloak
+        identity = gateway.args.identity
+        if server is None or identity is None:
+            continue
+        key = (server.url, server.realm, identity.client_id)
+        if key in seen:
+            problems.append(
+                Problem(
+                    gateway.source,
+                    "spec.keycloak.clientId",
+                    f"client {identity.client_id!r} of realm {server.realm!r} is already used"
+                    f" by {seen[key]}",
+                )
+            )
+        else:
+            seen[key] = gateway.source
+    return problems
+
+
+def sign_in_problems(loaded: LoadedStack) -> list[Problem]:
+    """``validate``'s rule: a gateway with neither Keycloak nor ``spec.oidc`` says on purpose
+    that no person signs in (``spec.signIn: none``)."""
+    return [
+        Problem(
+            gateway.source,
+            "spec.signIn",
+            f"no person can sign in: cluster {gateway.cluster!r} has no identity.keycloak and"
+            " the gateway declares no spec.oidc; declare spec.oidc (your issuer) or"
+            " spec.signIn: none",
+        )
+        for gateway in loaded.gateways
+        if gateway.sign_in == "unset"
+    ]
+
+
+def access_entry(gateway: ResolvedGateway) -> Mapping[str, object]:
+    """The plan's sign-in facts of a gateway: issuer, client id, roles and who holds them."""
+    oidc, identity = gateway.args.oidc, gateway.args.identity
+    roles = [r for r in (oidc.admin_role, oidc.user_role) if r] if oidc is not None else []
+    return {
+        "signIn": gateway.sign_in,
+        "issuer": oidc.issuer if oidc is not None else None,
+        "clientId": oidc.audience if oidc is not None else None,
+        "roles": roles,
+        "access": {
+            "admins": sorted(str(p) for p in identity.admins) if identity else [],
+            "users": sorted(str(p) for p in identity.users) if identity else [],
+        },
+    }
