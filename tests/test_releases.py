@@ -518,7 +518,7 @@ def test_a_shallow_clone_without_the_adding_commit_is_noted(tmp_path: Path) -> N
 def test_a_changed_release_makes_validate_exit_2(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     write_stack(repo, clusters=one_cluster(release="r1"))
-    write_gateway(repo, "team-a")
+    write_gateway(repo, "team-a", {"signIn": "none"})
     assert cli.main(["--root", str(repo), "validate", "test"]) == 0
     write_release(repo, "r1", gateway=GOOD)
     result = run_cli("--root", str(repo), "validate", "test")
