@@ -174,6 +174,12 @@ def selector_labels() -> dict[str, str]:
     return {"app.kubernetes.io/name": "openshell", "app.kubernetes.io/instance": NAME}
 
 
+def pull_policy(image: str) -> str:
+    """``IfNotPresent`` for an image pinned by digest (it cannot change; upstream's policy),
+    ``Always`` for a tag, which can move (the gateway's reason, ``components.deployment``)."""
+    return "IfNotPresent" if "@" in image else "Always"
+
+
 def _env(name: str, value: pulumi.Input[str]) -> dict[str, Any]:
     return {"name": name, "value": value}
 
@@ -211,7 +217,7 @@ def deployment_spec(
     dashboard = {
         "name": "dashboard",
         "image": settings.dashboard_image,
-        "imagePullPolicy": "IfNotPresent",
+        "imagePullPolicy": pull_policy(settings.dashboard_image),
         "env": [
             _env("PORT", str(DASHBOARD_PORT)),
             _env(
@@ -312,7 +318,7 @@ def deployment_spec(
     proxy = {
         "name": "oauth2-proxy",
         "image": settings.proxy_image,
-        "imagePullPolicy": "IfNotPresent",
+        "imagePullPolicy": pull_policy(settings.proxy_image),
         "env": proxy_env,
         "ports": [{"name": "http", "containerPort": PROXY_PORT, "protocol": "TCP"}],
         "readinessProbe": {

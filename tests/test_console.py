@@ -456,6 +456,8 @@ def test_the_deployment(tmp_path: Path) -> None:
     dashboard, proxy = pod["containers"]
     assert (dashboard["name"], dashboard["image"]) == ("dashboard", DEFAULT_DASHBOARD_IMAGE)
     assert (proxy["name"], proxy["image"]) == ("oauth2-proxy", DEFAULT_OAUTH2_PROXY_IMAGE)
+    # A digest cannot move; a tag can (checkov CKV_K8S_15 on the local stack).
+    assert (dashboard["imagePullPolicy"], proxy["imagePullPolicy"]) == ("IfNotPresent", "Always")
     assert [p["containerPort"] for p in dashboard["ports"]] == [8000]
     assert [p["containerPort"] for p in proxy["ports"]] == [4180]
     for container in (dashboard, proxy):
