@@ -466,7 +466,9 @@ class Console(pulumi.ComponentResource):
             spec=wire(deployment_spec(args=args, client_id=client_id, secret=secret.metadata.name)),
             opts=child,
         )
-        service = Service(
+        # The Route and HTTPRoute name the Service by its fixed name, as the gateway's do (the
+        # policy pack recognises the console's Route by it, known in every preview).
+        Service(
             f"{name}-svc",
             metadata=meta(NAME),
             spec=wire(
@@ -512,7 +514,7 @@ class Console(pulumi.ComponentResource):
                     metadata=meta(NAME, {WAIT_FOR: ROUTE_ADMITTED}),
                     spec={
                         "host": route.host,
-                        "to": {"kind": "Service", "name": service.metadata.name, "weight": 100},
+                        "to": {"kind": "Service", "name": NAME, "weight": 100},
                         "port": {"targetPort": "http"},
                         # TLS ends at the router with its certificate for the base domain;
                         # plain HTTP is redirected, never served.
@@ -538,9 +540,7 @@ class Console(pulumi.ComponentResource):
                             }
                         ],
                         "hostnames": [http_route.host],
-                        "rules": [
-                            {"backendRefs": [{"name": service.metadata.name, "port": PROXY_PORT}]}
-                        ],
+                        "rules": [{"backendRefs": [{"name": NAME, "port": PROXY_PORT}]}],
                     },
                     opts=child,
                 )
