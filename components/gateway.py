@@ -9,6 +9,7 @@ import pulumi_keycloak as keycloak
 from pulumi_kubernetes.core.v1 import Namespace
 
 from components import naming, tokens
+from components.console import Console, ConsoleArgs, ConsoleSettings
 from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials
 from components.database import Database, DatabaseArgs, DatabaseEndpoint
 from components.exposure import Exposure, ExposureArgs, GatewayExposure
@@ -77,19 +78,22 @@ class GatewayArgs:
     ``identity``)."""
     trusted_ca_bundle: str | None = None
     """The cluster's trusted CA bundle (PEM), or None."""
+    console: ConsoleSettings | None = None
+    """The web console (``spec.console``); None: no console. Needs ``identity``."""
 
 
 class Gateway(pulumi.ComponentResource):
     """One tenant gateway. Creates: the Namespace; ``Pki``; ``Database``; ``Workload``;
-    ``Exposure``; with Keycloak, ``Identity``. The Kubernetes and PostgreSQL providers of the
-    gateway's cluster are passed in ``opts.providers`` and inherited by every child; the
-    Keycloak provider in ``args.keycloak_provider``.
+    ``Exposure``; with Keycloak, ``Identity`` and, when enabled, ``Console``. The Kubernetes
+    and PostgreSQL providers of the gateway's cluster are passed in ``opts.providers`` and
+    inherited by every child; the Keycloak provider in ``args.keycloak_provider``.
 
     Outputs: ``namespace``, ``hostname``, ``address`` (``grpcs://<host>:443`` or None),
     ``ca_certificate`` (public PEM), ``database_name``, ``issuer`` and ``client_id`` (None
     when no person signs in; the client id is the OIDC audience), ``roles`` (the admin and
-    user role names the gateway reads from tokens). ``identity`` is the ``Identity``
-    component or None.
+    user role names the gateway reads from tokens), ``console_address`` (``https://<host>`` of
+    the web console, None without one or when it is not exposed). ``identity`` is the
+    ``Identity`` component or None; ``console`` the ``Console`` or None.
     """
 
     namespace: pulumi.Output[str]
@@ -100,7 +104,9 @@ class Gateway(pulumi.ComponentResource):
     issuer: pulumi.Output[str | None]
     client_id: pulumi.Output[str | None]
     roles: pulumi.Output[list[str]]
+    console_address: pulumi.Output[str | None]
     identity: Identity | None
+    console: Console | None
 
     def __init__(self, name: str, args: GatewayArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(tokens.GATEWAY, name, None, opts)
@@ -141,7 +147,7 @@ class Gateway(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        Workload(
+        workload = Workload(
             f"{name}-workload",
             WorkloadArgs(
                 namespace=args.namespace,
@@ -187,6 +193,12 @@ class Gateway(pulumi.ComponentResource):
             opts=child,
         )
 
+        self.console = (
+            self._console(name, args, ns, pki, workload, child)
+            if args.console is not None and self.identity is not None
+            else None
+        )
+
         self.namespace = ns
         self.hostname = pulumi.Output.from_input(host)
         self.address = pulumi.Output.from_input(grpcs_address(host) if host else None)
@@ -202,8 +214,12 @@ class Gateway(pulumi.ComponentResource):
         self.roles = pulumi.Output.from_input(
             [r for r in (oidc.admin_role, oidc.user_role) if r] if oidc is not None else []
         )
+        self.console_address = (
+            self.console.address if self.console is not None else pulumi.Output.from_input(None)
+        )
         self.register_outputs(
             {
+                "console_address": self.console_address,
                 "roles": self.roles,
                 "issuer": self.issuer,
                 "client_id": self.client_id,
@@ -213,4 +229,35 @@ class Gateway(pulumi.ComponentResource):
                 "ca_certificate": self.ca_certificate,
                 "database_name": self.database_name,
             }
+        )
+
+    def _console(
+        self,
+        name: str,
+        args: GatewayArgs,
+        ns: pulumi.Output[str],
+        pki: Pki,
+        workload: Workload,
+        child: pulumi.ResourceOptions,
+    ) -> Console:
+        identity = self.identity
+        assert identity is not None and args.identity is not None and args.console is not None
+        return Console(
+            f"{name}-console",
+            ConsoleArgs(
+                settings=args.console,
+                namespace=args.namespace,
+                namespace_ref=ns,
+                realm=args.identity.realm,
+                issuer=args.identity.issuer,
+                gateway_client_id=args.identity.client_id,
+                gateway_role_ids=tuple(role.id for _, role in sorted(identity.roles.items())),
+                openshift=args.openshift,
+                server_tls_secret=pki.server_tls_secret,
+                client_tls_secret=pki.client_tls_secret,
+                trusted_ca_config_map=workload.trusted_ca_config_map,
+                labels=naming.standard_labels(name, component="console"),
+                provider=args.keycloak_provider,
+            ),
+            opts=child,
         )

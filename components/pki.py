@@ -118,7 +118,7 @@ class Pki(pulumi.ComponentResource):
             )
 
         server_secret = tls_secret("server", naming.SERVER_TLS_SECRET, server_key, server)
-        tls_secret("client", naming.CLIENT_TLS_SECRET, client_key, client)
+        client_secret = tls_secret("client", naming.CLIENT_TLS_SECRET, client_key, client)
 
         jwt_key = _ecdsa_key(f"{name}-jwt-key", self)
         jwt_secret = Secret(
@@ -137,4 +137,5 @@ class Pki(pulumi.ComponentResource):
         self.server_cert_pem = server.cert_pem
         self.server_tls_secret = server_secret.metadata.name
         self.jwt_secret = jwt_secret.metadata.name
+        self.client_tls_secret = client_secret.metadata.name
         self.register_outputs({"ca_cert_pem": self.ca_cert_pem})

@@ -20,6 +20,7 @@ DATABASE: Final = "hypershell:gateway:Database"
 WORKLOAD: Final = "hypershell:gateway:Workload"
 EXPOSURE: Final = "hypershell:gateway:Exposure"
 IDENTITY: Final = "hypershell:gateway:Identity"
+CONSOLE: Final = "hypershell:gateway:Console"
 
-ALL: Final = (CLUSTER, GATEWAY, PKI, DATABASE, WORKLOAD, EXPOSURE, IDENTITY)
+ALL: Final = (CLUSTER, GATEWAY, PKI, DATABASE, WORKLOAD, EXPOSURE, IDENTITY, CONSOLE)
 """Every component type the program registers."""

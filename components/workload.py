@@ -176,6 +176,7 @@ class Workload(pulumi.ComponentResource):
             openshift=args.openshift,
             vault_token=credentials.uses_projected_token(args.credentials),
         )
+        self.trusted_ca_config_map: pulumi.Output[str] | None = None
         if args.trusted_ca_bundle is not None:
             trusted = ConfigMap(
                 f"{name}-trusted-ca",
@@ -184,6 +185,7 @@ class Workload(pulumi.ComponentResource):
                 opts=child,
             )
             deploy_spec = trusted_ca.with_trusted_ca(deploy_spec, trusted.metadata.name)
+            self.trusted_ca_config_map = trusted.metadata.name
         Deployment(
             f"{name}-deploy", metadata=meta(naming.GATEWAY), spec=wire(deploy_spec), opts=child
         )

@@ -334,6 +334,17 @@ class SharedGatewayRef(Model):
     name: DnsLabel
     namespace: DnsLabel = "openshift-ingress"
     section_name: DnsLabel = Field("grpc", alias="sectionName")
+    https_section_name: DnsLabel = Field("https", alias="httpsSectionName")
+    """The HTTPS listener web consoles attach to (upstream's GATEWAY_API_HTTP_LISTENER_NAME)."""
+
+    @model_validator(mode="after")
+    def _two_listeners(self) -> SharedGatewayRef:
+        if self.https_section_name == self.section_name:
+            raise ValueError(
+                f"httpsSectionName and sectionName are both {self.section_name!r}: consoles"
+                " (HTTPRoute) and gateways (GRPCRoute) attach to two listeners of their own"
+            )
+        return self
 
 
 class IngressConfig(Model):
@@ -743,6 +754,19 @@ class CredentialsSpec(Model):
         return value
 
 
+class ConsoleImages(Model):
+    dashboard: ImageReference | None = None
+    oauth2_proxy: ImageReference | None = Field(None, alias="oauth2Proxy")
+
+
+class ConsoleSpec(Model):
+    """The gateway's web console (``components.console``); needs the cluster's Keycloak."""
+
+    enabled: bool = False
+    images: ConsoleImages = ConsoleImages()
+    """Per-gateway images, in place of its release's (or the built-in defaults)."""
+
+
 class GatewaySpec(Model):
     cluster: DnsLabel | None = None
     """Key of the stack's clusters; checked against them when validated with the context
@@ -769,6 +793,8 @@ class GatewaySpec(Model):
     """The gateway's Keycloak client, when not the derived one (adoption)."""
     sign_in: Literal["none"] | None = Field(None, alias="signIn")
     """``none``: no person signs in to this gateway (sandboxes only), declared on purpose."""
+    console: ConsoleSpec = ConsoleSpec()
+    """The web console (off unless enabled)."""
 
     @model_validator(mode="after")
     def _one_way_to_sign_in(self) -> GatewaySpec:

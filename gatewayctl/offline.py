@@ -117,6 +117,10 @@ def placeholder_outputs(type_: str, name: str, inputs: Mapping[str, Any]) -> dic
         return {"result": _fixed("password" + name, int(inputs.get("length", 32)))}
     if type_ == "random:index/randomBytes:RandomBytes":
         return {"base64": _fixed("bytes" + name, 44), "hex": _fixed("hex" + name, 64)}
+    if type_ == "keycloak:openid/client:Client" and inputs.get("accessType") == "CONFIDENTIAL":
+        # Keycloak generates a confidential client's secret and the provider reads it back
+        # (components.console); a secret output of the provider's schema.
+        return {"clientSecret": _fixed("client-secret" + name, 32)}
     return {}
 
 

@@ -112,6 +112,7 @@ def export(gateways: Mapping[str, Gateway]) -> None:
                 "issuer": gw.issuer,
                 "clientId": gw.client_id,
                 "roles": gw.roles,
+                "consoleAddress": gw.console_address,
             }
             for name, gw in sorted(gateways.items())
         },

@@ -108,6 +108,11 @@ class ReleaseImages(Model):
     """gateway.toml's ``supervisor_image``."""
     sandbox: PinnedImage
     """gateway.toml's ``default_image``, the sandboxes' base."""
+    console: PinnedImage | None = None
+    """The web console's dashboard (optional: releases cut before the console have none,
+    and their gateways' consoles run the built-in default; ``gatewayctl.console``)."""
+    oauth2_proxy: PinnedImage | None = Field(None, alias="oauth2Proxy")
+    """The web console's oauth2-proxy sidecar (optional, as ``console``)."""
 
 
 class ReleaseSpec(Model):
@@ -129,6 +134,11 @@ class Release(Model):
     @property
     def name(self) -> str:
         return self.metadata.name
+
+    def console_image(self, which: str) -> str | None:
+        """The release's ``console`` or ``oauth2Proxy`` image, None when it has none."""
+        images = self.spec.images
+        return {"dashboard": images.console, "oauth2Proxy": images.oauth2_proxy}[which]
 
     def image(self, which: str) -> str:
         images = self.spec.images

@@ -20,6 +20,7 @@ import pulumi
 
 from components import tokens
 from gatewayctl import inventory, program
+from gatewayctl.console import console_cell, console_entry
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.identity import access_entry
 from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
@@ -53,6 +54,8 @@ class GatewaySummary:
     image_overrides: tuple[str, ...] = ()
     sign_in: str = "unset"
     """How people sign in: keycloak, oidc, none (declared) or unset (``gatewayctl.identity``)."""
+    console: str | None = None
+    """The web console's address, ``port-forward`` when it is not exposed, None without one."""
 
 
 # --- config ---------------------------------------------------------------------------------
@@ -171,7 +174,7 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
     """The reviewable plan: gateways with their decisions, every resource with its inputs."""
     gateways = []
     for gateway in loaded.gateways:
-        namespace, hostname, address, database = facts[gateway.name]
+        namespace, hostname, address, database, console_address = facts[gateway.name]
         gateways.append(
             {
                 "name": gateway.name,
@@ -192,6 +195,7 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
                 "releasePinned": gateway.release_pinned,
                 "imageOverrides": list(gateway.image_overrides),
                 **access_entry(gateway),
+                "console": console_entry(gateway, console_address),
             }
         )
     resources = [
@@ -212,7 +216,9 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
 def _facts(gateways: Mapping[str, Any]) -> pulumi.Output[Any]:
     return pulumi.Output.all(
         **{
-            name: pulumi.Output.all(gw.namespace, gw.hostname, gw.address, gw.database_name)
+            name: pulumi.Output.all(
+                gw.namespace, gw.hostname, gw.address, gw.database_name, gw.console_address
+            )
             for name, gw in gateways.items()
         }
     )
@@ -320,6 +326,7 @@ def summarise(
             release_pinned=g.release_pinned,
             image_overrides=g.image_overrides,
             sign_in=g.sign_in,
+            console=console_cell(g, facts[g.name][4]),
         )
         for g in loaded.gateways
     )

@@ -30,6 +30,7 @@ from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from gatewayctl import credentials
+from gatewayctl.console import resolve_console
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.identity import (
@@ -106,6 +107,11 @@ class ResolvedGateway:
     def credentials(self) -> GatewayCredentials:
         return self.args.credentials
 
+    @property
+    def console_host(self) -> str | None:
+        """The web console's external host, None without one or when it is not exposed."""
+        return self.args.console.exposure.host if self.args.console is not None else None
+
 
 @dataclass(frozen=True, kw_only=True)
 class LoadedStack:
@@ -169,6 +175,17 @@ def _resolve(
     problems += _admin_role(
         display, database_name, spec.database_name is not None, cluster_name, config
     )
+    console, found = resolve_console(
+        display,
+        spec,
+        namespace=namespace,
+        cluster_name=cluster_name,
+        cluster=cluster,
+        keycloak=sign_in.identity is not None,
+        release=release,
+        production=config.production,
+    )
+    problems += found
     stored = credentials.resolve(spec.credentials, namespace)
     problems += credentials.reserved(display, stored, namespace, cluster_name, cluster)
 
@@ -261,6 +278,7 @@ def _resolve(
                 oidc=sign_in.oidc,
                 identity=sign_in.identity,
                 trusted_ca_bundle=bundle.trusted if bundle is not None else None,
+                console=console,
             ),
         ),
         [],
@@ -458,6 +476,11 @@ def _duplicates(gateways: Sequence[ResolvedGateway], config: StackConfig) -> lis
             "spec.exposure.host",
             lambda g: g.hostname,
             lambda g: f"host {g.hostname!r} is already used by",
+        ),
+        (
+            "spec.console.enabled",
+            lambda g: g.console_host,
+            lambda g: f"console host {g.console_host!r} is already used by",
         ),
     )
     problems = []

@@ -417,14 +417,16 @@ def test_generated_secrets_are_secret_outputs(tmp_path: Path, kind: str) -> None
     recording = result.recording
     gateways = len(result.gateways)
 
-    # The key-encryption key's random bytes exist only for gateways on the default driver.
+    # Random bytes: the key-encryption key of each gateway on the default driver, and the
+    # cookie secret of each web console.
     kek = sum(g.credentials.driver == "kek" for g in result.prepared.loaded.gateways)
+    consoles = sum(g.args.console is not None for g in result.prepared.loaded.gateways)
     assert gateways >= 3
     assert kek >= 2
     assert [len(recording.of_type(t)) for t in GENERATED_SECRETS] == [
         4 * gateways,
         gateways,
-        kek,
+        kek + consoles,
     ]
     for type_, keys in GENERATED_SECRETS.items():
         for resource in recording.of_type(type_):

@@ -16,6 +16,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import StackValidationPolicy
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
+from gatewayctl.console import DEFAULT_DASHBOARD_IMAGE as CONSOLE_DASHBOARD
 from gatewayctl.offline import RecordedResource, Recording, secret
 from gatewayctl.stackfile import parse_stack_config, read_stack_config
 from policy.hypershell_policies import PACK_NAME, POLICIES
@@ -43,6 +44,10 @@ INTERNAL = "image-registry.openshift-image-registry.svc:5000/"
 PEM_KEY = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB0=\n-----END EC PRIVATE KEY-----\n"
 BY_NAME = {policy.name: policy for policy in POLICIES}
 SANDBOX_109_DIGEST = "sha256:ad47448cd2e9418be9875f840e4a4baaaa804ccf06358c34e28e4fa1b077aca7"
+# The aws sample console pins its oauth2-proxy by digest (gateways/aws/search.yaml).
+SAMPLE_PROXY_DIGEST = (
+    (ROOT / "gateways/aws/search.yaml").read_text().split("oauth2-proxy:v7.7.1@", 1)[1].split()[0]
+)
 """The sandbox image's digest in releases/openshell-0.0.109.yaml (ibm's release)."""
 
 
@@ -191,9 +196,14 @@ def test_ghcr_sandbox_image_in_gateway_toml_on_ibm_fails() -> None:
 def test_aws_images_would_not_pass_on_ibm() -> None:
     config = {"allowed-image-registries": stack_config("ibm")["allowed-image-registries"]}
     found = violations([allowed_images], rendered("aws").recording, config)
-    # Per gateway: the Deployment's image, and gateway.toml's sandbox and supervisor images.
-    assert len(found) == 3 * len(rendered("aws").gateways)
-    assert all("'ghcr.io/" in v.message for v in found)
+    # Per gateway: the Deployment's image, and gateway.toml's sandbox and supervisor images;
+    # per web console, its dashboard and oauth2-proxy images (quay.io, allowed on aws).
+    gateways = rendered("aws").gateways
+    consoles = sum(g.console is not None for g in gateways)
+    assert consoles == 1
+    assert len(found) == 3 * len(gateways) + 2 * consoles
+    assert sum("'ghcr.io/" in v.message for v in found) == 3 * len(gateways)
+    assert sum("'quay.io/" in v.message for v in found) == 2 * consoles
 
 
 def test_without_config_the_schema_default_applies() -> None:
@@ -201,12 +211,26 @@ def test_without_config_the_schema_default_applies() -> None:
     assert schema is not None
     assert schema.properties["allowedRegistries"]["default"] == list(DEFAULT_ALLOWED_REGISTRIES)
     assert DEFAULT_ALLOWED_REGISTRIES == ("ghcr.io/", INTERNAL)
-    assert violations([allowed_images], rendered("aws").recording) == []
+    # The web consoles' quay.io images are allowed by aws's and local's own config only.
+    console = (
+        "Deployment openshell-{ns}/openshell-console: spec.template.spec.containers[{i}] ({c}):"
+        " image '{image}' is not from an allowed registry (allowed: ghcr.io/, " + INTERNAL + ")"
+    )
+    dashboard = CONSOLE_DASHBOARD
+    proxy_tag = "quay.io/oauth2-proxy/oauth2-proxy:v7.7.1"
+    assert [v.message for v in violations([allowed_images], rendered("aws").recording)] == [
+        console.format(ns="search", i=0, c="dashboard", image=dashboard),
+        console.format(
+            ns="search", i=1, c="oauth2-proxy", image=f"{proxy_tag}@{SAMPLE_PROXY_DIGEST}"
+        ),
+    ]
     assert violations([allowed_images], rendered("ibm").recording) == []
     assert [v.message for v in violations([allowed_images], rendered("local").recording)] == [
+        console.format(ns="dev-build", i=0, c="dashboard", image=dashboard),
+        console.format(ns="dev-build", i=1, c="oauth2-proxy", image=proxy_tag),
         "Deployment openshell-dev-build/openshell-gateway: spec.template.spec.containers[0]"
         " (openshell-gateway): image 'localhost:5001/openshell/gateway:dev' is not from an"
-        f" allowed registry (allowed: ghcr.io/, {INTERNAL})"
+        f" allowed registry (allowed: ghcr.io/, {INTERNAL})",
     ]
 
 
@@ -243,8 +267,12 @@ def test_local_as_production_would_fail_only_on_its_tag_override() -> None:
     pinned = BY_NAME["images-pinned-by-digest"]
     found = violations([pinned], rendered("local").recording, PRODUCTION)
     assert [v.message for v in found] == [
+        # Its console runs upstream's oauth2-proxy default, a tag (the dashboard's default is
+        # pinned by digest).
+        "Deployment openshell-dev-build/openshell-console: spec.template.spec.containers[1]"
+        f" (oauth2-proxy): image 'quay.io/oauth2-proxy/oauth2-proxy:v7.7.1' {NOT_PINNED}",
         "Deployment openshell-dev-build/openshell-gateway: spec.template.spec.containers[0]"
-        f" (openshell-gateway): image 'localhost:5001/openshell/gateway:dev' {NOT_PINNED}"
+        f" (openshell-gateway): image 'localhost:5001/openshell/gateway:dev' {NOT_PINNED}",
     ]
     # Not production (its config, or none at all): tags pass.
     assert violations([pinned], rendered("local").recording) == []
@@ -553,7 +581,7 @@ def test_main_builds_the_mandatory_pack_of_exactly_these_policies(served: Any) -
     info = served.GetAnalyzerInfo(None, None)
     assert info.name == PACK_NAME == "hypershell-gateways"
     assert [p.name for p in info.policies] == [p.name for p in POLICIES]
-    assert len({p.name for p in POLICIES}) == len(POLICIES) == 11
+    assert len({p.name for p in POLICIES}) == len(POLICIES) == 12
     assert {p.enforcementLevel for p in info.policies} == {analyzer_pb2.MANDATORY}
     stack = {p.name for p in info.policies if p.policy_type == analyzer_pb2.POLICY_TYPE_STACK}
     assert stack == {
@@ -566,6 +594,7 @@ def test_main_builds_the_mandatory_pack_of_exactly_these_policies(served: Any) -
         "allowed-image-registries",
         "images-pinned-by-digest",
         "vault-address-https",
+        "console-tls-only",
     ]
 
 

@@ -402,18 +402,37 @@ def test_plan_reports_each_gateways_release_pin_and_overrides() -> None:
     assert overridden == [("aws", "ml-platform"), ("local", "dev-build")]
 
 
+def summary_rows(out: str) -> dict[str, dict[str, str]]:
+    """The render summary's rows by gateway, each cell by its column's header (columns come
+    and go with features: sign-in, console)."""
+    lines = [
+        [c.strip() for c in line.split("┃" if "┃" in line else "│")[1:-1]]
+        for line in out.splitlines()
+        if "┃" in line or "│" in line
+    ]
+    header = lines[0]
+    return {cells[0]: dict(zip(header, cells, strict=True)) for cells in lines[1:] if cells[0]}
+
+
 def test_the_render_summary_shows_release_pin_and_overrides(tmp_path: Path) -> None:
     result = run_cli("render", "ibm", "--out", str(tmp_path / "ibm"))
     assert result.code == 0, result.err
-    rows = {
-        cells[0]: cells[4:6]
-        for line in result.out.splitlines()
-        if (cells := [c.strip() for c in line.split("│")[1:-1]]) and cells[0]
-    }
-    assert rows["canary"] == ["openshell-0.0.110 (pinned)", "-"]
-    assert rows["team-a"] == ["openshell-0.0.109", "-"]
-    local = run_cli("render", "local", "--out", str(tmp_path / "local"))
-    assert "│ dev-build │ kind    │ none │ -       │ openshell-0.0.110 │ gateway   │" in local.out
+    rows = summary_rows(result.out)
+    assert [rows["canary"][c] for c in ("release", "overrides")] == [
+        "openshell-0.0.110 (pinned)",
+        "-",
+    ]
+    assert [rows["team-a"][c] for c in ("release", "overrides")] == ["openshell-0.0.109", "-"]
+    local = summary_rows(run_cli("render", "local", "--out", str(tmp_path / "local")).out)
+    assert [
+        local["dev-build"][c] for c in ("cluster", "mode", "address", "release", "overrides")
+    ] == [
+        "kind",
+        "none",
+        "-",
+        "openshell-0.0.110",
+        "gateway",
+    ]
 
 
 # --- immutability: git history ----------------------------------------------------------------

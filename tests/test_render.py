@@ -66,10 +66,13 @@ def test_secret_values_are_redacted_with_keys_kept(any_stack: render.Rendered) -
         for path, text in any_stack.files.items()
         if path.startswith("manifests/") and "/secret-" in path
     ]
-    # Four Secrets per gateway, plus the KEK Secret of each gateway on the default driver.
+    # Four Secrets per gateway, plus the KEK Secret of each gateway on the default driver and
+    # the web console's Secret of each gateway with a console (one per stack).
     kek = sum(g.credentials.driver == "kek" for g in any_stack.prepared.loaded.gateways)
+    consoles = sum(g.args.console is not None for g in any_stack.prepared.loaded.gateways)
     assert 0 < kek < len(any_stack.gateways)
-    assert len(secrets) == 4 * len(any_stack.gateways) + kek
+    assert consoles == 1
+    assert len(secrets) == 4 * len(any_stack.gateways) + kek + consoles
     by_name = {}
     for secret in secrets:
         values = secret["stringData"]
@@ -81,6 +84,7 @@ def test_secret_values_are_redacted_with_keys_kept(any_stack: render.Rendered) -
         "openshell-gateway-jwt-keys": ["kid", "public.pem", "signing.pem"],
         "openshell-gateway-db-credentials": ["dbname", "host", "password", "port", "uri", "user"],
         "openshell-gateway-credential-kek": ["key-encryption-key"],
+        "openshell-console-oauth2": ["client-secret", "cookie-secret"],
     }
 
 
@@ -149,8 +153,21 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
         "clientId": "openshell-search",
         "roles": ["openshell-admin", "openshell-user"],
         "access": {"admins": [], "users": []},
+        # gateways/aws/search.yaml enables the web console (its oauth2-proxy pinned there).
+        "console": {
+            "address": "https://console-openshell-search.usw2.openshell.example.com",
+            "exposure": "httproute",
+            "clientId": "openshell-search-console",
+            "images": {
+                "dashboard": "quay.io/gkrumbach07/openshell-dashboard"
+                "@sha256:cb5e5b18b4cdf62efb1ce33e2ae73ed646d3cdf438966cae3c328f1c04cce0b4",
+                "oauth2Proxy": "quay.io/oauth2-proxy/oauth2-proxy:v7.7.1"
+                "@sha256:1047dd64f2a4cc0b8bfee83c350bc687ac8fc073b175afa507a70a5898d518f7",
+            },
+        },
     }
     audit = next(g for g in plan["gateways"] if g["name"] == "audit")
+    assert audit["console"] is None
     assert {k: audit[k] for k in ("signIn", "issuer", "clientId", "roles")} == {
         "signIn": "oidc",
         "issuer": "https://login.audit.example.com/oauth2/default",

@@ -118,7 +118,11 @@ def test_every_container_image_of_a_production_stack_has_a_digest(stack: str) ->
         if path.startswith("manifests/") and (obj := yaml.safe_load(text))["kind"] == "Deployment"
         for container in obj["spec"]["template"]["spec"]["containers"]
     ]
-    assert len(images) == len(rendered(stack).gateways)
+    # One container per gateway, two per web console (dashboard and oauth2-proxy).
+    gateways = rendered(stack).gateways
+    consoles = sum(g.console is not None for g in gateways)
+    assert consoles == 1
+    assert len(images) == len(gateways) + 2 * consoles
     assert all("@sha256:" in image for image in images), images
 
 

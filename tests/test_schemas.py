@@ -16,10 +16,12 @@ from tests.support import STACKS, rendered, shared_or_skip
 
 # OpenShift 4.18 ships Kubernetes 1.31, OpenShift 4.21 ships 1.34.
 KUBERNETES_VERSIONS = ("1.31", "1.34")
-CUSTOM_KINDS = {"Route", "GRPCRoute", "BackendTLSPolicy"}
+CUSTOM_KINDS = {"Route", "GRPCRoute", "BackendTLSPolicy", "HTTPRoute"}
 # Per stack: 2 or 3 cluster-scoped objects per cluster/gateway plus ~19 per tenant namespace.
 # local: plus ConfigMap gateway-trusted-ca in each of its 3 tenant namespaces.
-BUILT_IN_OBJECTS = {"aws": 88, "ibm": 84, "local": 57}
+# One web console per stack: Deployment, Service, Secret and two NetworkPolicies (one in mode
+# none, where nothing admits the router).
+BUILT_IN_OBJECTS = {"aws": 88 + 5, "ibm": 84 + 5, "local": 57 + 4}
 
 
 def manifests(r: render.Rendered) -> list[dict]:
@@ -43,7 +45,7 @@ def test_custom_kinds_rendered_per_mode() -> None:
         return {o["kind"] for o in manifests(rendered(stack))} & CUSTOM_KINDS
 
     assert kinds("ibm") == {"Route"}
-    assert kinds("aws") == {"GRPCRoute", "BackendTLSPolicy"}
+    assert kinds("aws") == {"GRPCRoute", "BackendTLSPolicy", "HTTPRoute"}
     assert kinds("local") == set()
 
 
@@ -98,6 +100,7 @@ def test_plan_inputs_match_the_provider_schemas(stack: str, tmp_path: Path) -> N
         "keycloak:openid/audienceProtocolMapper:AudienceProtocolMapper",
         "keycloak:openid/subProtocolMapper:SubProtocolMapper",
         "keycloak:openid/userClientRoleProtocolMapper:UserClientRoleProtocolMapper",
+        "keycloak:index/genericRoleMapper:GenericRoleMapper",  # the web consoles' scope
     }
     assert done.returncode == 0, done.stdout
     passed = int(done.stdout.splitlines()[-1].split(" passed")[0])

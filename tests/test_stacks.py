@@ -51,10 +51,14 @@ def test_ibm_route_is_passthrough_on_the_tenant_slot() -> None:
 def test_ibm_every_image_comes_from_the_internal_registry() -> None:
     r = rendered("ibm")
     images = containers(r)
-    assert len(images) == 4
+    # Four gateways, and research's web console (dashboard and oauth2-proxy).
+    assert len(images) == 6
     assert all(image.startswith(INTERNAL) for image in images)
     for gateway in plan("ibm")["gateways"]:
         assert all(ref.startswith(INTERNAL) for ref in gateway["images"].values()), gateway
+        console = gateway["console"]
+        refs = console["images"].values() if console is not None else ()
+        assert all(ref.startswith(INTERNAL) for ref in refs), gateway
     canary = next(g for g in plan("ibm")["gateways"] if g["name"] == "canary")
     # The canary pins openshell-0.0.110; the mirror keeps its tag and digest.
     assert canary["images"]["gateway"] == (
@@ -258,10 +262,22 @@ def test_no_duplicate_type_and_name(any_stack: Rendered) -> None:
 
 def test_pods_are_restricted(any_stack: Rendered) -> None:
     deployments = [
-        r for r in any_stack.recording.resources.values() if r.inputs.get("kind") == "Deployment"
+        r
+        for r in any_stack.recording.resources.values()
+        if r.inputs.get("kind") == "Deployment"
+        and r.inputs["metadata"]["name"] == "openshell-gateway"
     ]
     assert len(deployments) == len(json.loads(any_stack.files["plan.json"])["gateways"])
-    for deployment in deployments:
+    # The web consoles' pods are restricted the same way (tests/test_console.py checks their
+    # resources, upstream's).
+    consoles = [
+        r
+        for r in any_stack.recording.resources.values()
+        if r.inputs.get("kind") == "Deployment"
+        and r.inputs["metadata"]["name"] == "openshell-console"
+    ]
+    assert len(consoles) == 1
+    for deployment in deployments + consoles:
         pod = deployment.inputs["spec"]["template"]["spec"]
         expected = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
         if any_stack.prepared.loaded.name == "local":  # not OpenShift: upstream's fsGroup
@@ -275,10 +291,11 @@ def test_pods_are_restricted(any_stack: Rendered) -> None:
                 "seccompProfile": {"type": "RuntimeDefault"},
                 "capabilities": {"drop": ["ALL"]},
             }
-            assert container["resources"] == {
-                "requests": {"cpu": "100m", "memory": "256Mi"},
-                "limits": {"cpu": "500m", "memory": "512Mi"},
-            }
+            if deployment in deployments:
+                assert container["resources"] == {
+                    "requests": {"cpu": "100m", "memory": "256Mi"},
+                    "limits": {"cpu": "500m", "memory": "512Mi"},
+                }
 
 
 def test_every_tenant_namespace_denies_ingress_by_default(any_stack: Rendered) -> None:

@@ -18,6 +18,7 @@ def test_tokens_are_those_of_the_state() -> None:
         "hypershell:gateway:Workload",
         "hypershell:gateway:Exposure",
         "hypershell:gateway:Identity",
+        "hypershell:gateway:Console",
     )
     assert all(token.startswith(f"{tokens.PACKAGE}:") for token in tokens.ALL)
 

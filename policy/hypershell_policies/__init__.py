@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
+from .console import console_tls_only
 from .credentials import no_plaintext_credentials
 from .database import postgresql_verify_full
 from .identity import exposed_gateway_has_issuer, keycloak_public_client
@@ -30,6 +31,7 @@ POLICIES: tuple[Policy, ...] = (
     vault_address_https,
     keycloak_public_client,
     exposed_gateway_has_issuer,
+    console_tls_only,
 )
 
 __all__ = ["PACK_NAME", "POLICIES"]

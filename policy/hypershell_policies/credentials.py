@@ -36,6 +36,16 @@ def content_problems(text: str) -> Iterator[str]:
         yield f"contains a {match.group(1)}:// URI with embedded credentials"
 
 
+def _mounted(value: str, container: Mapping[str, Any]) -> bool:
+    """``value`` is a file under one of the container's mounts: it names where a credential is
+    mounted (the console dashboard's ``GATEWAY_CLIENT_KEY``), it is not the credential."""
+    mounts = [get(m, "mountPath") for m in elements(get(container, "volumeMounts"))]
+    return any(
+        isinstance(m, str) and m.startswith("/") and value.startswith(m.rstrip("/") + "/")
+        for m in mounts
+    ) and ".." not in value.split("/")
+
+
 def _env_problems(path: str, spec: Mapping[str, Any]) -> Iterator[str]:
     for container_path, container_name, container in containers(path, spec):
         for index, env in enumerate(elements(get(container, "env"))):
@@ -46,7 +56,9 @@ def _env_problems(path: str, spec: Mapping[str, Any]) -> Iterator[str]:
             where = f"{container_path} ({container_name}): env[{index}] ({name}): value"
             for problem in content_problems(value):
                 yield f"{where} {problem}; use valueFrom.secretKeyRef"
-            if secret_like_name(name):
+            # A boolean is a switch (OAUTH2_PROXY_PASS_ACCESS_TOKEN), a mounted path a place.
+            flag = value in ("true", "false")
+            if secret_like_name(name) and not flag and not _mounted(value, container):
                 yield f"{where} is a literal for a secret-like name; use valueFrom.secretKeyRef"
 
 

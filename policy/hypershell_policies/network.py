@@ -29,8 +29,16 @@ NETWORK_POLICY = ("networking.k8s.io", "NetworkPolicy")
 # --- Routes ----------------------------------------------------------------------------------
 
 
+CONSOLE_SERVICE = "openshell-console"
+"""The web console's Service: its Route ends TLS at the router (``console.console_tls_only``)."""
+
+
+def _to_console(props: Any) -> bool:
+    return get(props, "spec", "to", "name") == CONSOLE_SERVICE
+
+
 def validate_route_tls(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if kind_of(args.resource_type) != ROUTE:
+    if kind_of(args.resource_type) != ROUTE or _to_console(args.props):
         return
     what = describe(args.resource_type, args.props, args.name)
     tls = get(args.props, "spec", "tls")
@@ -53,7 +61,7 @@ def validate_route_tls(args: ResourceValidationArgs, report: ReportViolation) ->
 
 route_passthrough = ResourceValidationPolicy(
     name="route-passthrough-tls",
-    description="OpenShift Routes use TLS passthrough only.",
+    description="OpenShift Routes use TLS passthrough only (the web console's: console-tls-only).",
     validate=validate_route_tls,
 )
 
@@ -163,7 +171,12 @@ def validate_server_sans(args: StackValidationArgs, report: ReportViolation) -> 
         for r in args.resources
         if r.resource_type == CERT_REQUEST and r.name.endswith(SERVER_CSR_SUFFIX)
     }
-    routes = [r for r in args.resources if kind_of(r.resource_type) in (ROUTE, GRPC_ROUTE)]
+    # The console's Route is served with the router's certificate, not the gateway's.
+    routes = [
+        r
+        for r in args.resources
+        if kind_of(r.resource_type) in (ROUTE, GRPC_ROUTE) and not _to_console(r.props)
+    ]
     for route in routes:
         if _cell(route, get(route.props, "metadata", "namespace")) not in tenants:
             continue
