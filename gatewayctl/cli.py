@@ -342,6 +342,13 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
+    """Every stack here, as a JSON list (a workflow matrix: one job per stack)."""
+    stacks = inventory.requested_stacks(args.root, None)
+    sys.stdout.write(json.dumps(stacks, separators=(",", ":")) + "\n")
+    return EXIT_OK
+
+
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
@@ -477,6 +484,15 @@ def parser() -> argparse.ArgumentParser:
     )
     opm.add_argument("--out", type=Path, metavar="DIR", help="default build/operator")
     opm.set_defaults(func=cmd_operator_manifests)
+
+    lst = commands.add_parser(
+        "stacks",
+        help="print every stack (Pulumi.<stack>.yaml) as a JSON list, for a workflow matrix",
+        description="Print every stack of the project as a JSON list, sorted: the pull-request"
+        " workflow runs one diff job per stack from it. Exit 2 when a stack file's name is no"
+        " stack name or there is none.",
+    )
+    lst.set_defaults(func=cmd_stacks)
 
     drv = commands.add_parser(
         "driver",
