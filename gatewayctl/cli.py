@@ -117,13 +117,20 @@ def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
 
 
 def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[render.Prepared]:
-    problems = []
-    prepared = []
-    for item in parallel.prepare_stacks(root, stacks, jobs=jobs):
-        if isinstance(item, InvalidInputError):
-            problems += item.problems
-        else:
-            prepared.append(item)
+    validated: list[parallel.Validated]
+    if jobs > 1 and len(stacks) > 1:  # in workers (gatewayctl.parallel)
+        validated = parallel.prepare_stacks(root, stacks, jobs=jobs)
+    else:
+        validated = []
+        for stack in stacks:
+            try:
+                validated.append(render.prepare(root, stack))
+            except InvalidInputError as error:
+                validated.append(error)
+    problems = [
+        p for item in validated if isinstance(item, InvalidInputError) for p in item.problems
+    ]
+    prepared = [item for item in validated if not isinstance(item, InvalidInputError)]
     problems += inventory.coverage_problems(root, stacks)
     if problems:
         raise InvalidInputError(problems)

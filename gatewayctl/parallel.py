@@ -108,7 +108,10 @@ def render_stacks(
     reporter = reporter or Reporter()
     if jobs <= 1 or len(prepared) <= 1:
         return [_in_process(item, reporter) for item in prepared]
-    tasks = [(p.loaded.name, _RENDER, p) for p in prepared]
+    # The largest stacks first (by gateways): a large stack started last would leave the other
+    # cores idle while it finishes. The results keep the order given.
+    largest = sorted(prepared, key=lambda p: len(p.loaded.gateways), reverse=True)
+    tasks = [(p.loaded.name, _RENDER, p) for p in largest]
     results = _Pool(tasks, jobs, reporter).run()
     return [
         StackRender(

@@ -259,3 +259,14 @@ def test_an_error_that_cannot_cross_processes_keeps_its_name() -> None:
     assert type(portable) is RuntimeError
     assert str(portable) == "LocalError: oops"
     assert type(parallel._portable(ToolError("x"))) is ToolError
+
+
+def test_the_largest_stacks_start_first_and_results_keep_the_order_given() -> None:
+    prepared = [render.prepare(ROOT, stack) for stack in ("local", "ibm", "aws")]
+    assert [len(p.loaded.gateways) for p in prepared] == [3, 4, 4]
+    recorder = Recorder()
+
+    results = parallel.render_stacks(prepared, jobs=2, reporter=recorder)
+
+    assert [stack for stack, _ in recorder.started] == ["ibm", "aws", "local"]
+    assert [r.prepared.loaded.name for r in results] == ["local", "ibm", "aws"]
