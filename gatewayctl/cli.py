@@ -66,7 +66,10 @@ exit codes: 0 no changes; 3 changes; 2 invalid input (the working tree's problem
 
 The base ref is checked out into a temporary git worktree and rendered by its own program
 (`python -m gatewayctl render`, same interpreter); a ref without the stack or without an offline
-render is an empty side. Needs no Pulumi CLI, backend, cluster or credentials.
+render is an empty side. Needs no Pulumi CLI, backend, cluster or credentials. The working tree
+renders while the base does; the base's render is kept in build/diff-cache/ (checked before
+each use, never holding a secret), so the next diff against the same base renders only the
+working tree.
 
 examples:
   python -m gatewayctl diff local --base main

@@ -28,7 +28,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkContext, SpawnContext
@@ -176,6 +176,13 @@ def _context() -> ForkContext | SpawnContext:
     return multiprocessing.get_context("spawn")
 
 
+def _mask(how: int, signals: Iterable[int]) -> set[int]:
+    """``signal.pthread_sigmask`` where there is one (POSIX); the previous mask."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return set()
+    return {int(signum) for signum in signal.pthread_sigmask(how, signals)}
+
+
 def _peak_kib() -> int:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak // 1024 if sys.platform == "darwin" else peak
@@ -201,7 +208,7 @@ def _work(writer: Connection, task: Task, report_progress: bool) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     interrupts.forget()
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _BLOCKED)
+    _mask(signal.SIG_UNBLOCK, _BLOCKED)
     stack, kind, payload = task
     sent = [0, 0.0]  # registrations not yet reported, when last reported
 
@@ -292,12 +299,12 @@ class _Pool:
         )
         # Signals are held back across the fork: a child must never run the parent's handler
         # (its undo steps), and the parent must know the child before it handles one.
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
+        blocked = _mask(signal.SIG_BLOCK, _BLOCKED)
         try:
             process.start()
             self.running[reader] = _Running(stack, process, reader)
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            _mask(signal.SIG_SETMASK, blocked)
             writer.close()
         if kind == _RENDER:
             self.reporter.start(stack, len(payload.loaded.gateways))

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl import interrupts, outputs, parallel, render
-from gatewayctl.diff import cache
+from gatewayctl.diff.cache import INVALID, RENDERED, Cache, Entry
+from gatewayctl.diff.cache import key as entry_key
 from gatewayctl.errors import ToolError, UsageError
 from gatewayctl.inventory import all_stacks
 from gatewayctl.secrets import SecretPath, is_secure, plaintext_leaves, scrub, secure_leaves
@@ -316,28 +317,28 @@ class PendingBase:
     def _outcome(self, stack: str, code: int, stderr: str, out: Path) -> None:
         project = self.project
         if code == 2:
-            self.store(stack, cache.INVALID, {})
+            self.store(stack, INVALID, {})
             self.sides[stack] = stack_side(project, stack, {}, _invalid_note(stack))
         elif code != 0:
             lines = scrub(stderr, stack_secrets(project, stack)).strip().splitlines()
             last = f": {lines[-1]}" if lines else ""
             raise DiffError(f"base render of {stack} exited {code}{last}")
         else:
-            files = self.store(stack, cache.RENDERED, read_tree(out))
+            files = self.store(stack, RENDERED, read_tree(out))
             self.sides[stack] = stack_side(project, stack, files)
 
 
 def _cached(
     project: Path, key: CacheKey, root: Path
-) -> tuple[Callable[[str], cache.Entry | None], Store]:
+) -> tuple[Callable[[str], Entry | None], Store]:
     """Look-up and store of the base renders in ``root``'s cache; what is stored is scrubbed
     of every plaintext ``clusterSecrets`` value of every stack at the base."""
-    entries = cache.Cache(root)
+    entries = Cache(root)
 
     def name(stack: str) -> str:
-        return cache.key(tree=key.tree, prefix=key.prefix, stack=stack, lock=key.lock)
+        return entry_key(tree=key.tree, prefix=key.prefix, stack=stack, lock=key.lock)
 
-    def lookup(stack: str) -> cache.Entry | None:
+    def lookup(stack: str) -> Entry | None:
         return entries.get(name(stack))
 
     @functools.cache
@@ -346,7 +347,7 @@ def _cached(
         return frozenset[str]().union(*(stack_secrets(project, s) for s in sorted(stacks)))
 
     def store(stack: str, outcome: str, files: Mapping[str, str]) -> Mapping[str, str]:
-        entry = cache.Entry(outcome, dict(files))
+        entry = Entry(outcome, dict(files))
         return entries.put(name(stack), entry, secrets() | stack_secrets(project, stack))
 
     return lookup, store
@@ -381,7 +382,7 @@ def rendering_base(
         lookup, store = _cached(project, key, root)
         for stack in stacks:
             if stack not in sides and (entry := lookup(stack)) is not None:
-                invalid = entry.outcome == cache.INVALID
+                invalid = entry.outcome == INVALID
                 sides[stack] = stack_side(
                     project, stack, entry.files, _invalid_note(stack) if invalid else None
                 )
