@@ -221,7 +221,7 @@ class Figures:
     single_peaks_mib: list[float]
     parallel_tree_rss_mib: float
     parallel_tree_pss_mib: float
-    parallel_parent_mib: float
+    parallel_largest_process_mib: float
     one_per_stack_tree_pss_mib: float
 
     @property
@@ -233,70 +233,67 @@ class Figures:
         return self.diff_cached_s / self.head_render_s
 
 
-def _median(times: Callable[[], float], repeat: int) -> float:
-    return statistics.median(times() for _ in range(repeat))
-
-
 def measure(gateways: int, repeat: int, progress: Callable[[str], None]) -> Figures:
+    """Each round runs every measurement once, one after the other, so that a machine whose
+    load changes during the run (a shared one) weighs on every figure alike; the medians are
+    over the rounds."""
     with tempfile.TemporaryDirectory(prefix="parallel-bench-") as tmp:
         base = Path(tmp)
         project = base / "stacks"
         project.mkdir()
         write_stacks(project, gateways)
+        repo = base / "repo"
+        write_diff_project(repo, gateways)
         out = base / "out"
+        jobs = min(_cores(), len(STACKS))  # the default
 
         def render_all(jobs: int, sample: bool = False) -> Run:
             args = ["--root", str(project), "render", "--all", "--out", str(out), "-q"]
             return _checked(run([*args, "--jobs", str(jobs)], ROOT, sample=sample), "render")
 
-        serial = _median(lambda: render_all(1).seconds, repeat)
-        progress(f"  render --all, 3 x {gateways} gateways: serial {serial:.2f}s")
-        jobs = min(_cores(), len(STACKS))  # the default
-        parallel_runs = [render_all(jobs, sample=True) for _ in range(repeat)]
-        parallel = statistics.median(r.seconds for r in parallel_runs)
-        progress(f"  render --all, 3 x {gateways} gateways: --jobs {jobs} {parallel:.2f}s")
-        per_stack_runs = [render_all(len(STACKS), sample=True) for _ in range(repeat)]
-        per_stack = statistics.median(r.seconds for r in per_stack_runs)
-        progress(f"  render --all, 3 x {gateways} gateways: --jobs 3 {per_stack:.2f}s")
+        diff = ["diff", DIFF_STACK, "--base", "main"]
+        head = ["render", DIFF_STACK, "--out", str(base / "head"), "-q"]
+
+        def uncached() -> Run:
+            shutil.rmtree(repo / "build", ignore_errors=True)
+            return _checked(run(diff, repo), "diff", (0, 3))
+
+        measured: dict[str, Callable[[], Run]] = {
+            "serial": lambda: render_all(1),
+            "default": lambda: render_all(jobs, sample=True),
+            "per-stack": lambda: render_all(len(STACKS), sample=True),
+            "head": lambda: _checked(run(head, repo), "render"),
+            "uncached": uncached,
+            "cached": lambda: _checked(run(diff, repo), "diff", (0, 3)),  # after uncached
+        }
+        runs: dict[str, list[Run]] = {}
+        for round_ in range(1, repeat + 1):
+            for name, measurement in measured.items():
+                runs.setdefault(name, []).append(measurement())
+            figures = ", ".join(f"{name} {runs[name][-1].seconds:.2f}s" for name in measured)
+            progress(f"  round {round_}/{repeat} (3 x {gateways} gateways): {figures}")
         singles = []
         for stack in STACKS:
             args = ["--root", str(project), "render", stack, "--out", str(base / stack), "-q"]
             singles.append(_checked(run(args, ROOT), f"render {stack}").maxrss_kib / 1024)
 
-        repo = base / "repo"
-        write_diff_project(repo, gateways)
-        diff = ["diff", DIFF_STACK, "--base", "main"]
-        cache = repo / "build"
+    def median(name: str) -> float:
+        return statistics.median(r.seconds for r in runs[name])
 
-        def uncached() -> float:
-            shutil.rmtree(cache, ignore_errors=True)
-            return _checked(run(diff, repo), "diff", (0, 3)).seconds
-
-        def cached() -> float:
-            return _checked(run(diff, repo), "diff", (0, 3)).seconds
-
-        head = ["render", DIFF_STACK, "--out", str(base / "head"), "-q"]
-        head_render = _median(lambda: _checked(run(head, repo), "render").seconds, repeat)
-        progress(f"  one head render: {head_render:.2f}s")
-        diff_uncached = _median(uncached, repeat)
-        progress(f"  diff, base uncached: {diff_uncached:.2f}s")
-        cached()  # fills the cache if the last uncached run did not
-        diff_cached = _median(cached, repeat)
-        progress(f"  diff, base cached: {diff_cached:.2f}s")
     return Figures(
         gateways=gateways,
         cores=_cores(),
-        serial_s=serial,
-        parallel_s=parallel,
-        one_per_stack_s=per_stack,
-        head_render_s=head_render,
-        diff_uncached_s=diff_uncached,
-        diff_cached_s=diff_cached,
+        serial_s=median("serial"),
+        parallel_s=median("default"),
+        one_per_stack_s=median("per-stack"),
+        head_render_s=median("head"),
+        diff_uncached_s=median("uncached"),
+        diff_cached_s=median("cached"),
         single_peaks_mib=singles,
-        parallel_tree_rss_mib=max(r.tree_rss_kib for r in parallel_runs) / 1024,
-        parallel_tree_pss_mib=max(r.tree_pss_kib for r in parallel_runs) / 1024,
-        parallel_parent_mib=max(r.maxrss_kib for r in parallel_runs) / 1024,
-        one_per_stack_tree_pss_mib=max(r.tree_pss_kib for r in per_stack_runs) / 1024,
+        parallel_tree_rss_mib=max(r.tree_rss_kib for r in runs["default"]) / 1024,
+        parallel_tree_pss_mib=max(r.tree_pss_kib for r in runs["default"]) / 1024,
+        parallel_largest_process_mib=max(r.maxrss_kib for r in runs["default"]) / 1024,
+        one_per_stack_tree_pss_mib=max(r.tree_pss_kib for r in runs["per-stack"]) / 1024,
     )
 
 
@@ -361,8 +358,8 @@ def report(figures: Figures) -> str:
         "",
         f"peak memory: parallel render --all, whole process tree: RSS"
         f" {figures.parallel_tree_rss_mib:.1f} MiB, PSS {figures.parallel_tree_pss_mib:.1f} MiB"
-        f" (parent alone {figures.parallel_parent_mib:.1f} MiB); each stack rendered alone:"
-        f" {singles} = {sum(figures.single_peaks_mib):.1f} MiB",
+        f" (its largest process {figures.parallel_largest_process_mib:.1f} MiB);"
+        f" each stack rendered alone: {singles} = {sum(figures.single_peaks_mib):.1f} MiB",
         "",
     ]
     lines += [verdict.line() for verdict in verdicts(figures)]

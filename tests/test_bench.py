@@ -109,7 +109,7 @@ def _figures(**changes: Any) -> Any:
         "single_peaks_mib": [300.0, 300.0, 300.0],
         "parallel_tree_rss_mib": 950.0,
         "parallel_tree_pss_mib": 700.0,
-        "parallel_parent_mib": 150.0,
+        "parallel_largest_process_mib": 150.0,
         "one_per_stack_tree_pss_mib": 880.0,
     }
     return parallel_bench().Figures(**{**figures, **changes})
