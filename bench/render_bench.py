@@ -11,10 +11,14 @@ Every measurement runs in a fresh interpreter (``--child``) so peak memory (``ru
 the event loop are not shared between runs. Each is repeated ``--repeat`` times; the table shows
 the median time and the largest peak memory.
 
+The same run then measures what users wait for beyond one stack (``parallel_bench.py``):
+``render --all`` serial against parallel on three equal stacks, ``diff`` with the base render
+uncached against cached, and the parallel run's peak memory (``--parallel-gateways 0`` skips it).
+
 Run from the repository root::
 
     .venv/bin/python bench/render_bench.py [--sizes 10,100,500] [--repeat 3] [--strict]
-                                           [--json FILE]
+                                           [--parallel-gateways 100] [--json FILE]
 """
 
 from __future__ import annotations
@@ -459,6 +463,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
     parser.add_argument(
+        "--parallel-gateways",
+        type=int,
+        default=100,
+        metavar="N",
+        help="gateways of each of the three stacks of render --all and of the diff's stack"
+        " (default: 100; 0: skip those measurements)",
+    )
+    parser.add_argument(
         "--child", choices=("program", "floor", "typed-floor"), help=argparse.SUPPRESS
     )
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
@@ -487,6 +499,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(measure(size, args.repeat))
     results = checks(rows)
     print(report(rows, results, args.repeat))
+    parallel = None
+    if args.parallel_gateways > 0:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import parallel_bench
+
+        _progress(f"render --all and diff: 3 stacks of {args.parallel_gateways} gateways")
+        parallel = parallel_bench.measure(args.parallel_gateways, args.repeat, _progress)
+        print()
+        print(parallel_bench.report(parallel))
+        missed = [v for v in parallel_bench.verdicts(parallel) if not v.passed]
+    else:
+        missed = []
     if args.json is not None:
         figures = {
             "date": datetime.date.today().isoformat(),
@@ -494,10 +518,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "repeat": args.repeat,
             "rows": [asdict(row) for row in rows],
             "checks": [{**asdict(check), "verdict": check.verdict} for check in results],
+            "parallel": asdict(parallel) if parallel is not None else None,
         }
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    missed = any(check.passed is False for check in results)
-    return 1 if args.strict and missed else 0
+    failed = any(check.passed is False for check in results) or bool(missed)
+    return 1 if args.strict and failed else 0
 
 
 if __name__ == "__main__":

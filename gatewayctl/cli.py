@@ -9,17 +9,19 @@ written); 1 anything else; 130 interrupted. ``diff`` exits 3 when the stack's re
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gatewayctl import (
@@ -30,6 +32,7 @@ from gatewayctl import (
     inventory,
     operator,
     outputs,
+    parallel,
     promote,
     readiness,
     releases,
@@ -37,7 +40,6 @@ from gatewayctl import (
 )
 from gatewayctl import status as status_report
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
-from gatewayctl.offline import RecordedResource
 from gatewayctl.program import ROOT
 from gatewayctl.stackfile import stack_file
 from gatewayctl.status import core, formats, inputs, selfheal
@@ -81,7 +83,10 @@ exit codes: 0 no changes; 3 changes; 2 invalid input (the working tree's problem
 
 The base ref is checked out into a temporary git worktree and rendered by its own program
 (`python -m gatewayctl render`, same interpreter); a ref without the stack or without an offline
-render is an empty side. Needs no Pulumi CLI, backend, cluster or credentials.
+render is an empty side. Needs no Pulumi CLI, backend, cluster or credentials. The working tree
+renders while the base does; the base's render is kept in build/diff-cache/ (checked before
+each use, never holding a secret), so the next diff against the same base renders only the
+working tree.
 
 examples:
   python -m gatewayctl diff local --base main
@@ -151,21 +156,28 @@ def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
     return inventory.requested_stacks(root, None if args.all else args.stack)
 
 
-def _prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
-    problems = []
-    prepared = []
-    for stack in stacks:
-        try:
-            prepared.append(render.prepare(root, stack))
-        except InvalidInputError as error:
-            problems += error.problems
+def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[render.Prepared]:
+    validated: list[parallel.Validated]
+    if jobs > 1 and len(stacks) > 1:  # in workers (gatewayctl.parallel)
+        validated = parallel.prepare_stacks(root, stacks, jobs=jobs)
+    else:
+        validated = []
+        for stack in stacks:
+            try:
+                validated.append(render.prepare(root, stack))
+            except InvalidInputError as error:
+                validated.append(error)
+    problems = [
+        p for item in validated if isinstance(item, InvalidInputError) for p in item.problems
+    ]
+    prepared = [item for item in validated if not isinstance(item, InvalidInputError)]
     problems += inventory.coverage_problems(root, stacks)
     if problems:
         raise InvalidInputError(problems)
     return prepared
 
 
-def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> None:
+def _summary(console: Console, rendered: parallel.StackRender, out: Path | None) -> None:
     loaded = rendered.prepared.loaded
     table = Table(title=f"stack {loaded.name}", title_justify="left")
     for column in (
@@ -199,41 +211,85 @@ def _summary(console: Console, rendered: render.Rendered, out: Path | None) -> N
     console.print(table)
     where = f" → {out}" if out is not None else ""
     console.print(
-        f"{len(rendered.gateways)} gateways, {len(rendered.recording.resources)} resources,"
+        f"{len(rendered.gateways)} gateways, {rendered.resources} resources,"
         f" {rendered.manifests} manifests{where}"
     )
 
 
-def _render_one(
-    prepared: render.Prepared, console: Console, show_progress: bool
-) -> render.Rendered:
-    gateways = len(prepared.loaded.gateways)
-    if not show_progress or gateways < PROGRESS_MIN_GATEWAYS:
-        return render.execute(prepared)
-    # Resources register in waves across all gateways (each waits on the outputs it uses), so
-    # a per-gateway count would sit at zero until the last wave: count registrations instead.
-    columns = (
-        TextColumn(f"rendering {prepared.loaded.name} ({gateways} gateways)"),
-        BarColumn(),
-        TextColumn("{task.completed} resources"),
-        TimeElapsedColumn(),
-    )
-    with (
-        Progress(*columns, console=console, transient=True) as progress,
-        interrupts.on_interrupt(progress.stop),  # the terminal gets its cursor back
-    ):
-        task = progress.add_task("resources", total=None)
+class _Progress(parallel.Reporter):
+    """One progress display for every stack being rendered (in this process or in workers),
+    a line per stack of at least PROGRESS_MIN_GATEWAYS gateways; drawn by this thread alone
+    (no refresh thread: workers are forked from this process)."""
 
-        def on_register(_: RecordedResource) -> None:
-            progress.advance(task)
+    def __init__(self, console: Console, prepared: Sequence[render.Prepared]) -> None:
+        self.console = console
+        self.wanted = any(len(p.loaded.gateways) >= PROGRESS_MIN_GATEWAYS for p in prepared)
+        self.display: Progress | None = None
+        self.tasks: dict[str, TaskID] = {}
+        self.drawn = 0.0
 
-        return render.execute(prepared, on_register)
+    def start(self, stack: str, gateways: int) -> None:
+        if not self.wanted or gateways < PROGRESS_MIN_GATEWAYS:
+            return
+        if self.display is None:
+            # Resources register in waves across all gateways (each waits on the outputs it
+            # uses), so a per-gateway count would sit at zero until the last wave: count
+            # registrations instead.
+            columns = (
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.completed} resources"),
+                TimeElapsedColumn(),
+            )
+            self.display = Progress(
+                *columns, console=self.console, transient=True, auto_refresh=False
+            )
+            self.display.start()
+        self.tasks[stack] = self.display.add_task(
+            f"rendering {stack} ({gateways} gateways)", total=None
+        )
+        self.tick()
+
+    def advance(self, stack: str, registered: int) -> None:
+        if self.display is not None and stack in self.tasks:
+            self.display.advance(self.tasks[stack], registered)
+            self.tick()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if self.display is not None and now - self.drawn >= parallel.PROGRESS_EVERY:
+            self.display.refresh()
+            self.drawn = now
+
+    def stop(self) -> None:
+        if self.display is not None:
+            self.display.stop()
+
+
+def _render_all(
+    prepared: Sequence[render.Prepared], console: Console, show_progress: bool, jobs: int
+) -> list[parallel.StackRender]:
+    if not show_progress:
+        return parallel.render_stacks(prepared, jobs=jobs)
+    progress = _Progress(console, prepared)
+    with interrupts.on_interrupt(progress.stop):  # the terminal gets its cursor back
+        try:
+            return parallel.render_stacks(prepared, jobs=jobs, reporter=progress)
+        finally:
+            progress.stop()
+
+
+def _jobs(args: argparse.Namespace, stacks: int) -> int:
+    """``--jobs``, or as many workers as there are cores and stacks."""
+    jobs = getattr(args, "jobs", None)
+    return parallel.default_jobs(stacks) if jobs is None else min(jobs, max(stacks, 1))
 
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
     root = args.root
     stacks = _stacks(args, root)
-    prepared = _prepare_all(root, stacks)
+    jobs = _jobs(args, len(stacks))
+    prepared = _prepare_all(root, stacks, jobs)
     notes = sum(p.secure_placeholders for p in prepared)
     if notes:
         console.print(
@@ -247,7 +303,7 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     }
     _check_outputs(root, outs.values())
     _warn(console, root, prepared)
-    rendered = [_render_one(p, console, not args.quiet) for p in prepared]
+    rendered = _render_all(prepared, console, not args.quiet, jobs)
     for item in rendered:
         out = outs[item.prepared.loaded.name]
         outputs.write_tree(out, item.files)
@@ -286,10 +342,11 @@ def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     names = _stacks(args, args.root)
+    prepare_all = functools.partial(_prepare_all, jobs=_jobs(args, len(names)))
     if args.deploy:
-        stacks = readiness.check(args.root, names, _prepare_all)
+        stacks = readiness.check(args.root, names, prepare_all)
     else:
-        stacks = _prepare_all(args.root, names)
+        stacks = prepare_all(args.root, names)
     _warn(console, args.root, stacks)
     if problems := [p for s in stacks for p in identity.sign_in_problems(s.loaded)]:
         raise InvalidInputError(problems)
@@ -380,6 +437,13 @@ def cmd_promote(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
+    """Every stack here, as a JSON list (a workflow matrix: one job per stack)."""
+    stacks = inventory.requested_stacks(args.root, None)
+    sys.stdout.write(json.dumps(stacks, separators=(",", ":")) + "\n")
+    return EXIT_OK
+
+
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
@@ -431,6 +495,27 @@ def _utc(value: str) -> datetime:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least 1")
+    return value
+
+
+def _jobs_argument(command: argparse.ArgumentParser, verb: str) -> None:
+    command.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive,
+        metavar="N",
+        help=f"{verb} at most N stacks at once, each in a worker process of its own (default:"
+        " as many as there are cores and stacks); 1: one after the other in this process",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="python -m gatewayctl",
@@ -463,6 +548,7 @@ def parser() -> argparse.ArgumentParser:
         help="output directory (default build/rendered/<stack>; with --all, DIR/<stack>)",
     )
     rend.add_argument("-q", "--quiet", action="store_true", help="no summary or progress")
+    _jobs_argument(rend, "render")
     rend.set_defaults(func=cmd_render)
 
     val = commands.add_parser(
@@ -475,6 +561,7 @@ def parser() -> argparse.ArgumentParser:
     val.add_argument("stack", nargs="?", help="stack name, as in Pulumi.<stack>.yaml")
     val.add_argument("--all", action="store_true", help="validate every Pulumi.*.yaml stack")
     val.add_argument("--deploy", action="store_true", help=DEPLOY_HELP)
+    _jobs_argument(val, "validate")
     val.set_defaults(func=cmd_validate)
 
     dif = commands.add_parser(
@@ -544,6 +631,15 @@ def parser() -> argparse.ArgumentParser:
     )
     pro.add_argument("--dry-run", action="store_true", help="check and report; write nothing")
     pro.set_defaults(func=cmd_promote)
+
+    lst = commands.add_parser(
+        "stacks",
+        help="print every stack (Pulumi.<stack>.yaml) as a JSON list, for a workflow matrix",
+        description="Print every stack of the project as a JSON list, sorted: the pull-request"
+        " workflow runs one diff job per stack from it. Exit 2 when a stack file's name is no"
+        " stack name or there is none.",
+    )
+    lst.set_defaults(func=cmd_stacks)
 
     drv = commands.add_parser(
         "driver",

@@ -80,6 +80,18 @@ def install(early: Sequence[int] = ()) -> None:
         _exit(early[0])
 
 
+def forget() -> None:
+    """In a process forked from this one (a render worker, ``gatewayctl.parallel``): drop the
+    parent's undo steps and transactions, which are the parent's to run, never the child's."""
+    _State.installed = False
+    _State.exiting = False
+    _State.holding = 0
+    _State.pending = None
+    _State.committed = False
+    _State.steps = []
+    _State.transactions = []
+
+
 def message(signum: int) -> str:
     """The one line printed for an interrupt by ``signum``."""
     name = signal.Signals(signum).name
@@ -276,6 +288,40 @@ def run(
     """``subprocess.run(args, capture_output=True, text=True)``, the child (and its children)
     stopped and reaped first if the process is interrupted meanwhile. Raises OSError and
     TimeoutExpired."""
+    with started(args, cwd=cwd, env=env) as child:
+        return child.finish(timeout)
+
+
+class Child:
+    """A child process started by :func:`started`: :meth:`finish` waits for it."""
+
+    def __init__(self, args: Sequence[str], process: subprocess.Popen[str]) -> None:
+        self.args = args
+        self.process = process
+
+    def finish(self, timeout: float) -> subprocess.CompletedProcess[str]:
+        """Wait for the child's end (at most ``timeout`` seconds from now: then it is stopped
+        and TimeoutExpired raised); its output and exit code."""
+        import subprocess
+
+        try:
+            out, err = self.process.communicate(timeout=timeout)
+        except BaseException:
+            _stop(self.process, grace=0)
+            raise
+        return subprocess.CompletedProcess(self.args, self.process.returncode, out, err)
+
+
+@contextlib.contextmanager
+def started(
+    args: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[Child]:
+    """A child process running while the block runs (capturing its output as text); stopped
+    and reaped at the end of the block if :meth:`Child.finish` did not wait for it, and first
+    thing if the process is interrupted meanwhile. Raises OSError."""
     import subprocess
 
     with deferred():
@@ -297,23 +343,25 @@ def run(
     try:
         with process:
             try:
-                out, err = process.communicate(timeout=timeout)
-            except BaseException:
-                _stop(process, grace=0)
-                raise
-        return subprocess.CompletedProcess(args, process.returncode, out, err)
+                yield Child(args, process)
+            finally:
+                if process.returncode is None:
+                    _stop(process, grace=0)
     finally:
         _remove(stop)
 
 
 @contextlib.contextmanager
-def temporary_directory(prefix: str) -> Iterator[str]:
-    """``tempfile.TemporaryDirectory``, also removed when the process is interrupted."""
+def temporary_directory(
+    prefix: str, directory: str | os.PathLike[str] | None = None
+) -> Iterator[str]:
+    """``tempfile.TemporaryDirectory`` (in ``directory``, else the system's), also removed when
+    the process is interrupted."""
     import shutil
     import tempfile
 
     with deferred():
-        path = tempfile.mkdtemp(prefix=prefix)
+        path = tempfile.mkdtemp(prefix=prefix, dir=directory)
 
         def remove() -> None:
             shutil.rmtree(path, ignore_errors=True)

@@ -42,3 +42,17 @@ def render_bench() -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+def parallel_bench() -> ModuleType:
+    """``bench/parallel_bench.py`` (three equal generated stacks), loaded once per session."""
+    render_bench()  # it imports this one by name
+    if "parallel_bench" in sys.modules:
+        return sys.modules["parallel_bench"]
+    path = ROOT / "bench/parallel_bench.py"
+    spec = importlib.util.spec_from_file_location("parallel_bench", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

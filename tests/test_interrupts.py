@@ -31,7 +31,7 @@ import pytest
 from gatewayctl import interrupts, outputs
 from gatewayctl.outputs import MARKER, marker_text
 from tests.builders import NOT_COPIED, git
-from tests.support import ROOT, render_bench
+from tests.support import ROOT, parallel_bench, render_bench
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/status").is_file(),
@@ -352,7 +352,7 @@ class DiffRun:
 
 def start_diff(repo: Path, tmp_path: Path) -> DiffRun:
     temp = tmp_path / "tmp"
-    temp.mkdir()
+    temp.mkdir(parents=True)
     process = start(
         "--root", str(repo), "diff", "bench", "--base", "main", env={"TMPDIR": str(temp)}
     )
@@ -361,6 +361,8 @@ def start_diff(repo: Path, tmp_path: Path) -> DiffRun:
 
 @pytest.fixture
 def clean_repo(diff_repo: Path) -> Iterator[Path]:
+    # No base render cached by an earlier test: each renders the base (gatewayctl.diff.cache).
+    shutil.rmtree(diff_repo / "build", ignore_errors=True)
     yield diff_repo
     # Whatever a test did, the next one starts from a repository with no extra worktree.
     listed = git(diff_repo, "worktree", "list", "--porcelain").splitlines()
@@ -425,15 +427,22 @@ def test_an_interrupt_during_the_base_render_stops_it_and_cleans_up(
 def test_an_interrupt_during_the_working_tree_render_cleans_up(
     clean_repo: Path, tmp_path: Path
 ) -> None:
+    # The base and the working tree render at the same time; once the base render is cached,
+    # the working tree's is all that runs after the worktree is made.
+    first = start_diff(clean_repo, tmp_path / "first")
+    assert finish(first.process).code == 0
+    cached = listing(clean_repo / "build")
+    assert any(name.endswith("cache-manifest.json") for name in cached)
     run = start_diff(clean_repo, tmp_path)
-    wait_for(run.base_rendering, "the base render", run.process)
-    wait_for(lambda: not run.base_rendering(), "the end of the base render", run.process)
-    assert run.worktrees(clean_repo) == 2  # still there: the working tree is being rendered
+    wait_for(lambda: run.worktrees(clean_repo) == 2, "the listed worktree", run.process)
+    time.sleep(0.3)
+    assert not run.base_rendering()  # from the cache
     send(run.process, signal.SIGTERM)
     ended = finish(run.process)
     assert_interrupted(ended, signal.SIGTERM)
     assert ended.out == ""
     assert_clean(clean_repo, run)
+    assert listing(clean_repo / "build") == cached
 
 
 def test_the_diff_runs_to_its_end_when_not_interrupted(clean_repo: Path, tmp_path: Path) -> None:
@@ -472,3 +481,82 @@ def test_an_error_in_a_transaction_puts_files_and_trees_back(tmp_path: Path) -> 
         assert report.read_text() == "a new report\n"  # in place until the end ...
         raise RuntimeError("disk on fire")
     assert listing(tmp_path) == before  # ... and taken back, created parents included
+
+
+# --- render --all in worker processes ---------------------------------------------------------
+
+WORKER_GATEWAYS = 40
+"""Gateways of each of the three generated stacks: workers render for a few seconds."""
+
+
+@pytest.fixture(scope="module")
+def three_stacks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("three")
+    parallel_bench().write_stacks(root, WORKER_GATEWAYS)
+    return root
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize(
+    ("signum", "group", "quiet"),
+    [
+        (signal.SIGINT, True, True),  # Ctrl-C in a terminal: the whole process group
+        (signal.SIGINT, True, False),  # ... with the progress display
+        (signal.SIGINT, False, True),
+        (signal.SIGTERM, False, True),  # CI cancellation, `timeout`: the parent only
+    ],
+)
+def test_an_interrupt_while_workers_render_stops_them_and_keeps_the_old_output(
+    three_stacks: Path, tmp_path: Path, signum: int, group: bool, quiet: bool
+) -> None:
+    out = tmp_path / "build"
+    for stack in parallel_bench().STACKS:
+        earlier = earlier_render(out)
+        earlier.rename(out / stack)
+    before = listing(tmp_path)
+    args = ["--root", str(three_stacks), "render", "--all", "--out", str(out), "--jobs", "2"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gatewayctl", *args, *(["-q"] * quiet)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group, as a shell gives a foreground job
+    )
+    wait_for(lambda: len(children(process.pid)) == 2, "two workers", process)
+    workers = children(process.pid)
+    time.sleep(0.3)
+    if group:
+        os.killpg(process.pid, signum)
+    else:
+        send(process, signum)
+    ended = finish(process)
+
+    assert_interrupted(ended, signum)
+    assert listing(tmp_path) == before
+    assert [pid for pid in workers if alive(pid)] == []

@@ -99,7 +99,7 @@ def test_permissions_are_least_privilege() -> None:
         "contents": "read",
         "pull-requests": "write",
     }
-    for name in ("test", "credentials"):
+    for name in ("test", "credentials", "stacks", "diff-result"):
         assert "permissions" not in load("pull-request.yml")["jobs"][name]
     assert load("deploy.yml")["permissions"] == {"contents": "read"}
     assert load("drift.yml")["permissions"] == {"contents": "read", "issues": "write"}
@@ -196,6 +196,7 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "make validate",
         "python -m gatewayctl diff --base --output",
         "python -m gatewayctl driver --list",
+        "python -m gatewayctl stacks",
         "python -m gatewayctl validate --deploy",
         "pulumi login",
         "pulumi preview --diff",
@@ -246,7 +247,12 @@ def test_the_pulumi_token_only_reaches_pulumi_steps() -> None:
 
 def test_pull_request_diff_job_per_stack_with_the_base_branch_fetched() -> None:
     job = load("pull-request.yml")["jobs"]["diff"]
-    assert job["strategy"]["matrix"]["stack"] == ["ibm", "aws", "local"]
+    # One job per stack the first job lists; none when it lists none.
+    assert job["needs"] == "stacks"
+    for listed, runs in (("[]", False), ('["aws"]', True), ('["aws","ibm","local"]', True)):
+        context = {"needs": {"stacks": {"outputs": {"stacks": listed}}}}
+        assert evaluate(job["if"], context) is runs
+        assert evaluate(job["strategy"]["matrix"]["stack"], context) == json.loads(listed)
     assert job["strategy"]["fail-fast"] is False
     checkout = job["steps"][0]
     assert checkout["uses"].startswith("actions/checkout@")
@@ -1098,3 +1104,75 @@ def test_the_expression_evaluator_follows_githubs_rules() -> None:
     assert evaluate("startsWith('HTTPS://x', 'https://')", {}) is True
     assert interpolate("preview-${{ matrix.stack }}", {"matrix": {"stack": "aws"}}) == "preview-aws"
     assert interpolate("${{ secrets.T != '' }}", {"secrets": {}}) == "false"
+
+
+# --- pull requests: one diff job per stack ------------------------------------------------------
+
+
+@needs_bash
+def test_the_first_job_lists_the_stacks_as_json(tmp_path: Path) -> None:
+    listing = step("pull-request.yml", "stacks", "python -m gatewayctl stacks")
+    assert listing["id"] == "list"
+    assert load("pull-request.yml")["jobs"]["stacks"]["outputs"] == {
+        "stacks": "${{ steps.list.outputs.stacks }}"
+    }
+    fake(tmp_path / "bin", "make", 'echo "make $*" >> make-calls\n')
+    fake(
+        tmp_path / ".venv" / "bin",
+        "python",
+        'echo "$*" >> python-calls\nprintf \'["aws","ibm"]\\n\'\n',
+    )
+    env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    code, outputs = run_script(listing["run"], tmp_path, env)
+    assert code == 0
+    assert (tmp_path / "make-calls").read_text() == "make setup\n"
+    assert (tmp_path / "python-calls").read_text() == "-m gatewayctl stacks\n"
+    assert outputs == {"stacks": '["aws","ibm"]'}
+
+
+def test_the_stacks_command_lists_every_committed_stack(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["stacks"]) == 0
+    assert capsys.readouterr().out == '["aws","ibm","local"]\n'
+
+
+def test_each_diff_job_keeps_the_base_render_in_the_actions_cache() -> None:
+    from gatewayctl.diff import cache
+
+    steps = steps_of("pull-request.yml", "diff")
+    kept = steps[index_of(steps, "Base render cache")]
+    assert kept["uses"].startswith("actions/cache@")
+    assert kept["with"]["path"] == cache.DIRECTORY.as_posix()
+    key = kept["with"]["key"]
+    assert "${{ matrix.stack }}" in key
+    assert "${{ github.event.pull_request.base.sha }}" in key
+    assert "restore-keys" not in kept["with"]  # an entry of another base is never restored
+    assert index_of(steps, "Base render cache") < index_of(steps, "Offline diff against")
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("listed", "diffs", "stacks", "code"),
+    [
+        ("success", "success", '["aws","ibm"]', 0),
+        ("success", "failure", '["aws","ibm"]', 1),  # one stack's diff failed
+        ("success", "cancelled", '["aws"]', 1),
+        ("success", "skipped", "[]", 0),  # no stack: nothing to diff
+        ("success", "skipped", '["aws"]', 1),
+        ("failure", "skipped", "", 1),
+    ],
+)
+def test_one_check_says_whether_every_stacks_diff_completed(
+    tmp_path: Path, listed: str, diffs: str, stacks: str, code: int
+) -> None:
+    job = load("pull-request.yml")["jobs"]["diff-result"]
+    assert job["needs"] == ["stacks", "diff"]
+    assert job["if"] == "always()"  # also when a diff job failed: that is what it reports
+    context = {"needs": {"stacks": {"outputs": {"stacks": stacks}, "result": listed}}}
+    context["needs"]["diff"] = {"result": diffs}
+    env = job_env("pull-request.yml", "diff-result", context)
+    assert env == {"STACKS": stacks, "LISTED": listed, "DIFFS": diffs}
+    (only,) = job["steps"]
+    result, _ = run_script(only["run"], tmp_path, env)
+    assert result == code

@@ -7,7 +7,12 @@ Markdown report for a pull-request comment:
   *the ref's own* program and declarations (``python -m gatewayctl render <stack> --out DIR -q``
   run inside the worktree with this interpreter); a ref without the stack, or without an
   offline render at all, is an empty side and the report says so;
-- the **head** side is this working tree, rendered in process (``gatewayctl.render``).
+- the **head** side is this working tree, rendered in process (``gatewayctl.render``), or in
+  worker processes when there are several stacks (``gatewayctl.parallel``), while the base
+  renders: the two sides render at the same time;
+- the base side's render is kept under ``build/diff-cache/`` (:mod:`.cache`), keyed by the base
+  commit's tree, the lock file and the interpreter, so the next diff against the same base
+  renders only the working tree.
 
 Three modules, one step each: :mod:`.sides` builds the two sides (git, the base render, the
 secrets of each stack file), :mod:`.compare` returns what changed as data, :mod:`.report` writes
@@ -26,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gatewayctl import render
+from gatewayctl import parallel, render
 from gatewayctl.diff import report as markdown
 from gatewayctl.diff.compare import StackDiff, compare
 from gatewayctl.diff.report import REPORT_LIMIT, is_report
@@ -34,10 +39,11 @@ from gatewayctl.diff.sides import (
     BaseRefError,
     DiffError,
     base_checkout,
+    cache_key,
+    head_side,
     lock_differs,
     missing_head,
-    render_base,
-    render_head,
+    rendering_base,
     resolve_base,
 )
 from gatewayctl.inventory import all_stacks
@@ -64,20 +70,31 @@ def run(
     *,
     every_stack: bool = False,
     limit: int | None = None,
+    use_cache: bool = True,
 ) -> Result:
     """Diff the validated working-tree stacks ``head`` against their render at ``ref``.
 
     With ``every_stack``, stacks that exist only at ``ref`` are diffed too (against an empty
     working-tree side). Raises BaseRefError for a ref that names no commit and DiffError when
-    git or the base render fails.
+    git or the base render fails. The base side's render is cached under ``build/`` unless
+    ``use_cache`` is false (``gatewayctl.diff.cache``).
     """
     prepared = {p.loaded.name: p for p in head}
     commit = resolve_base(root, ref)
+    key = cache_key(root, commit, LOCK_FILE) if use_cache else None
     with base_checkout(root, commit) as base_root:
         names = sorted(set(prepared) | (set(all_stacks(base_root)) if every_stack else set()))
-        bases = render_base(base_root, names)
+        # The base renders in a subprocess (or comes from the cache) while the working tree
+        # renders here, in workers of its own when there are several stacks.
+        with rendering_base(base_root, names, key, root) as base:
+            present = [prepared[stack] for stack in names if stack in prepared]
+            jobs = parallel.default_jobs(len(present))
+            rendered = {
+                r.prepared.loaded.name: r for r in parallel.render_stacks(present, jobs=jobs)
+            }
+            bases = base.result()
         heads = {
-            stack: render_head(prepared[stack]) if stack in prepared else missing_head(stack)
+            stack: head_side(rendered[stack]) if stack in rendered else missing_head(stack)
             for stack in names
         }
         new_pins = lock_differs(base_root, root, LOCK_FILE)

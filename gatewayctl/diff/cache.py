@@ -1,0 +1,200 @@
+"""The base side's render, kept under ``build/diff-cache/`` so that a second diff against the
+same base renders only the working tree (every push to a pull request diffs the same base).
+
+An entry is one stack's base render, keyed by everything that determines it:
+
+- the base commit's whole tree (``git rev-parse <commit>^{tree}``): the program, the
+  declarations, the stack files and the lock file of the ref, and anything else the render
+  could read from the repository, as they are at that commit;
+- where the project is inside the repository, and the stack;
+- what runs the base's program: this interpreter (implementation, version, executable: the
+  virtualenv) and the packages installed in it, named by this working tree's ``uv.lock``
+  (``make setup`` installs exactly that);
+- :data:`FORMAT`, the version of this module's layout and of how the base render is run.
+
+An entry is trusted only when whole: its :data:`MANIFEST` is written last and names the key,
+the outcome and the SHA-256 of every file; on reading, a manifest that is missing, unreadable,
+for another key, or that disagrees with a file (missing, extra, changed) makes the entry
+stale: it is removed and the base rendered again. Entries are written beside the cache and
+renamed into place, so a reader never sees half of one.
+
+The cache never holds a secret value: the render redacts secrets already, and every file is
+scrubbed again (:class:`gatewayctl.secrets.Scrubber`, by value) with the plaintext
+``clusterSecrets`` of every stack of the base before it is written. The secrets themselves,
+and their fingerprints, are read from the base checkout on every run and never cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gatewayctl import interrupts
+from gatewayctl.secrets import MANIFESTS, Scrubber
+
+FORMAT = 1
+"""Bumped whenever the layout of an entry, or how the base is rendered, changes."""
+DIRECTORY = Path("build") / "diff-cache"
+MANIFEST = "cache-manifest.json"
+KEEP = 16
+"""Entries kept (the newest by use); older ones are removed when a new one is written."""
+RENDERED, INVALID = "rendered", "invalid"
+"""Outcomes: the files of the base render, or the stack's input is invalid at the base."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    outcome: str
+    files: dict[str, str]
+
+
+def key(*, tree: str, prefix: str, stack: str, lock: bytes | None) -> str:
+    """The key of one stack's base render (see the module docstring)."""
+    facts = {
+        "format": FORMAT,
+        "tree": tree,
+        "prefix": prefix,
+        "stack": stack,
+        "lock": hashlib.sha256(lock).hexdigest() if lock is not None else None,
+        "implementation": sys.implementation.name,
+        "version": sys.version,
+        "executable": sys.executable,
+    }
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Cache:
+    """The entries under ``root/build/diff-cache``."""
+
+    def __init__(self, root: Path) -> None:
+        self.directory = root / DIRECTORY
+
+    def _path(self, name: str) -> Path:
+        return self.directory / name
+
+    def get(self, name: str) -> Entry | None:
+        """The entry ``name`` if it is whole and its own; a stale or corrupt one is removed."""
+        path = self._path(name)
+        if not path.exists() and not path.is_symlink():
+            return None
+        entry = _read(path, name)
+        if entry is None:
+            _remove(path)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path / MANIFEST)  # used: kept longest
+        return entry
+
+    def put(self, name: str, entry: Entry, secrets: frozenset[str]) -> dict[str, str]:
+        """Write the entry ``name``, every file scrubbed of ``secrets`` first; the files as
+        written. Best effort: a cache that cannot be written costs the next run a render."""
+        files = scrub(entry.files, secrets)
+        with contextlib.suppress(OSError):
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with interrupts.temporary_directory(".writing-", self.directory) as scratch:
+                staging = Path(scratch)
+                for relative, text in files.items():
+                    target = staging / relative
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(text.encode("utf-8"))
+                manifest = {
+                    "key": name,
+                    "outcome": entry.outcome,
+                    "files": {
+                        relative: _digest(text.encode("utf-8"))
+                        for relative, text in sorted(files.items())
+                    },
+                }
+                (staging / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
+                path = self._path(name)
+                _remove(path)  # a stale entry (get() removed it) or another writer's
+                with contextlib.suppress(OSError):
+                    staging.rename(path)
+            self._prune()
+        return files
+
+    def _prune(self) -> None:
+        entries = []
+        for child in self.directory.iterdir():
+            if child.name.startswith("."):
+                continue
+            try:
+                entries.append(((child / MANIFEST).stat().st_mtime, child))
+            except OSError:
+                entries.append((0.0, child))
+        for _, child in sorted(entries, reverse=True)[KEEP:]:
+            _remove(child)
+
+
+def _read(path: Path, name: str) -> Entry | None:
+    """The entry at ``path`` if whole and for ``name``, else None."""
+    try:
+        if path.is_symlink() or not path.is_dir():
+            return None
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict) or manifest.get("key") != name:
+            return None
+        listed = manifest.get("files")
+        outcome = manifest.get("outcome")
+        if outcome not in {RENDERED, INVALID} or not isinstance(listed, dict):
+            return None
+        found = {
+            p.relative_to(path).as_posix()
+            for p in path.rglob("*")
+            if not p.is_dir() or p.is_symlink()
+        }
+        if found != {*listed, MANIFEST}:
+            return None
+        files = {}
+        for relative, digest in listed.items():
+            file = path / relative
+            if file.is_symlink():
+                return None
+            data = file.read_bytes()
+            if _digest(data) != digest:
+                return None
+            files[relative] = data.decode("utf-8")
+        return Entry(outcome, files)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        with contextlib.suppress(OSError):
+            path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def scrub(files: Mapping[str, str], secrets: frozenset[str]) -> dict[str, str]:
+    """``files`` of a render with every value equal to one of ``secrets`` replaced: manifests
+    as the diff scrubs them, ``plan.json`` parsed and written again as the render writes it."""
+    scrubber = Scrubber(secrets)
+    if not scrubber:
+        return dict(files)
+    scrubbed = scrubber.files(files)
+    for relative, text in files.items():
+        if relative.startswith(MANIFESTS) or not scrubber.might_hold(text):
+            continue
+        try:
+            document: Any = json.loads(text)
+        except ValueError:
+            scrubbed[relative] = scrubber.free_text(text)
+            continue
+        cleaned = scrubber.value(document)
+        if cleaned != document:
+            scrubbed[relative] = json.dumps(cleaned, indent=2, sort_keys=True) + "\n"
+    return scrubbed
