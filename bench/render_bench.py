@@ -59,7 +59,7 @@ GATEWAY_IMAGE = "ghcr.io/nvidia/openshell/gateway"
 
 
 def _cluster(context: str, domain: str, rds: str) -> dict[str, Any]:
-    """One ROSA cluster as in Pulumi.aws.yaml: OpenShift, Gateway API, an RDS database."""
+    """One ROSA cluster as in Pulumi.aws.yaml: OpenShift, Gateway API, an RDS database, Keycloak."""
     return {
         "kubeconfigContext": context,
         "capabilities": {"openshift": True, "gatewayApi": True},
@@ -80,6 +80,14 @@ def _cluster(context: str, domain: str, rds: str) -> dict[str, Any]:
         },
         "storageClass": "gp3-csi",
         "metricsNamespace": "openshift-user-workload-monitoring",
+        # Sign-in as on AWS: every gateway gets its Keycloak client, roles and mappers.
+        "identity": {
+            "keycloak": {
+                "url": "https://keycloak.openshell.example.com",
+                "realm": "openshell",
+                "adminClientId": "hypershell-gateways-provisioner",
+            }
+        },
     }
 
 
@@ -104,7 +112,11 @@ def stack_config() -> dict[str, Any]:
             f"{PROJECT}:declarationsDir": "gateways",
             f"{PROJECT}:clusters": CLUSTERS,
             f"{PROJECT}:clusterSecrets": {
-                name: {"dbAdminPassword": f"bench-password-{name}"} for name in CLUSTERS
+                name: {
+                    "dbAdminPassword": f"bench-password-{name}",
+                    "keycloakAdminClientSecret": f"bench-keycloak-secret-{name}",
+                }
+                for name in CLUSTERS
             },
         }
     }
