@@ -78,16 +78,20 @@ def declare(project: Path, stack: str, name: str, spec: str = "  replicas: 1") -
     path.write_text(GATEWAY.format(name=name, spec=spec), encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def pristine_repo(directory: Path) -> Path:
     """A git repository whose one commit is this working tree, local password a sentinel."""
-    repo = tmp_path_factory.mktemp("diff") / "pristine"
+    repo = directory / "pristine"
     shutil.copytree(ROOT, repo, ignore=NOT_COPIED)
     set_password(repo, "local", BASE_SENTINEL)
     git(repo, "init", "--quiet", "--initial-branch=main")
     git(repo, "add", "--all")
     git(repo, "commit", "--quiet", "--message", "base")
     return repo
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return pristine_repo(tmp_path_factory.mktemp("diff"))
 
 
 def clone(pristine: Path, where: Path) -> Path:

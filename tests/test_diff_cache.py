@@ -21,9 +21,8 @@ import pytest
 
 from gatewayctl import render
 from gatewayctl.diff import cache, sides
-from tests.builders import NOT_COPIED, git
-from tests.support import ROOT
-from tests.test_diff import BASE_SENTINEL, clone, declare, run_diff, set_password
+from tests.builders import git
+from tests.test_diff import BASE_SENTINEL, clone, declare, pristine_repo, run_diff
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -32,14 +31,7 @@ CACHE = Path("build") / "diff-cache"
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A git repository whose one commit is this working tree, local password a sentinel."""
-    repo = tmp_path_factory.mktemp("cache") / "pristine"
-    shutil.copytree(ROOT, repo, ignore=NOT_COPIED)
-    set_password(repo, "local", BASE_SENTINEL)
-    git(repo, "init", "--quiet", "--initial-branch=main")
-    git(repo, "add", "--all")
-    git(repo, "commit", "--quiet", "--message", "base")
-    return repo
+    return pristine_repo(tmp_path_factory.mktemp("cache"))
 
 
 @dataclass
