@@ -130,7 +130,7 @@ def console_url(exposure: ConsoleExposure) -> str:
 
 def console_address(exposure: ConsoleExposure) -> str | None:
     """The published address: None when the console is not exposed."""
-    return f"https://{exposure.host}" if exposure.host is not None else None
+    return console_url(exposure) if exposure.host is not None else None
 
 
 @dataclass(frozen=True, kw_only=True)
