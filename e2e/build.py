@@ -1,0 +1,329 @@
+"""Build what the real-engine lane needs, into a cache outside the repository.
+
+    python e2e/build.py            # build what is missing, one line per step with its time
+    python e2e/build.py --paths    # print where each built item is (JSON), building nothing
+
+Everything comes from the registries this machine reaches, through their ordinary clients:
+Go modules through ``go`` (the module proxy), Keycloak through ``mvn`` (Maven Central). Each
+item of ``e2e/versions.toml`` is built into ``<cache>/<item>-<key>/``, where ``key`` hashes the
+item's table, and is marked done there with what was built and how long it took; a second run
+builds nothing. The Go module and build caches live under ``<cache>/go`` too, so deleting the
+cache directory is a cold start.
+
+Cache: ``$HYPERSHELL_E2E_CACHE``, else ``$XDG_CACHE_HOME/hypershell-e2e``, else
+``~/.cache/hypershell-e2e``.
+
+Go wrappers (why each exists, from each module's go.mod; ``go install mod@version`` refuses a
+module whose go.mod has replace directives, and a dependency's replaces are ignored, so a
+small wrapper module repeats the proxy-hosted ones and substitutes the local ones):
+- pulumi: ``pkg/v3`` replaces ``sdk/v3 => ../sdk`` (required at the same version instead) and
+  ``atotto/clipboard`` (repeated).
+- kubernetes_provider: ``sdk/v4 => ../sdk`` (required at a served version instead); its main
+  package embeds ``schema-embed.json``, which is gitignored upstream and so not in the module
+  zip: the ``cmd`` directory is copied out of the module cache and its own ``generate.go`` run.
+- kubernetes: every ``k8s.io/<staging>`` module is ``=> ./staging/...``; replaced by its
+  published ``v0.34.x`` copy.
+- etcd: ``server/v3`` replaces its siblings with ``../``; required at the same version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+VERSIONS = HERE / "versions.toml"
+
+
+class BuildError(RuntimeError):
+    """A step failed; the message names the step and the command."""
+
+
+def cache_root() -> Path:
+    explicit = os.environ.get("HYPERSHELL_E2E_CACHE")
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base) / "hypershell-e2e").resolve()
+
+
+def load_versions(path: Path = VERSIONS) -> dict[str, dict[str, Any]]:
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def item_key(table: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(table, sort_keys=True).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Item:
+    name: str
+    table: dict[str, Any]
+    root: Path
+
+    @property
+    def dir(self) -> Path:
+        return self.root / f"{self.name}-{item_key(self.table)}"
+
+    @property
+    def bin(self) -> Path:
+        return self.dir / "bin"
+
+    @property
+    def done(self) -> Path:
+        return self.dir / ".done.json"
+
+
+class Builder:
+    def __init__(self, root: Path, versions: dict[str, dict[str, Any]], *, log: Any) -> None:
+        self.root = root
+        self.versions = versions
+        self.log = log
+        self.go_env = {
+            **os.environ,
+            "GOMODCACHE": str(root / "go" / "mod"),
+            "GOCACHE": str(root / "go" / "build"),
+            "GOPATH": str(root / "go" / "path"),
+            "GOFLAGS": "-mod=mod",
+            "CGO_ENABLED": "0",
+            "GOTOOLCHAIN": "local",
+        }
+
+    def item(self, name: str) -> Item:
+        return Item(name, self.versions[name], self.root)
+
+    # --- running commands ------------------------------------------------------------------
+
+    def run(self, step: str, args: list[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> str:
+        log_file = self.root / "logs" / f"{step}.log"
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        with log_file.open("a") as out:
+            out.write(f"$ {' '.join(args)}\n")
+            out.flush()
+            proc = subprocess.run(
+                args, cwd=cwd, env=dict(env or self.go_env), stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True, check=False,
+            )
+            out.write(proc.stdout)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
+            raise BuildError(
+                f"{step}: `{' '.join(args)}` exited {proc.returncode} (log: {log_file})\n{tail}"
+            )
+        return proc.stdout
+
+    def go(self, step: str, args: list[str], *, cwd: Path) -> str:
+        return self.run(step, ["go", *args], cwd=cwd)
+
+    def wrapper(self, item: Item) -> Path:
+        """A fresh Go module for ``item``'s wrapper."""
+        work = item.dir / "wrapper"
+        if work.exists():
+            shutil.rmtree(work)
+        work.mkdir(parents=True)
+        self.go(item.name, ["mod", "init", f"example.invalid/e2e/{item.name}"], cwd=work)
+        return work
+
+    def module_dir(self, step: str, module: str, *, cwd: Path) -> Path:
+        out = self.go(step, ["list", "-m", "-f", "{{.Dir}}", module], cwd=cwd)
+        return Path(out.strip().splitlines()[-1])
+
+    def download(self, step: str, module: str, version: str) -> Path:
+        """The module's directory in the module cache (downloaded, not built)."""
+        out = self.go(step, ["mod", "download", "-json", f"{module}@{version}"], cwd=self.root)
+        return Path(json.loads(out)["Dir"])
+
+    # --- the items ---------------------------------------------------------------------------
+
+    def build_pulumi(self, item: Item) -> dict[str, Any]:
+        t = item.table
+        work = self.wrapper(item)
+        for replace in t["replace"]:
+            self.go(item.name, ["mod", "edit", f"-replace={replace}"], cwd=work)
+        self.go(item.name, ["get", f"{t['module']}@{t['version']}", f"{t['sdk']}@{t['version']}"], cwd=work)
+        item.bin.mkdir(parents=True, exist_ok=True)
+        self.go(
+            item.name,
+            ["build", "-trimpath", "-ldflags", f"-X {t['version_ldflag']}={t['version']}",
+             "-o", str(item.bin / "pulumi"), t["main"]],
+            cwd=work,
+        )
+        return {"pulumi": str(item.bin / "pulumi")}
+
+    def build_kubernetes_provider(self, item: Item) -> dict[str, Any]:
+        t = item.table
+        work = self.wrapper(item)
+        self.go(item.name, ["mod", "edit", f"-replace={t['sdk']}={t['sdk']}@{t['sdk_version']}"], cwd=work)
+        self.go(item.name, ["get", f"{t['module']}@{t['version']}"], cwd=work)
+        source = self.module_dir(item.name, t["module"], cwd=work)
+        cmd = work / "cmd" / "pulumi-resource-kubernetes"
+        shutil.copytree(source / "cmd" / "pulumi-resource-kubernetes", cmd)
+        for path in [cmd, *cmd.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        # generate.go writes the gitignored schema-embed.json / terraform-mapping-embed.json
+        # from the committed schema.json (pulumi-kubernetes provider/cmd/.../generate.go).
+        self.run(item.name, ["go", "run", "generate.go"], cwd=cmd,
+                 env={**self.go_env, "VERSION": t["plugin_version"]})
+        item.bin.mkdir(parents=True, exist_ok=True)
+        self.go(
+            item.name,
+            ["build", "-trimpath", "-ldflags", f"-X {t['version_ldflag']}={t['plugin_version']}",
+             "-o", str(item.bin / "pulumi-resource-kubernetes"), "./cmd/pulumi-resource-kubernetes"],
+            cwd=work,
+        )
+        return {"pulumi-resource-kubernetes": str(item.bin / "pulumi-resource-kubernetes"),
+                "plugin_version": t["plugin_version"]}
+
+    def build_kubernetes(self, item: Item) -> dict[str, Any]:
+        t = item.table
+        work = self.wrapper(item)
+        edits = [f"-replace=k8s.io/{m}=k8s.io/{m}@{t['staging_version']}" for m in t["staging"]]
+        self.go(item.name, ["mod", "edit", *edits], cwd=work)
+        self.go(item.name, ["get", f"{t['module']}@{t['version']}"], cwd=work)
+        major, minor = t["version"].lstrip("v").split(".")[:2]
+        flags = []
+        for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+            flags += [f"-X {package}.gitVersion={t['version']}", f"-X {package}.gitMajor={major}",
+                      f"-X {package}.gitMinor={minor}", f"-X {package}.gitTreeState=clean"]
+        item.bin.mkdir(parents=True, exist_ok=True)
+        self.go(
+            item.name,
+            ["build", "-trimpath", "-ldflags", " ".join(flags), "-o", f"{item.bin}/",
+             *[f"k8s.io/kubernetes/cmd/{b}" for b in t["binaries"]]],
+            cwd=work,
+        )
+        return {b: str(item.bin / b) for b in t["binaries"]}
+
+    def build_etcd(self, item: Item) -> dict[str, Any]:
+        t = item.table
+        work = self.wrapper(item)
+        self.go(item.name, ["get", *[f"{m}@{t['version']}" for m in [t["module"], *t["siblings"]]]], cwd=work)
+        item.bin.mkdir(parents=True, exist_ok=True)
+        self.go(item.name, ["build", "-trimpath", "-o", str(item.bin / "etcd"), t["module"]], cwd=work)
+        return {"etcd": str(item.bin / "etcd")}
+
+    def build_kwok(self, item: Item) -> dict[str, Any]:
+        t = item.table
+        item.bin.mkdir(parents=True, exist_ok=True)
+        self.run(
+            item.name,
+            ["go", "install", *[f"{t['module']}/cmd/{b}@{t['version']}" for b in t["binaries"]]],
+            cwd=self.root, env={**self.go_env, "GOBIN": str(item.bin)},
+        )
+        stages = self.download(item.name, t["module"], t["version"]) / "kustomize" / "stage"
+        return {**{b: str(item.bin / b) for b in t["binaries"]}, "stages": str(stages)}
+
+    def _crds(self, item: Item) -> dict[str, Any]:
+        t = item.table
+        source = self.download(item.name, t["module"], t["version"])
+        out = item.dir / "crds"
+        out.mkdir(parents=True, exist_ok=True)
+        for rel in t["crds"]:
+            shutil.copyfile(source / rel, out / Path(rel).name)
+        return {"crds": [str(out / Path(rel).name) for rel in t["crds"]]}
+
+    build_gateway_api = _crds
+    build_openshift_api = _crds
+
+    def build_keycloak(self, item: Item) -> dict[str, Any]:
+        t = item.table
+        coordinate = f"{t['group']}:{t['artifact']}:{t['version']}:{t['packaging']}"
+        item.dir.mkdir(parents=True, exist_ok=True)
+        self.run(
+            item.name,
+            ["mvn", "-B", "-q", "dependency:copy", f"-Dartifact={coordinate}",
+             f"-DoutputDirectory={item.dir}"],
+            cwd=item.dir, env=dict(os.environ),
+        )
+        archive = item.dir / f"{t['artifact']}-{t['version']}.{t['packaging']}"
+        self.run(item.name, ["python3", "-m", "zipfile", "-e", str(archive), str(item.dir)],
+                 cwd=item.dir, env=dict(os.environ))
+        archive.unlink()
+        home = item.dir / f"keycloak-{t['version']}"
+        for script in (home / "bin").glob("*.sh"):
+            script.chmod(0o755)
+        return {"home": str(home), "kc.sh": str(home / "bin" / "kc.sh")}
+
+    # --- driving ------------------------------------------------------------------------------
+
+    def ensure(self, name: str) -> dict[str, Any]:
+        item = self.item(name)
+        if item.done.exists():
+            return dict(json.loads(item.done.read_text())["paths"])
+        started = time.monotonic()
+        self.log(f"[e2e build] {name} {item.table.get('version', '')}: building ...")
+        builder: Callable[[Item], dict[str, Any]] = getattr(self, f"build_{name}")
+        paths = builder(item)
+        seconds = round(time.monotonic() - started, 1)
+        item.done.write_text(json.dumps(
+            {"item": name, "table": item.table, "seconds": seconds, "paths": paths},
+            indent=2, sort_keys=True))
+        self.log(f"[e2e build] {name}: built in {seconds:.0f} s")
+        return paths
+
+    def ensure_all(self, names: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        result: dict[str, dict[str, Any]] = {}
+        for name in names or list(self.versions):
+            started = time.monotonic()
+            cached = self.item(name).done.exists()
+            result[name] = self.ensure(name)
+            if cached:
+                self.log(f"[e2e build] {name}: cached ({time.monotonic() - started:.1f} s)")
+        return result
+
+
+def built_paths(root: Path | None = None) -> dict[str, dict[str, Any]] | None:
+    """Where each item was built, or None when something is missing (build first)."""
+    root = root or cache_root()
+    versions = load_versions()
+    result = {}
+    for name, table in versions.items():
+        done = Item(name, table, root).done
+        if not done.exists():
+            return None
+        result[name] = json.loads(done.read_text())["paths"]
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--paths", action="store_true", help="print built paths as JSON; build nothing")
+    parser.add_argument("--only", action="append", help="build only this item (repeatable)")
+    args = parser.parse_args(argv)
+    root = cache_root()
+    if args.paths:
+        paths = built_paths(root)
+        if paths is None:
+            print("not built yet: run `python e2e/build.py`", file=sys.stderr)
+            return 1
+        print(json.dumps(paths, indent=2, sort_keys=True))
+        return 0
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    started = time.monotonic()
+    try:
+        Builder(root, load_versions(), log=log).ensure_all(args.only)
+    except BuildError as error:
+        print(f"[e2e build] FAILED {error}", file=sys.stderr)
+        return 1
+    log(f"[e2e build] all items ready in {root} ({time.monotonic() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
