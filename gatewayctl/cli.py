@@ -41,7 +41,8 @@ from gatewayctl import (
 from gatewayctl import status as status_report
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.program import ROOT
-from gatewayctl.stackfile import stack_file
+from gatewayctl.resolve import load_stack
+from gatewayctl.stackfile import PROJECT, stack_file
 from gatewayctl.status import core, formats, inputs, selfheal
 
 DEFAULT_OUT = Path("build/rendered")
@@ -465,9 +466,11 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
     self_heal = selfheal.enabled(args.root, args.stack)
     files = [path for group in args.sources for path in group]
-    read = inputs.read(files)
+    read = inputs.read(files, stack=args.stack, project=PROJECT)
     now = args.now or datetime.now(UTC)
-    result = core.build(args.stack, read, now)
+    # The gateways the stack declares, too: a preview lists only what it changes.
+    declared = [g.name for g in load_stack(args.root, args.stack).gateways]
+    result = core.build(args.stack, read, now, declared)
     remedy = selfheal.remedy(result, self_heal)
     state = status_report.state(result)
     if args.format == "table":
