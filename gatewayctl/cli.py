@@ -135,14 +135,16 @@ STATUS_EPILOG = """\
 exit codes: 0 synced and healthy, no certificate due; 3 out of sync (a resource differs from
 the state, or its live object is missing: drift, or a change git has not deployed); 4 degraded
 (a gateway Degraded or Progressing; before 3); 5 certificates inside their renewal window
-(otherwise synced and healthy); 2 invalid input (a file that is empty, truncated or not one
-of the CLI's JSON documents, every problem as `path: field: problem`; selfHeal on a stack
-the operator owns); 1 any other error.
+(otherwise synced and healthy); 2 invalid input (a file that is empty, truncated, nested too
+deeply or not one of the CLI's JSON documents, a file of another stack or project, a
+certificate whose expiry cannot be read, every problem as `path: field: problem`; selfHeal on
+a stack the operator owns); 1 any other error.
 
 Each FILE is told by its shape: `pulumi refresh --preview-only --json` (drift, and the live
 state for health), `pulumi preview --json` (what git would change), `pulumi stack export`
-(the state: certificates, and health when no refresh is given). Property values are never
-shown, only their paths.
+(the state: certificates, and health when no refresh is given). The gateways are those the
+files mention and those the stack declares. Property values are never shown, only their
+paths.
 
 examples:
   pulumi refresh --preview-only --json > refresh.json && pulumi stack export > state.json
