@@ -785,3 +785,20 @@ def test_the_status_reads_each_resource_a_bounded_number_of_times(
     # never a pass over every resource per gateway.
     assert small / small_resources <= 20
     assert large / large_resources <= small / small_resources * 1.1
+
+
+def test_a_deployed_gateway_no_longer_declared_is_out_of_sync(tmp_path: Path) -> None:
+    document = json.loads(Path(STATE).read_text(encoding="utf-8"))
+    document["deployment"]["resources"] += gateway_resources("retired")
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    code, doc = status_json(str(path), now="2026-11-01T00:00:00Z")
+    assert (code, doc["state"]) == (3, "out-of-sync")
+    retired = gateway(doc, "retired")
+    assert (retired["sync"], retired["health"]) == ("OutOfSync", "Healthy")
+    assert [(c["type"], c["name"], c["op"], c["source"]) for c in retired["changes"]] == [
+        ("hypershell:gateway:Gateway", "retired", "delete", "git")
+    ]
+    assert {
+        g["name"]: g["sync"] for g in doc["gateways"] if g["name"] != "retired"
+    } == dict.fromkeys(("batch-jobs", "canary", "research", "team-a"), "Synced")

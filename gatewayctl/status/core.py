@@ -7,8 +7,10 @@ found the object gone), else the checkpoint's resource (the state as of the last
 
 The gateways are every gateway an input mentions (a Gateway component, or a resource inside
 one: :class:`.tree.Tree`) and every gateway the stack declares. A declared gateway the state
-does not hold is not deployed yet (Missing); one only a preview is given for, and that it does
-not change, is Synced (the preview lists what changes), its health Unknown.
+does not hold is not deployed yet (Missing); one the state holds that is no longer declared is
+OutOfSync (a ``delete`` from git: the next ``up`` removes it; with a preview, the preview says
+so); one only a preview is given for, and that it does not change, is Synced (the preview
+lists what changes), its health Unknown.
 
 The work is linear in the resources: every lookup is by URN or by gateway name, built once.
 """
@@ -22,6 +24,7 @@ from typing import Any, Literal
 
 from components import tokens
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.stackfile import PROJECT
 from gatewayctl.status import certificates, health
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
@@ -116,15 +119,19 @@ def _mentioned(inputs: Inputs) -> list[str]:
     return urns
 
 
-def build(stack: str, inputs: Inputs, now: datetime, declared: Iterable[str] = ()) -> StackStatus:
-    """The status; ``declared``: the gateways the stack declares. :class:`InvalidInputError`
-    names each live certificate whose expiry cannot be read (its file and field)."""
+def build(
+    stack: str, inputs: Inputs, now: datetime, declared: Iterable[str] | None = None
+) -> StackStatus:
+    """The status; ``declared``: the gateways the stack declares (None: not known).
+    :class:`InvalidInputError` names each live certificate whose expiry cannot be read (its
+    file and field)."""
+    declarations = None if declared is None else set(declared)
     live, source, origins = _live(inputs)
     known: list[ResourceV3] = [r for r in live.values() if r is not None]
     for digest in (inputs.refresh, inputs.preview):
         for step in digest.steps if digest is not None else ():
             known += [s for s in (step.old_state, step.new_state) if s is not None]
-    declared = set(declared)
+    declared = declarations or set()
     tree = Tree(known, gateways=declared)
     found: list[Change] = []
     if inputs.refresh is not None:
@@ -152,6 +159,15 @@ def build(stack: str, inputs: Inputs, now: datetime, declared: Iterable[str] = (
     statuses: list[GatewayStatus] = []
     for name in sorted(deployed | mentioned | declared | created):
         own = tuple(per_gateway.get(name, ()))
+        if (
+            declarations is not None
+            and name in deployed
+            and name not in declarations
+            and inputs.preview is None
+        ):
+            # In the state, no longer declared: the next `up` deletes it (a preview, when
+            # given, says so itself).
+            own += (_undeclared(stack, name),)
         parts: list[PartHealth] = []
         certs: list[Certificate] = []
         for urn, resource in members.get(name, ()):
@@ -201,6 +217,17 @@ def build(stack: str, inputs: Inputs, now: datetime, declared: Iterable[str] = (
         gateways=tuple(statuses),
         other_changes=tuple(per_gateway.get(None, ())),
         inputs=dict(inputs.paths),
+    )
+
+
+def _undeclared(stack: str, name: str) -> Change:
+    return Change(
+        urn=f"urn:pulumi:{stack}::{PROJECT}::{tokens.GATEWAY}::{name}",
+        type=tokens.GATEWAY,
+        name=name,
+        op="delete",
+        paths=(),
+        source="git",
     )
 
 
