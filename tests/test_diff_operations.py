@@ -646,3 +646,25 @@ def test_a_create_of_an_object_the_same_up_deletes_later_is_flagged(
         " (the engine deletes it only after the creates): the provider refuses it with"
         " AlreadyExists. Keep the logical name (an alias), or delete the old one first.",
     ]
+
+
+def test_the_report_warns_of_each_hazard_even_without_operations() -> None:
+    diff = StackDiff(
+        stack="local",
+        base_note=None,
+        head_note=None,
+        gateways=(),
+        objects=(
+            ObjectChange(
+                path="manifests/kind2/_cluster/x.yaml", kind="X", status="added", old="", new="a"
+            ),
+        ),
+        resources=(),
+        hazards=("the stack: the cluster key `kind` becomes `kind2` on the same cluster.",),
+    )
+    report = build_report([diff], base_label="b", command="c")
+    assert (
+        "**Predicted operations** (by the providers' rules): 0 update in place,"
+        " 0 replace (create-before-delete), 0 replace (delete-before-replace)\n\n"
+        "> **Warning:** the stack: the cluster key `kind` becomes `kind2` on the same cluster.\n"
+    ) in report
