@@ -41,7 +41,8 @@ from gatewayctl import (
 from gatewayctl import status as status_report
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
 from gatewayctl.program import ROOT
-from gatewayctl.stackfile import stack_file
+from gatewayctl.resolve import load_stack
+from gatewayctl.stackfile import PROJECT, stack_file
 from gatewayctl.status import core, formats, inputs, selfheal
 
 DEFAULT_OUT = Path("build/rendered")
@@ -134,14 +135,16 @@ STATUS_EPILOG = """\
 exit codes: 0 synced and healthy, no certificate due; 3 out of sync (a resource differs from
 the state, or its live object is missing: drift, or a change git has not deployed); 4 degraded
 (a gateway Degraded or Progressing; before 3); 5 certificates inside their renewal window
-(otherwise synced and healthy); 2 invalid input (a file that is empty, truncated or not one
-of the CLI's JSON documents, every problem as `path: field: problem`; selfHeal on a stack
-the operator owns); 1 any other error.
+(otherwise synced and healthy); 2 invalid input (a file that is empty, truncated, nested too
+deeply or not one of the CLI's JSON documents, a file of another stack or project, a
+certificate whose expiry cannot be read, every problem as `path: field: problem`; selfHeal on
+a stack the operator owns); 1 any other error.
 
 Each FILE is told by its shape: `pulumi refresh --preview-only --json` (drift, and the live
 state for health), `pulumi preview --json` (what git would change), `pulumi stack export`
-(the state: certificates, and health when no refresh is given). Property values are never
-shown, only their paths.
+(the state: certificates, and health when no refresh is given). The gateways are those the
+files mention and those the stack declares. Property values are never shown, only their
+paths.
 
 examples:
   pulumi refresh --preview-only --json > refresh.json && pulumi stack export > state.json
@@ -465,9 +468,11 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
     self_heal = selfheal.enabled(args.root, args.stack)
     files = [path for group in args.sources for path in group]
-    read = inputs.read(files)
+    read = inputs.read(files, stack=args.stack, project=PROJECT)
     now = args.now or datetime.now(UTC)
-    result = core.build(args.stack, read, now)
+    # The gateways the stack declares, too: a preview lists only what it changes.
+    declared = [g.name for g in load_stack(args.root, args.stack).gateways]
+    result = core.build(args.stack, read, now, declared)
     remedy = selfheal.remedy(result, self_heal)
     state = status_report.state(result)
     if args.format == "table":

@@ -411,20 +411,34 @@ def by_name(resources: Iterable[dict[str, Any]], name: str) -> dict[str, Any]:
 
 
 def scenario() -> dict[str, Any]:
-    """team-a drifted (image and a Secret's data) with its leaf certificates due; team-b
-    healthy; team-c's Route deleted by hand; batch-jobs degraded (progress deadline)."""
+    """The gateways ``gateways/ibm`` declares: team-a drifted (image and a Secret's data) with
+    its leaf certificates due; canary healthy; research's Route deleted by hand; batch-jobs
+    degraded (progress deadline)."""
     addresses = {
         "team-a": "grpcs://gw-openshell-team-a.apps.example.com:443",
-        "team-b": "grpcs://gw-openshell-team-b.apps.example.com:443",
-        "team-c": "grpcs://gw-openshell-team-c.apps.example.com:443",
+        "canary": "grpcs://gw-openshell-canary.apps.example.com:443",
+        "research": "grpcs://gw-openshell-research.apps.example.com:443",
         "batch-jobs": None,
     }
     resources = stack_resources(addresses)
     resources += gateway_resources("team-a", cert_end="2026-12-20T00:00:00Z")
-    resources += gateway_resources("team-b")
-    resources += gateway_resources("team-c")
+    resources += gateway_resources("canary")
+    resources += gateway_resources("research")
     resources += gateway_resources("batch-jobs", exposed=False)
     return {"resources": resources}
+
+
+RENEWING = ("team-a-pki-server-cert", "team-a-pki-client-cert")
+"""Inside their renewal window at ``NOW``, when the fixtures' refresh ran."""
+
+
+def renewal_step(entry: dict[str, Any]) -> dict[str, Any]:
+    """A certificate inside its renewal window in ``pulumi refresh --preview-only --json``:
+    the provider's Read set ``readyForRenewal`` (hashicorp/terraform-provider-tls
+    ``common_cert.go`` ``modifyStateIfCertificateReadyForRenewal``), so the refresh shows an
+    ``update`` of it (``ShowPreviewDigest``)."""
+    live = {**_digest_state(entry)["outputs"], "readyForRenewal": True}
+    return refresh_step(entry, op="update", live=live, paths=["readyForRenewal"])
 
 
 def write_fixtures(target: Path = FIXTURES) -> None:
@@ -435,7 +449,10 @@ def write_fixtures(target: Path = FIXTURES) -> None:
         (target / name).write_text(json.dumps(document, indent=4) + "\n", encoding="utf-8")
 
     dump("state.json", export(resources))
-    clean = [refresh_step(r) for r in resources]
+    clean = [
+        renewal_step(r) if r["urn"].rsplit("::", 1)[-1] in RENEWING else refresh_step(r)
+        for r in resources
+    ]
     dump("refresh-clean.json", digest(clean))
     drifted: list[dict[str, Any]] = []
     for entry in resources:
@@ -452,7 +469,9 @@ def write_fixtures(target: Path = FIXTURES) -> None:
             )
         elif name == "team-a-pki-server-tls":
             drifted.append(refresh_step(entry, op="update", paths=["data.tls.key"]))
-        elif name == "team-c-exposure-route":
+        elif name in RENEWING:
+            drifted.append(renewal_step(entry))
+        elif name == "research-exposure-route":
             drifted.append(refresh_step(entry, op="delete"))
         elif name == "batch-jobs-workload-deploy":
             live = deployment_object(
@@ -486,7 +505,7 @@ def write_fixtures(target: Path = FIXTURES) -> None:
             for r in new_gw
         ),
     ]
-    deploy_b = by_name(resources, "team-b-workload-deploy")
+    deploy_b = by_name(resources, "canary-workload-deploy")
     preview_steps.append(
         {
             "op": "update",

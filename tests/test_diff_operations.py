@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 
 from gatewayctl.diff.compare import GatewayChange, ObjectChange, StackDiff
-from gatewayctl.diff.operations import Operation, predict, predict_one, warnings
+from gatewayctl.diff.operations import (
+    BRIDGED_FORCE_NEW,
+    PROVIDER_FORCE_NEW,
+    Operation,
+    hazards,
+    predict,
+    predict_one,
+    rule_for,
+    warnings,
+)
 from gatewayctl.diff.report import GATEWAY_ROWS, REPORT_LIMIT, build_report
 from tests.support import rendered
 
@@ -382,3 +391,280 @@ def test_the_real_program_with_150_added_gateways(tmp_path: Any) -> None:
 def test_operations_are_data() -> None:
     item = Operation(type="t", name="n", gateway=None, op="replace-delete-first", because=())
     assert item.label == "replace (delete-before-replace)"
+
+
+# --- every type the render registers has a rule (issue 21, item 15) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("type_", "old", "new", "expected"),
+    [
+        # keycloak/terraform-provider-keycloak v5.9.0, provider/resource_keycloak_*.go ForceNew.
+        (
+            "keycloak:openid/client:Client",
+            {"realmId": "a", "clientId": "c", "validRedirectUris": ["x"]},
+            {"realmId": "b", "clientId": "c", "validRedirectUris": ["x"]},
+            ("replace", ("realmId",)),
+        ),
+        (
+            "keycloak:openid/client:Client",
+            {"realmId": "a", "clientId": "c", "validRedirectUris": ["x"]},
+            {"realmId": "a", "clientId": "d", "validRedirectUris": ["y"]},
+            ("update", ("clientId", "validRedirectUris[0]")),
+        ),
+        (
+            "keycloak:index/role:Role",
+            {"realmId": "r", "clientId": "c1", "name": "openshell-admin"},
+            {"realmId": "r", "clientId": "c2", "name": "openshell-admin"},
+            ("replace", ("clientId",)),
+        ),
+        (
+            "keycloak:index/role:Role",
+            {"realmId": "r", "clientId": "c1", "name": "a", "description": "x"},
+            {"realmId": "r", "clientId": "c1", "name": "b", "description": "y"},
+            ("update", ("description", "name")),
+        ),
+        (
+            "keycloak:index/groupRoles:GroupRoles",
+            {"realmId": "r", "groupId": "g1", "roleIds": ["a"], "exhaustive": False},
+            {"realmId": "r", "groupId": "g2", "roleIds": ["a"], "exhaustive": False},
+            ("replace", ("groupId",)),
+        ),
+        (
+            "keycloak:index/groupRoles:GroupRoles",
+            {"realmId": "r", "groupId": "g1", "roleIds": ["a"], "exhaustive": False},
+            {"realmId": "r", "groupId": "g1", "roleIds": ["a", "b"], "exhaustive": False},
+            ("update", ("roleIds",)),
+        ),
+        (
+            "keycloak:index/userRoles:UserRoles",
+            {"realmId": "r", "userId": "u1", "roleIds": ["a"]},
+            {"realmId": "r", "userId": "u2", "roleIds": ["a"]},
+            ("replace", ("userId",)),
+        ),
+        (
+            "keycloak:openid/clientDefaultScopes:ClientDefaultScopes",
+            {"realmId": "r", "clientId": "c1", "defaultScopes": ["profile"]},
+            {"realmId": "r", "clientId": "c2", "defaultScopes": ["profile", "email"]},
+            ("replace", ("clientId",)),
+        ),
+        (
+            "keycloak:openid/clientDefaultScopes:ClientDefaultScopes",
+            {"realmId": "r", "clientId": "c1", "defaultScopes": ["profile"]},
+            {"realmId": "r", "clientId": "c1", "defaultScopes": ["email"]},
+            ("update", ("defaultScopes[0]",)),
+        ),
+        (
+            "keycloak:openid/audienceProtocolMapper:AudienceProtocolMapper",
+            {"realmId": "r", "clientId": "c1", "name": "aud", "includedClientAudience": "a"},
+            {"realmId": "r", "clientId": "c2", "name": "aud", "includedClientAudience": "b"},
+            ("replace", ("clientId",)),
+        ),
+        (
+            "keycloak:openid/audienceProtocolMapper:AudienceProtocolMapper",
+            {"realmId": "r", "clientId": "c1", "name": "aud", "includedClientAudience": "a"},
+            {"realmId": "r", "clientId": "c1", "name": "aud", "includedClientAudience": "b"},
+            ("update", ("includedClientAudience",)),
+        ),
+        (
+            "keycloak:openid/subProtocolMapper:SubProtocolMapper",
+            {"realmId": "r1", "clientId": "c", "name": "sub"},
+            {"realmId": "r2", "clientId": "c", "name": "sub"},
+            ("replace", ("realmId",)),
+        ),
+        (
+            "keycloak:openid/userClientRoleProtocolMapper:UserClientRoleProtocolMapper",
+            {"realmId": "r", "clientId": "c1", "claimName": "hypershell.roles"},
+            {"realmId": "r", "clientId": "c2", "claimName": "roles"},
+            ("replace", ("clientId",)),
+        ),
+        (
+            "keycloak:openid/userClientRoleProtocolMapper:UserClientRoleProtocolMapper",
+            {"realmId": "r", "clientId": "c1", "claimName": "hypershell.roles"},
+            {"realmId": "r", "clientId": "c1", "claimName": "roles"},
+            ("update", ("claimName",)),
+        ),
+        # resource_keycloak_generic_role_mapper.go: every field ForceNew, no Update.
+        (
+            "keycloak:index/genericRoleMapper:GenericRoleMapper",
+            {"realmId": "r", "clientId": "c", "roleId": "a"},
+            {"realmId": "r", "clientId": "c", "roleId": "b"},
+            ("replace", ("roleId",)),
+        ),
+        (
+            "keycloak:index/genericRoleMapper:GenericRoleMapper",
+            {"realmId": "r", "clientId": "c1", "roleId": "a"},
+            {"realmId": "r", "clientId": "c2", "roleId": "a"},
+            ("replace", ("clientId",)),
+        ),
+        # Providers: pulumi-kubernetes DiffConfig replaces when the active cluster moves ...
+        (
+            "pulumi:providers:kubernetes",
+            {"context": "a", "enableSecretMutable": "true"},
+            {"context": "b", "enableSecretMutable": "true"},
+            ("replace", ("context",)),
+        ),
+        (
+            "pulumi:providers:kubernetes",
+            {"context": "a", "deleteUnreachable": "false"},
+            {"context": "a", "deleteUnreachable": "true"},
+            ("update", ("deleteUnreachable",)),
+        ),
+        # ... unless its clusterIdentifier says the cluster is the same.
+        (
+            "pulumi:providers:kubernetes",
+            {"context": "a", "clusterIdentifier": "east"},
+            {"context": "b", "clusterIdentifier": "east"},
+            ("update", ("context",)),
+        ),
+        # The bridged providers mark no key ForcesProviderReplace.
+        (
+            "pulumi:providers:postgresql",
+            {"host": "db1", "port": "5432"},
+            {"host": "db2", "port": "5432"},
+            ("update", ("host",)),
+        ),
+        (
+            "pulumi:providers:keycloak",
+            {"url": "https://a", "realm": "r"},
+            {"url": "https://b", "realm": "r"},
+            ("update", ("url",)),
+        ),
+        # A type without a rule is never predicted an update.
+        (
+            "kubernetes:policy/v1:PodDisruptionBudget",
+            k8s("PodDisruptionBudget", "policy/v1", spec={"minAvailable": 1}),
+            k8s("PodDisruptionBudget", "policy/v1", spec={"minAvailable": 2}),
+            ("unpredicted", ("spec.minAvailable",)),
+        ),
+    ],
+)
+def test_keycloak_and_provider_rules(
+    type_: str, old: dict[str, Any], new: dict[str, Any], expected: Any
+) -> None:
+    assert predict_one(type_, old, new, MUTABLE) == expected
+
+
+def test_every_type_the_render_registers_has_a_rule() -> None:
+    from gatewayctl.stackfile import stacks_with_files
+    from tests.support import ROOT
+
+    stacks = stacks_with_files(ROOT)
+    assert stacks == ["aws", "ibm", "local"]
+    types: set[str] = set()
+    for stack in stacks:
+        plan = json.loads(rendered(stack).files["plan.json"])
+        types |= {r["type"] for r in plan["resources"]}
+    assert len(types) == 44
+    assert sorted(t for t in types if rule_for(t) is None) == []
+    assert rule_for("kubernetes:policy/v1:PodDisruptionBudget") is None  # the test can fail
+
+
+def test_each_force_new_attribute_is_an_input_of_its_type_in_the_providers_schema() -> None:
+    from tests.support import shared_or_skip
+
+    for type_, attributes in BRIDGED_FORCE_NEW.items():
+        package = type_.split(":", 1)[0]
+        schema = json.loads(shared_or_skip(f"schemas/pulumi/{package}.json").read_text())
+        inputs = schema["resources"][type_]["inputProperties"]
+        assert attributes is None or attributes <= inputs.keys(), type_
+    for type_, keys in PROVIDER_FORCE_NEW.items():
+        package = type_.rsplit(":", 1)[-1]
+        if package == "kubernetes":
+            continue  # not among the shared schemas: provider.go DiffConfig
+        schema = json.loads(shared_or_skip(f"schemas/pulumi/{package}.json").read_text())
+        assert keys <= schema["provider"]["inputProperties"].keys(), type_
+
+
+def test_a_kubeconfig_context_change_replaces_every_object_of_the_cluster(
+    local_plan: dict[str, Any],
+) -> None:
+    head = copy.deepcopy(local_plan)
+    edit(head, "kind-k8s", "context", "kind-other")
+    operations = predict(local_plan, head)
+    provider = "urn:pulumi:local::hypershell-gateways::hypershell:cluster:Cluster$pulumi:providers"
+    on_cluster = sorted(
+        r["name"]
+        for r in local_plan["resources"]
+        if r["provider"] == f"{provider}:kubernetes::kind-k8s"
+    )
+    assert len(on_cluster) > 50
+    assert [(o.name, o.op, o.because) for o in operations if o.type.startswith("pulumi:")] == [
+        ("kind-k8s", "replace", ("context",))
+    ]
+    moved = sorted(o.name for o in operations if o.because == ("provider",))
+    assert moved == on_cluster
+    assert {o.op for o in operations} == {"replace"}
+    assert (
+        f"the stack: the cluster behind `kind-k8s` is replaced (`context` changes): its"
+        f" {len(on_cluster)} resource(s) are created on the new cluster and deleted from the old"
+        " one."
+    ) in warnings(operations)
+    assert hazards(local_plan, head, operations) == []  # a new cluster: nothing collides
+
+
+def test_a_renamed_cluster_key_is_flagged(tmp_path: Any) -> None:
+    from gatewayctl import render
+    from tests.builders import copy_project, edited_config
+
+    root = copy_project(tmp_path / "project")
+    base = json.loads(render.execute(render.prepare(root, "local")).files["plan.json"])
+    with edited_config(root, "local") as config:
+        clusters = config["hypershell-gateways:clusters"]
+        clusters["kind2"] = clusters.pop("kind")
+        secrets = config["hypershell-gateways:clusterSecrets"]
+        secrets["kind2"] = secrets.pop("kind")
+    head = json.loads(render.execute(render.prepare(root, "local")).files["plan.json"])
+    operations = predict(base, head)
+    # The gateways move to the new providers of the same configuration: no replacement.
+    assert [o for o in operations if o.op != "update"] == []
+    assert hazards(base, head, operations) == [
+        "the stack: the cluster key `kind` becomes `kind2` on the same cluster (context"
+        " `kind-hypershell`): its Cluster component and providers are deleted and created under"
+        " the new key, and every resource of the cluster changes provider."
+    ]
+
+
+def test_a_create_of_an_object_the_same_up_deletes_later_is_flagged(
+    local_plan: dict[str, Any],
+) -> None:
+    head = copy.deepcopy(local_plan)
+    # A logical name changed, the object kept: created new, the old deleted after.
+    (deploy,) = [r for r in head["resources"] if r["name"] == "dev-workload-deploy"]
+    deploy["name"] = "dev-workload-deployment"
+    # A replacement that keeps its name, created first (a bridged resource).
+    edit(head, "dev-database-db", "template", "template1")
+    operations = predict(local_plan, head)
+    assert [(o.name, o.op) for o in operations] == [("dev-database-db", "replace")]
+    assert hazards(local_plan, head, operations) == [
+        "gateway `dev`: the `up` would fail: Database `dev-database-db` is created while its own"
+        " old object, the same Database (`gw_dev`), still exists (the engine deletes it only"
+        " after the creates): the provider refuses it with AlreadyExists. Keep the logical name"
+        " (an alias), or delete the old one first.",
+        "gateway `dev`: the `up` would fail: Deployment `dev-workload-deployment` is created"
+        " while `dev-workload-deploy`, the same Deployment (`openshell-gateway`), still exists"
+        " (the engine deletes it only after the creates): the provider refuses it with"
+        " AlreadyExists. Keep the logical name (an alias), or delete the old one first.",
+    ]
+
+
+def test_the_report_warns_of_each_hazard_even_without_operations() -> None:
+    diff = StackDiff(
+        stack="local",
+        base_note=None,
+        head_note=None,
+        gateways=(),
+        objects=(
+            ObjectChange(
+                path="manifests/kind2/_cluster/x.yaml", kind="X", status="added", old="", new="a"
+            ),
+        ),
+        resources=(),
+        hazards=("the stack: the cluster key `kind` becomes `kind2` on the same cluster.",),
+    )
+    report = build_report([diff], base_label="b", command="c")
+    assert (
+        "**Predicted operations** (by the providers' rules): 0 update in place,"
+        " 0 replace (create-before-delete), 0 replace (delete-before-replace)\n\n"
+        "> **Warning:** the stack: the cluster key `kind` becomes `kind2` on the same cluster.\n"
+    ) in report

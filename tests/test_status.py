@@ -67,20 +67,20 @@ def test_drift_degraded_and_missing_per_gateway() -> None:
     assert rows == {
         "batch-jobs": ("OutOfSync", "Degraded"),
         "team-a": ("OutOfSync", "Healthy"),
-        "team-b": ("Synced", "Healthy"),
-        "team-c": ("Missing", "Missing"),
+        "canary": ("Synced", "Healthy"),
+        "research": ("Missing", "Missing"),
     }
     team_a = gateway(doc, "team-a")
     assert [(c["name"], c["op"], c["source"], c["paths"]) for c in team_a["changes"]] == [
         ("team-a-pki-server-tls", "update", "live", ["data.tls.key"]),
         ("team-a-workload-deploy", "update", "live", ["spec.template.spec.containers[0].image"]),
     ]
-    team_c = gateway(doc, "team-c")
+    team_c = gateway(doc, "research")
     assert [(c["name"], c["op"], c["paths"]) for c in team_c["changes"]] == [
-        ("team-c-exposure-route", "missing", [])
+        ("research-exposure-route", "missing", [])
     ]
     assert [(p["name"], p["health"]) for p in team_c["parts"] if p["health"] != "Healthy"] == [
-        ("team-c-exposure-route", "Missing")
+        ("research-exposure-route", "Missing")
     ]
     batch = gateway(doc, "batch-jobs")
     (deploy,) = [p for p in batch["parts"] if p["type"] == health.DEPLOYMENT]
@@ -107,7 +107,7 @@ def test_clean_refresh_with_certificates_due_exits_5_and_lists_them() -> None:
     assert code == 5
     assert doc["state"] == "renewal-due"
     assert {(g["name"], g["sync"], g["health"]) for g in doc["gateways"]} == {
-        (name, "Synced", "Healthy") for name in ("batch-jobs", "team-a", "team-b", "team-c")
+        (name, "Synced", "Healthy") for name in ("batch-jobs", "team-a", "canary", "research")
     }
     assert [
         (c["name"], c["daysLeft"], c["expires"], c["renewsFrom"]) for c in doc["certificatesDue"]
@@ -123,9 +123,11 @@ def test_clean_refresh_with_certificates_due_exits_5_and_lists_them() -> None:
 
 
 def test_before_the_renewal_window_everything_is_green() -> None:
-    code, doc = status_json(CLEAN, STATE, now="2026-11-19T23:59:59Z")
+    # The state alone: the fixtures' refresh ran inside team-a's window (NOW), where the
+    # provider's Read had set readyForRenewal.
+    code, doc = status_json(STATE, now="2026-11-19T23:59:59Z")
     assert (code, doc["state"], doc["certificatesDue"]) == (0, "synced", [])
-    code, doc = status_json(CLEAN, STATE, now="2026-11-20T00:00:00Z")  # the window opens
+    code, doc = status_json(STATE, now="2026-11-20T00:00:00Z")  # the window opens
     assert (code, len(doc["certificatesDue"])) == (5, 2)
 
 
@@ -133,7 +135,7 @@ def test_a_preview_shows_what_git_would_change_and_gateways_not_deployed() -> No
     code, doc = status_json(PREVIEW, STATE)
     assert code == 3
     assert doc["liveState"] == "state"
-    team_b = gateway(doc, "team-b")
+    team_b = gateway(doc, "canary")
     assert team_b["sync"] == "OutOfSync"
     assert [(c["op"], c["source"], c["paths"]) for c in team_b["changes"]] == [
         ("update", "git", ["spec.template.spec.containers[0].image"])
@@ -147,10 +149,10 @@ def test_a_preview_shows_what_git_would_change_and_gateways_not_deployed() -> No
 def test_the_table_names_every_gateway_and_the_details() -> None:
     out = run_cli("status", "ibm", "--from", DRIFT, "--from", STATE, "--now", NOW)
     assert out.code == 4
-    for name in ("batch-jobs", "team-a", "team-b", "team-c"):
+    for name in ("batch-jobs", "team-a", "canary", "research"):
         assert f"│ {name} " in out.out
     assert (
-        "team-c: kubernetes:route.openshift.io/v1:Route team-c-exposure-route (live)"
+        "research: kubernetes:route.openshift.io/v1:Route research-exposure-route (live)"
         " live object missing" in out.out
     )
 
@@ -189,12 +191,38 @@ def test_fields_of_the_wrong_type_are_named(tmp_path: Path) -> None:
 
 def test_a_newer_deployment_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
-    path.write_text(json.dumps({"version": 4, "deployment": {}}), encoding="utf-8")
+    path.write_text(json.dumps({"version": 5, "deployment": {}}), encoding="utf-8")
     out = run_cli("status", "ibm", "--from", str(path))
     assert out.code == 2
     assert out.err.splitlines()[0] == (
-        f"error: {path}: version: deployment version 4; this reads version 3"
+        f"error: {path}: version: deployment version 5; this reads versions 3 and 4"
         " (`pulumi stack export` of CLI 3.x)"
+    )
+
+
+def test_a_version_4_export_after_a_taint_is_read(tmp_path: Path) -> None:
+    # `pulumi state taint` marks the resource and the CLI writes version 4 with the feature
+    # listed (pulumi/pulumi pkg/resource/stack/deployment.go, taintFeature).
+    document = json.loads(Path(STATE).read_text(encoding="utf-8"))
+    document["version"] = 4
+    document["features"] = ["taint"]
+    for entry in document["deployment"]["resources"]:
+        if entry["urn"].endswith("::canary-workload-deploy"):
+            entry["taint"] = True
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert status_json(str(path), now="2026-11-01T00:00:00Z") == status_json(
+        STATE, now="2026-11-01T00:00:00Z"
+    )
+    code, doc = status_json(CLEAN, str(path))
+    assert (code, doc["state"]) == (5, "renewal-due")
+    document["features"] = ["taint", "quantumState", "aardvark"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    out = run_cli("status", "ibm", "--from", str(path))
+    assert out.code == 2
+    assert out.err.splitlines()[0] == (
+        f"error: {path}: features: the deployment uses feature(s) this reader does not know:"
+        " 'aardvark', 'quantumState' (a newer CLI wrote it)"
     )
 
 
@@ -370,7 +398,12 @@ def test_certificate_days_and_window() -> None:
     ready = {**no_window, "readyForRenewal": True}
     cert = certificates.certificate("u", "n", {}, ready, _now("2026-01-01T00:00:00Z"))
     assert cert is not None and cert.due is True
-    assert certificates.certificate("u", "n", {}, {}, _now(NOW)) is None
+    with pytest.raises(certificates.UnreadableError) as missing:
+        certificates.certificate("u", "n", {}, {}, _now(NOW))
+    assert (missing.value.field, missing.value.reason) == (
+        "outputs.validityEndTime",
+        "missing: the certificate's expiry is unknown",
+    )
 
 
 # --- self-heal -------------------------------------------------------------------------------
@@ -480,7 +513,11 @@ def test_the_program_reads_self_heal_as_a_boolean_and_renders_the_same(tmp_path:
 
 
 def test_names_and_addresses_are_text_not_markup(tmp_path: Path) -> None:
-    resources = stack_resources({"x": "[bold]grpcs://x:443[/bold]"}) + gateway_resources("x")
+    declared = ("batch-jobs", "canary", "research", "team-a")  # gateways/ibm
+    addresses = dict.fromkeys(declared) | {"team-a": "[bold]grpcs://x:443[/bold]"}
+    resources = stack_resources(addresses)
+    for name in declared:
+        resources += gateway_resources(name)
     path = tmp_path / "state.json"
     path.write_text(json.dumps(export(resources)), encoding="utf-8")
     out = run_cli("status", "ibm", "--from", str(path), "--now", NOW)
@@ -522,3 +559,246 @@ def test_a_rollout_under_way_is_progressing_and_not_green() -> None:
     (gw,) = built.gateways
     assert (built.live, gw.sync, gw.health) == ("state", "Synced", "Progressing")
     assert state(built) == "degraded"
+
+
+# --- another stack's files (issue 21, item 10) ---------------------------------------------------
+
+
+def _rewritten(tmp_path: Path, source: str, old: str, new: str) -> str:
+    path = tmp_path / Path(source).name
+    path.write_text(Path(source).read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    return str(path)
+
+
+def test_another_stacks_state_or_refresh_is_refused(tmp_path: Path) -> None:
+    aws_state = _rewritten(tmp_path, STATE, "urn:pulumi:ibm::", "urn:pulumi:aws::")
+    count = len(json.loads(Path(STATE).read_text(encoding="utf-8"))["deployment"]["resources"])
+    out = run_cli("status", "ibm", "--from", aws_state, "--now", NOW)
+    assert (out.code, out.out) == (2, "")
+    assert out.err.splitlines() == [
+        f"error: {aws_state}: deployment.resources.0.urn: a resource of stack 'aws', not of"
+        " stack 'ibm': this file is another stack's; give this stack's"
+        f" ({count - 1} more like it)",
+        "1 problem(s); nothing written",
+    ]
+    # A refresh of this stack and the state of another are never merged.
+    out = run_cli("status", "ibm", "--from", CLEAN, aws_state, "--now", NOW)
+    assert out.code == 2
+    assert out.err.splitlines()[0].startswith(f"error: {aws_state}: deployment.resources.0.urn:")
+    aws_refresh = _rewritten(tmp_path, DRIFT, "urn:pulumi:ibm::", "urn:pulumi:aws::")
+    out = run_cli("status", "ibm", "--from", aws_refresh, STATE, "--now", NOW)
+    assert out.code == 2
+    assert out.err.splitlines()[0].startswith(
+        f"error: {aws_refresh}: steps.0.urn: a resource of stack 'aws', not of stack 'ibm'"
+    )
+
+
+def test_another_projects_file_and_a_file_without_urns_are_refused(tmp_path: Path) -> None:
+    other = _rewritten(tmp_path, PREVIEW, "::hypershell-gateways::", "::someone-else::")
+    out = run_cli("status", "ibm", "--from", other, STATE, "--now", NOW)
+    assert out.code == 2
+    assert out.err.splitlines()[0].startswith(
+        f"error: {other}: steps.0.urn: a resource of project 'someone-else', not"
+        " 'hypershell-gateways': this file is another project's ("
+    )
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"steps": [{"op": "same", "urn": "team-a"}]}), encoding="utf-8")
+    out = run_cli("status", "ibm", "--from", str(path))
+    assert out.code == 2
+    assert out.err.splitlines()[0] == (
+        f"error: {path}: steps.0.urn: not a Pulumi URN (urn:pulumi:<stack>::<project>::...)"
+    )
+
+
+# --- a preview alone (issue 21, item 11) ---------------------------------------------------
+
+
+def test_a_preview_alone_lists_the_declared_gateways_and_what_it_changes() -> None:
+    code, doc = status_json(PREVIEW)
+    assert (code, doc["state"], doc["liveState"]) == (3, "out-of-sync", "none")
+    rows = {g["name"]: (g["sync"], g["health"]) for g in doc["gateways"]}
+    assert rows == {
+        "batch-jobs": ("Synced", "Unknown"),  # declared (gateways/ibm), not changed
+        "canary": ("OutOfSync", "Unknown"),
+        "research": ("Synced", "Unknown"),
+        "team-a": ("Synced", "Unknown"),
+        "team-d": ("Missing", "Missing"),  # the preview creates it
+    }
+    assert [
+        (c["name"], c["op"], c["source"], c["paths"]) for c in gateway(doc, "canary")["changes"]
+    ] == [("canary-workload-deploy", "update", "git", ["spec.template.spec.containers[0].image"])]
+    assert doc["otherChanges"] == []
+
+
+def test_a_broken_parent_chain_is_read_from_the_urn_and_the_names() -> None:
+    def urn(chain: str, name: str) -> str:
+        return f"urn:pulumi:ibm::hypershell-gateways::{chain}::{name}"
+
+    gw = "hypershell:gateway:Gateway"
+    deploy = urn(f"{gw}$hypershell:gateway:Workload$kubernetes:apps/v1:Deployment", "team-a-x")
+    cert = urn(f"{gw}$hypershell:gateway:Pki$tls:index/selfSignedCert:SelfSignedCert", "")
+    tree = Tree([], gateways=["team", "team-pki"])
+    # The part's suffix tells `team`'s CA from `team-pki`'s.
+    assert tree.gateway_of(cert + "team-pki-ca") == "team"
+    assert tree.gateway_of(cert + "team-pki-pki-ca") == "team-pki"
+    assert tree.gateway_of(urn(f"{gw}$kubernetes:core/v1:Namespace", "team-pki-ns")) == "team-pki"
+    assert tree.gateway_of(urn(f"{gw}$kubernetes:core/v1:Namespace", "team-ns")) == "team"
+    # No gateway known by that name: the name before the part's suffix.
+    assert Tree([]).gateway_of(deploy.replace("team-a-x", "new-one-workload-deploy")) == "new-one"
+    assert Tree([]).gateway_of(urn("pulumi:providers:kubernetes", "roks-k8s")) is None
+
+
+# --- the renewal window in a refresh (issue 21, item 12) ----------------------------------------
+
+
+def test_a_refresh_inside_the_renewal_window_is_renewal_not_drift() -> None:
+    refresh = json.loads(Path(CLEAN).read_text(encoding="utf-8"))
+    renewing = [s for s in refresh["steps"] if s["op"] == "update"]
+    # What the CLI prints: an update of readyForRenewal, nothing else.
+    assert sorted(s["urn"].rsplit("::", 1)[-1] for s in renewing) == [
+        "team-a-pki-client-cert",
+        "team-a-pki-server-cert",
+    ]
+    assert {tuple(s["detailedDiff"]) for s in renewing} == {("readyForRenewal",)}
+    built = _build(json.loads(Path(STATE).read_text(encoding="utf-8")), refresh)
+    assert (state(built), built.out_of_sync, built.other_changes) == ("renewal-due", False, ())
+    assert [c.name for c in built.due] == ["team-a-pki-client-cert", "team-a-pki-server-cert"]
+    remedy = selfheal.remedy(built, True)
+    assert (remedy.action, [t.rsplit("::", 1)[-1] for t in remedy.targets]) == (
+        "reissue",
+        ["team-a-pki-client-cert", "team-a-pki-server-cert"],
+    )
+
+
+def test_a_certificate_with_other_live_changes_is_drift_of_those_paths() -> None:
+    resources = stack_resources({"x": None}) + gateway_resources(
+        "x", exposed=False, cert_end="2026-12-10T00:00:00Z"
+    )
+    steps = [
+        refresh_step(r, op="update", paths=["readyForRenewal", "subject.commonName"])
+        if r["urn"].endswith("::x-pki-server-cert")
+        else refresh_step(r)
+        for r in resources
+    ]
+    built = _build(export(resources), digest(steps))
+    (gw,) = built.gateways
+    assert [(c.name, c.paths) for c in gw.changes] == [
+        ("x-pki-server-cert", ("subject.commonName",))
+    ]
+    assert state(built) == "out-of-sync"
+
+
+# --- unreadable input (issue 21, item 13) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (None, "missing: the certificate's expiry is unknown"),
+        ("next tuesday", "not an RFC 3339 time (such as 2027-01-01T00:00:00Z): the certificate's"),
+        ({**SIG, "ciphertext": SECRET_TEXT}, "not an RFC 3339 time (such as 2027-01-01T00:00:00Z)"),
+    ],
+)
+def test_a_certificate_whose_expiry_cannot_be_read_is_bad_input(
+    tmp_path: Path, value: Any, reason: str
+) -> None:
+    document = json.loads(Path(STATE).read_text(encoding="utf-8"))
+    resources = document["deployment"]["resources"]
+    (index,) = [i for i, r in enumerate(resources) if r["urn"].endswith("::canary-pki-ca")]
+    if value is None:
+        del resources[index]["outputs"]["validityEndTime"]
+    else:
+        resources[index]["outputs"]["validityEndTime"] = value
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    out = run_cli("status", "ibm", "--from", str(path), "--now", NOW)
+    assert (out.code, out.out) == (2, "")
+    assert out.err.startswith(
+        f"error: {path}: deployment.resources.{index}.outputs.validityEndTime: {reason}"
+    )
+    assert SECRET_TEXT not in out.err and "next tuesday" not in out.err
+    # From a refresh, the step that holds the live state is named.
+    refresh = json.loads(Path(CLEAN).read_text(encoding="utf-8"))
+    (step_index,) = [
+        i for i, s in enumerate(refresh["steps"]) if s["urn"].endswith("::canary-pki-ca")
+    ]
+    del refresh["steps"][step_index]["oldState"]["outputs"]["validityEndTime"]
+    path = tmp_path / "refresh.json"
+    path.write_text(json.dumps(refresh), encoding="utf-8")
+    out = run_cli("status", "ibm", "--from", str(path), STATE, "--now", NOW)
+    assert out.code == 2
+    assert out.err.splitlines()[0] == (
+        f"error: {path}: steps.{step_index}.oldState.outputs.validityEndTime: missing: the"
+        " certificate's expiry is unknown"
+    )
+
+
+@pytest.mark.parametrize("depth", [100_000, 5_000])
+def test_deeply_nested_json_is_bad_input_not_a_crash(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"steps": ' + "[" * depth + "]" * depth + "}", encoding="utf-8")
+    out = run_cli("status", "ibm", "--from", str(path))
+    assert (out.code, out.out) == (2, "")
+    assert out.err.splitlines()[0] == (
+        f"error: {path}: JSON nested too deeply to read; expected the JSON of `pulumi preview"
+        " --json`, `pulumi refresh --preview-only --json` or `pulumi stack export`"
+    )
+
+
+def _calls(monkeypatch: pytest.MonkeyPatch, count: int) -> tuple[int, int]:
+    """URN reads (``type_of``, ``name_of``, ``gateway_of`` and its parent steps) while building
+    the status of ``count`` unexposed gateways (no address in the stack outputs: the case that
+    once scanned every resource per gateway), and how many resources that is."""
+    from gatewayctl.status import tree as tree_module
+
+    calls = [0]
+
+    def counted(function: Any) -> Any:
+        def wrapper(*args: Any) -> Any:
+            calls[0] += 1
+            return function(*args)
+
+        return wrapper
+
+    names = [f"gw-{i:04d}" for i in range(count)]
+    resources = stack_resources(dict.fromkeys(names))
+    for name in names:
+        resources += gateway_resources(name, exposed=False)
+    checkpoint = export(resources)
+    refresh = digest([refresh_step(r) for r in resources])
+    with monkeypatch.context() as patch:
+        for module in (core, tree_module):
+            for function in ("type_of", "name_of", "parse_urn"):
+                if hasattr(module, function):
+                    patch.setattr(module, function, counted(getattr(module, function)))
+        patch.setattr(Tree, "gateway_of", counted(Tree.gateway_of))
+        _build(checkpoint, refresh)
+    return calls[0], len(resources)
+
+
+def test_the_status_reads_each_resource_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    small, small_resources = _calls(monkeypatch, 10)
+    large, large_resources = _calls(monkeypatch, 80)
+    # Linear: the same number of reads per resource (within the stack's own few resources),
+    # never a pass over every resource per gateway.
+    assert small / small_resources <= 20
+    assert large / large_resources <= small / small_resources * 1.1
+
+
+def test_a_deployed_gateway_no_longer_declared_is_out_of_sync(tmp_path: Path) -> None:
+    document = json.loads(Path(STATE).read_text(encoding="utf-8"))
+    document["deployment"]["resources"] += gateway_resources("retired")
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    code, doc = status_json(str(path), now="2026-11-01T00:00:00Z")
+    assert (code, doc["state"]) == (3, "out-of-sync")
+    retired = gateway(doc, "retired")
+    assert (retired["sync"], retired["health"]) == ("OutOfSync", "Healthy")
+    assert [(c["type"], c["name"], c["op"], c["source"]) for c in retired["changes"]] == [
+        ("hypershell:gateway:Gateway", "retired", "delete", "git")
+    ]
+    assert {
+        g["name"]: g["sync"] for g in doc["gateways"] if g["name"] != "retired"
+    } == dict.fromkeys(("batch-jobs", "canary", "research", "team-a"), "Synced")

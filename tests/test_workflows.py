@@ -199,7 +199,9 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "python -m gatewayctl stacks",
         "python -m gatewayctl validate --deploy",
         "pulumi login",
+        "pulumi preview",
         "pulumi preview --diff",
+        "pulumi preview --refresh",
         "pulumi up",
         "pulumi up --refresh",
         "pulumi refresh --preview-only --json",
@@ -821,13 +823,8 @@ def test_the_status_step_reaches_the_real_cli_with_the_committed_fixtures(
         assert cli.main([*argv, "--format", "json", "--now", "2026-12-01T05:30:00Z"]) == code
         document = json.loads(capsys.readouterr().out)
         assert set(document["remedy"]) == {"action", "targets"}
-    argv = [
-        "status",
-        "ibm",
-        "--from",
-        str(fixtures / "refresh-clean.json"),
-        str(fixtures / "state.json"),
-    ]
+    # Green: the state before team-a's window (the refresh fixtures ran inside it).
+    argv = ["status", "ibm", "--from", str(fixtures / "state.json")]
     assert cli.main([*argv, "--now", "2026-11-01T00:00:00Z", "--format", "json"]) == 0
     capsys.readouterr()
 
@@ -1002,7 +999,9 @@ def test_drift_logs_in_to_the_configured_backend(
 
 def test_every_pulumi_action_installs_the_declared_cli_version() -> None:
     actions = [s for _, _, s in all_steps() if s.get("uses", "").startswith("pulumi/actions@")]
-    assert len(actions) == 5  # preview, up, drift's install, self-heal, reissue
+    # The PR preview; deploy's preview and up; drift's install, and its previews and ups of the
+    # self-heal and the reissue.
+    assert len(actions) == 8
     for s in actions:
         assert s["with"]["pulumi-version-file"] == ".pulumi.version"
         assert "pulumi-version" not in s["with"]
@@ -1012,6 +1011,36 @@ def test_every_pulumi_action_installs_the_declared_cli_version() -> None:
 
 
 # --- policy pack ---------------------------------------------------------------------------------
+
+GATED = ("target", "target-dependents", "refresh", "stack-name", "cloud-url", "policyPacks")
+
+
+def test_every_up_is_gated_by_a_preview_with_the_policy_pack() -> None:
+    """pulumi/actions runs ``up`` through the Automation API with ``--skip-preview``
+    (pulumi/pulumi sdk/nodejs/automation/stack.ts): the policy pack's stack policies would run
+    only after every change. Each ``up`` step is right after a preview of the same operation
+    (same stack, targets, refresh, condition) with the same pack and config."""
+    ups = 0
+    for name in FILES:
+        for job_name, job in load(name)["jobs"].items():
+            steps = job["steps"]
+            for i, s in enumerate(steps):
+                if not s.get("uses", "").startswith("pulumi/actions@"):
+                    continue
+                if s.get("with", {}).get("command") != "up":
+                    continue
+                ups += 1
+                gate = steps[i - 1]
+                where = f"{name} {job_name}: {s['name']}"
+                assert gate.get("uses") == s["uses"], where
+                assert gate["with"]["command"] == "preview", where
+                assert gate.get("if") == s.get("if"), where
+                assert gate.get("env") == s.get("env"), where
+                for key in (*GATED, "policyPackConfigs"):
+                    assert gate["with"].get(key) == s["with"].get(key), (where, key)
+                assert gate["with"]["policyPacks"] == "policy", where
+    assert ups == 3  # deploy's up, drift's self-heal and reissue
+
 
 FAKE_VENV_PYTHON = """\
 echo "$*" >> python-calls

@@ -18,7 +18,7 @@ import yaml
 
 from components import tokens
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
-from gatewayctl.diff.operations import Operation, predict
+from gatewayctl.diff.operations import Operation, hazards, predict
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
 from gatewayctl.secrets import MANIFESTS, Scrubber
@@ -84,6 +84,9 @@ class StackDiff:
     """Gateways whose release differs (:mod:`gatewayctl.diff.releases`)."""
     operations: tuple[Operation, ...] = ()
     """What the providers will do with each changed plan resource (:mod:`.operations`)."""
+    hazards: tuple[str, ...] = ()
+    """Creates that meet an object the same ``up`` deletes later, renamed cluster keys
+    (:func:`.operations.hazards`)."""
     access: tuple[AccessChange, ...] = ()
     """Principals that gain or lose a gateway's role (:mod:`gatewayctl.diff.access`)."""
     sign_in: tuple[SignInChange, ...] = ()
@@ -282,6 +285,7 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
     base_plan, head_plan = _plan(base.files, scrubber), _plan(head.files, scrubber)
     gateways, resources = compare_plans(base_plan, head_plan)
     access, sign_in = access_changes(base_plan, head_plan)
+    operations = tuple(predict(base_plan, head_plan))
     return StackDiff(
         stack=stack,
         base_note=base.note,
@@ -292,7 +296,8 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         + tuple(r for r in resources if r.type.startswith("kubernetes:")),
         secrets_changed=secrets_changed(base, head),
         releases=release_moves(base_plan, head_plan),
-        operations=tuple(predict(base_plan, head_plan)),
+        operations=operations,
+        hazards=tuple(hazards(base_plan, head_plan, operations)),
         access=tuple(access),
         sign_in=tuple(sign_in),
     )

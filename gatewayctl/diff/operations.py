@@ -16,12 +16,37 @@ unless the provider sets ``enableSecretMutable`` / ``enableConfigMapMutable`` (o
 name and namespace. The replacement deletes first when the object is named, and keeps its name
 and namespace (``deleteBeforeReplace`` in ``Diff``); otherwise it creates first.
 
-**Bridged providers** (their schemas, ``../shared/schemas/pulumi/*.json``, mark no
-``replaceOnChanges``: the Terraform providers decide in ``PlanResourceChange``, so their
-``ForceNew``/``RequiresReplace`` attributes are the rule, :data:`BRIDGED_FORCE_NEW`). The
-bridge answers ``deleteBeforeReplace`` false, so the engine creates the replacement first
-(pulumi/pulumi ``pkg/resource/deploy/step_generator.go``: delete-before-replace only when the
-provider or the resource option asks for it).
+**Bridged providers** (their schemas, ``../shared/schemas/pulumi/*.json``, carry no
+``willReplaceOnChanges``: it was trimmed, and the Terraform providers decide in
+``PlanResourceChange`` anyway, so their ``ForceNew``/``RequiresReplace`` attributes are the
+rule, :data:`BRIDGED_FORCE_NEW`, cited per type). The bridge answers ``deleteBeforeReplace``
+false, so the engine creates the replacement first (pulumi/pulumi
+``pkg/resource/deploy/step_generator.go``: delete-before-replace only when the provider or the
+resource option asks for it).
+
+**Providers** (:data:`PROVIDER_FORCE_NEW`): a provider's own configuration change replaces it
+only when its ``DiffConfig`` says so: pulumi-kubernetes when the active cluster changes
+(``provider/pkg/provider/provider.go`` ``DiffConfig``: a change of ``kubeconfig``,
+``context`` or ``cluster`` that moves the active cluster, or of ``clusterIdentifier``; a
+context names one cluster here, the README's rule for clusters across stacks); the bridged
+providers never (pulumi-terraform-bridge ``pkg/tfbridge/provider.go`` ``configDiffer``:
+only a config key marked ``ForcesProviderReplace``, and pulumi-postgresql and pulumi-keycloak
+``provider/resources.go`` mark none). A resource whose provider is replaced is replaced too,
+created before the old one is deleted; one that moves to a provider of another name (a
+cluster key renamed) is replaced only when the new provider's ``DiffConfig`` of the old
+configuration says replace (pulumi/pulumi ``step_generator.go`` ``providerChanged``, then
+``ReplaceKeys: ["provider"]``).
+
+**Every type the render registers has a rule** (:func:`rule_for`; the components change
+nothing by themselves). A type without one is predicted ``unpredicted``, never an update.
+
+**Hazards** (:func:`hazards`): a resource created while another one of the same physical
+identity is deleted in the same ``up`` (a renamed logical name, a renamed cluster key). The
+engine creates before it deletes what the program no longer registers (deletes come last,
+``step_generator.go`` ``GenerateDeletes``), so the create meets the object that still exists:
+pulumi-kubernetes refuses it with AlreadyExists (``provider/pkg/await/await.go`` ``Creation``,
+a client-side create unless the kind is a Patch), and so does Keycloak for a client id or role
+name, and PostgreSQL for a role or database name.
 """
 
 from __future__ import annotations
@@ -34,11 +59,12 @@ from typing import Any, Literal
 
 from components import tokens
 
-Op = Literal["update", "replace", "replace-delete-first"]
+Op = Literal["update", "replace", "replace-delete-first", "unpredicted"]
 OP_LABELS: dict[Op, str] = {
     "update": "update in place",
     "replace": "replace (create-before-delete)",
     "replace-delete-first": "replace (delete-before-replace)",
+    "unpredicted": "no prediction rule (read the preview)",
 }
 
 # pulumi-kubernetes provider/pkg/provider/diff.go (``forceNew``), by "group/version/Kind";
@@ -90,6 +116,32 @@ BRIDGED_FORCE_NEW: dict[str, frozenset[str] | None] = {
     "random:index/randomBytes:RandomBytes": None,
     "random:index/randomString:RandomString": None,
     "random:index/randomId:RandomId": None,
+    # keycloak/terraform-provider-keycloak v5.9.0 (pulumi-keycloak's upstream at 6.13;
+    # unchanged at main 05accfd8), provider/<file>, the attributes with `ForceNew: true`:
+    # resource_keycloak_openid_client.go: realm_id, import.
+    "keycloak:openid/client:Client": frozenset({"realmId", "import"}),
+    # resource_keycloak_role.go: realm_id, client_id, import.
+    "keycloak:index/role:Role": frozenset({"realmId", "clientId", "import"}),
+    # resource_keycloak_group_roles.go: realm_id, group_id (role_ids reconciled in place).
+    "keycloak:index/groupRoles:GroupRoles": frozenset({"realmId", "groupId"}),
+    # resource_keycloak_user_roles.go: realm_id, user_id.
+    "keycloak:index/userRoles:UserRoles": frozenset({"realmId", "userId"}),
+    # resource_keycloak_openid_client_default_scopes.go: realm_id, client_id.
+    "keycloak:openid/clientDefaultScopes:ClientDefaultScopes": frozenset({"realmId", "clientId"}),
+    # resource_keycloak_openid_audience_protocol_mapper.go, ..._sub_protocol_mapper.go,
+    # ..._user_client_role_protocol_mapper.go: realm_id, client_id, client_scope_id.
+    "keycloak:openid/audienceProtocolMapper:AudienceProtocolMapper": frozenset(
+        {"realmId", "clientId", "clientScopeId"}
+    ),
+    "keycloak:openid/subProtocolMapper:SubProtocolMapper": frozenset(
+        {"realmId", "clientId", "clientScopeId"}
+    ),
+    "keycloak:openid/userClientRoleProtocolMapper:UserClientRoleProtocolMapper": frozenset(
+        {"realmId", "clientId", "clientScopeId"}
+    ),
+    # resource_keycloak_generic_role_mapper.go (the console's scope mappings): realm_id,
+    # client_id, client_scope_id, role_id, and no UpdateContext: every field.
+    "keycloak:index/genericRoleMapper:GenericRoleMapper": None,
     # cyrilgdn/terraform-provider-postgresql postgresql/resource_postgresql_role.go: no
     # ForceNew (name, password ... updated with ALTER ROLE).
     "postgresql:index/role:Role": frozenset(),
@@ -104,8 +156,63 @@ BRIDGED_FORCE_NEW: dict[str, frozenset[str] | None] = {
         {"role", "database", "schema", "objectType", "objects", "columns", "withGrantOption"}
     ),
 }
-_IN_PLACE_ONLY = {"earlyRenewalHours"}
+_IN_PLACE_ONLY: dict[str, frozenset[str]] = {
+    "tls:index/selfSignedCert:SelfSignedCert": frozenset({"earlyRenewalHours"}),
+    "tls:index/locallySignedCert:LocallySignedCert": frozenset({"earlyRenewalHours"}),
+}
 """tls certificates: updated in place (no RequiresReplace), the exception to None above."""
+
+PROVIDER_FORCE_NEW: dict[str, frozenset[str]] = {
+    # pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig: the active cluster moves.
+    "pulumi:providers:kubernetes": frozenset(
+        {"kubeconfig", "context", "cluster", "clusterIdentifier", "renderYamlToDirectory"}
+    ),
+    # pulumi-terraform-bridge pkg/tfbridge/provider.go configDiffer: no key of these providers
+    # is marked ForcesProviderReplace (their provider/resources.go): updated in place.
+    "pulumi:providers:postgresql": frozenset(),
+    "pulumi:providers:keycloak": frozenset(),
+}
+
+KUBERNETES_TYPES = frozenset(
+    {
+        # pulumi-kubernetes provider/pkg/provider/diff.go forceNew: per-kind entries
+        # (:data:`K8S_FORCE_NEW`) ...
+        "kubernetes:apps/v1:Deployment",
+        "kubernetes:core/v1:Service",
+        "kubernetes:core/v1:Secret",
+        "kubernetes:core/v1:ConfigMap",
+        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+        # ... and kinds with none there: only .metadata.name and .metadata.namespace replace.
+        "kubernetes:core/v1:Namespace",
+        "kubernetes:core/v1:ServiceAccount",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+        "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        "kubernetes:route.openshift.io/v1:Route",
+        "kubernetes:gateway.networking.k8s.io/v1:GRPCRoute",
+        "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
+        "kubernetes:gateway.networking.k8s.io/v1:BackendTLSPolicy",
+        # Patch resources (kinds.IsPatchResource): only the identity replaces.
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRolePatch",
+    }
+)
+"""The Kubernetes types the program registers, each checked against ``forceNew``."""
+
+RuleKind = Literal["component", "kubernetes", "bridged", "provider"]
+
+
+def rule_for(type_: str) -> RuleKind | None:
+    """Which rule predicts ``type_``; None: no rule (``unpredicted``)."""
+    if type_.startswith((f"{tokens.PACKAGE}:", "pulumi:pulumi:")):
+        return "component"
+    if type_ in KUBERNETES_TYPES:
+        return "kubernetes"
+    if type_ in BRIDGED_FORCE_NEW:
+        return "bridged"
+    if type_ in PROVIDER_FORCE_NEW:
+        return "provider"
+    return None
+
 
 CA_TYPE = "tls:index/selfSignedCert:SelfSignedCert"
 CA_KEY_SUFFIX = "-ca-key"
@@ -268,7 +375,8 @@ def predict_one(
     paths = [p for p in changed_paths(old, new) if not _ignored(p, ignore)]
     if not paths:
         return None
-    if type_.startswith("kubernetes:"):
+    rule = rule_for(type_)
+    if rule == "kubernetes":
         props = kubernetes_force_new(type_, new, provider or {})
         forcing = tuple(p for p in paths if any(_touches(p, prop) for prop in props))
         if not forcing:
@@ -276,33 +384,80 @@ def predict_one(
         # provider.go Diff: deleteBeforeReplace when named and keeping name and namespace.
         same_identity = _name(old) == _name(new) and _name(new)[0] is not None
         return ("replace-delete-first" if same_identity else "replace"), forcing
-    if type_ in BRIDGED_FORCE_NEW:
-        attributes = BRIDGED_FORCE_NEW[type_]
+    if rule in ("bridged", "provider"):
+        attributes = BRIDGED_FORCE_NEW[type_] if rule == "bridged" else PROVIDER_FORCE_NEW[type_]
+        top = [(p, p.split(".", 1)[0].split("[", 1)[0]) for p in paths]
         if attributes is None:
-            forcing = tuple(p for p in paths if p.split(".", 1)[0] not in _IN_PLACE_ONLY)
+            kept = _IN_PLACE_ONLY.get(type_, frozenset())
+            forcing = tuple(p for p, key in top if key not in kept)
         else:
-            forcing = tuple(p for p in paths if p.split(".", 1)[0].split("[", 1)[0] in attributes)
+            forcing = tuple(p for p, key in top if key in attributes)
+        if type_ == KUBERNETES_PROVIDER:
+            forcing = _cluster_moves(old, new, forcing)
         return ("replace", forcing) if forcing else ("update", tuple(paths))
-    return "update", tuple(paths)  # providers and other types: the engine diffs their config
+    if rule == "component":
+        return None
+    return "unpredicted", tuple(paths)
+
+
+KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
+
+
+def _cluster_moves(
+    old: Mapping[str, Any], new: Mapping[str, Any], forcing: tuple[str, ...]
+) -> tuple[str, ...]:
+    """pulumi-kubernetes ``DiffConfig``'s exceptions: ``clusterIdentifier`` replaces only when
+    it changes (not when it is added or removed), and a ``clusterIdentifier`` kept the same
+    means the cluster is the same whatever else changed."""
+    key = "clusterIdentifier"
+    if key in old and key in new and old[key] == new[key]:
+        return ()
+    return tuple(p for p in forcing if p != key or (key in old and key in new))
+
+
+def _provider_replaced(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    old_res: Mapping[Key, Mapping[str, Any]],
+    new_res: Mapping[Key, Mapping[str, Any]],
+) -> bool:
+    """The engine's ``providerChanged``: the resource's provider is replaced, or it moves to a
+    provider whose ``DiffConfig`` of the old provider's configuration says replace."""
+    old_key, new_key = _urn_key(old.get("provider")), _urn_key(new.get("provider"))
+    if old_key is None or new_key is None:
+        return old_key != new_key
+    old_provider, new_provider = old_res.get(old_key), new_res.get(new_key)
+    if old_provider is None or new_provider is None:
+        return False
+    predicted = predict_one(
+        new_key[0], old_provider.get("inputs") or {}, new_provider.get("inputs") or {}
+    )
+    return predicted is not None and predicted[0] != "update"
 
 
 def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]:
-    """An :class:`Operation` for every plan resource on both sides whose inputs differ."""
+    """An :class:`Operation` for every plan resource on both sides whose inputs differ, or
+    whose provider is replaced."""
     old_res, new_res = _index(base), _index(head)
     operations: list[Operation] = []
     for key in sorted(old_res.keys() & new_res.keys()):
         old, new = old_res[key], new_res[key]
-        if key[0].startswith((f"{tokens.PACKAGE}:", "pulumi:pulumi:")):
+        if rule_for(key[0]) == "component":
             continue  # components change nothing by themselves
         provider_key = _urn_key(new.get("provider"))
         provider = new_res.get(provider_key) if provider_key else None
-        predicted = predict_one(
-            key[0],
-            old.get("inputs") or {},
-            new.get("inputs") or {},
-            (provider or {}).get("inputs") or {},
-            [str(i) for i in new.get("ignoreChanges") or []],
-        )
+        predicted: tuple[Op, tuple[str, ...]] | None
+        if _provider_replaced(old, new, old_res, new_res):
+            # step_generator.go: ReplaceKeys ["provider"], no delete-before-replace.
+            predicted = ("replace", ("provider",))
+        else:
+            predicted = predict_one(
+                key[0],
+                old.get("inputs") or {},
+                new.get("inputs") or {},
+                (provider or {}).get("inputs") or {},
+                [str(i) for i in new.get("ignoreChanges") or []],
+            )
         if predicted is None:
             continue
         op, because = predicted
@@ -319,13 +474,112 @@ def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]
     return operations
 
 
+def _identity(
+    resource: Mapping[str, Any], resources: Mapping[Key, Mapping[str, Any]]
+) -> tuple[str, ...] | None:
+    """The physical object a resource is, where one name can be taken only once: a
+    Kubernetes object (not a Patch) on its cluster (the provider's context), a PostgreSQL role
+    or database on its server, a Keycloak client or role in its realm. None otherwise."""
+    type_ = str(resource.get("type"))
+    inputs = resource.get("inputs") or {}
+    provider_key = _urn_key(resource.get("provider"))
+    provider = resources.get(provider_key) if provider_key else None
+    config = (provider or {}).get("inputs") or {}
+    if type_.startswith("kubernetes:"):
+        if type_.endswith("Patch"):
+            return None  # a server-side apply: it takes the object over (await.go Creation)
+        name, namespace = _name(inputs)
+        cluster = config.get("context") or (provider_key[1] if provider_key else "")
+        group = str(inputs.get("apiVersion", "")).rsplit("/", 1)[0]
+        return (
+            "kubernetes",
+            str(cluster),
+            group,
+            str(inputs.get("kind")),
+            str(namespace),
+            str(name),
+        )
+    server = f"{config.get('host')}:{config.get('port')}"
+    if type_ in ("postgresql:index/role:Role", "postgresql:index/database:Database"):
+        return (type_, server, str(inputs.get("name")))
+    realm = (str(config.get("url")), str(inputs.get("realmId")))
+    if type_ == "keycloak:openid/client:Client":
+        return (type_, *realm, str(inputs.get("clientId")))
+    if type_ == "keycloak:index/role:Role":
+        return (type_, *realm, str(inputs.get("clientId")), str(inputs.get("name")))
+    return None
+
+
+def _what(type_: str) -> str:
+    return type_.rsplit(":", 1)[-1]
+
+
+def hazards(
+    base: Mapping[str, Any], head: Mapping[str, Any], operations: Iterable[Operation]
+) -> list[str]:
+    """Creates that meet an object the same ``up`` deletes only later (AlreadyExists), and
+    cluster keys renamed on the same cluster."""
+    old_res, new_res = _index(base), _index(head)
+    replaced = {(o.type, o.name) for o in operations if o.op == "replace"}
+    deleted: dict[tuple[str, ...], Key] = {}
+    for key in sorted((old_res.keys() - new_res.keys()) | (replaced & old_res.keys())):
+        identity = _identity(old_res[key], old_res)
+        if identity is not None:
+            deleted.setdefault(identity, key)
+    found: list[str] = []
+    for key in sorted((new_res.keys() - old_res.keys()) | (replaced & new_res.keys())):
+        identity = _identity(new_res[key], new_res)
+        if identity is None or identity not in deleted:
+            continue
+        gone = deleted[identity]
+        gateway = _gateway(key, new_res)
+        who = f"gateway `{gateway}`" if gateway else "the stack"
+        same = "its own old object" if gone == key else f"`{gone[1]}`"
+        found.append(
+            f"{who}: the `up` would fail: {_what(key[0])} `{key[1]}` is created while {same},"
+            f" the same {_what(key[0])} (`{identity[-1]}`), still exists (the engine deletes it"
+            " only after the creates): the provider refuses it with AlreadyExists. Keep the"
+            " logical name (an alias), or delete the old one first."
+        )
+    # A cluster key renamed: its providers and Cluster component are deleted and created under
+    # the new key; the gateways move to the new providers (no replacement when their
+    # configuration is the same: step_generator.go providerChanged).
+    removed = {
+        old_res[k].get("inputs", {}).get("context"): k
+        for k in old_res.keys() - new_res.keys()
+        if k[0] == KUBERNETES_PROVIDER
+    }
+    for key in sorted(new_res.keys() - old_res.keys()):
+        context = (new_res[key].get("inputs") or {}).get("context")
+        if key[0] != KUBERNETES_PROVIDER or context is None or context not in removed:
+            continue
+        old_cluster = _urn_key(old_res[removed[context]].get("parent"))
+        new_cluster = _urn_key(new_res[key].get("parent"))
+        found.append(
+            f"the stack: the cluster key `{old_cluster[1] if old_cluster else removed[context][1]}`"
+            f" becomes `{new_cluster[1] if new_cluster else key[1]}` on the same cluster (context"
+            f" `{context}`): its Cluster component and providers are deleted and created under"
+            " the new key, and every resource of the cluster changes provider."
+        )
+    return sorted(set(found))
+
+
 def warnings(operations: Iterable[Operation]) -> list[str]:
     """Plain words for the replacements that reach people."""
     found: list[str] = []
+    operations = list(operations)
     for item in operations:
         if item.op == "update":
             continue
         who = f"gateway `{item.gateway}`" if item.gateway else "the stack"
+        if item.type == KUBERNETES_PROVIDER:
+            moved = sum(o.because == ("provider",) for o in operations)
+            found.append(
+                f"{who}: the cluster behind `{item.name}` is replaced"
+                f" ({', '.join(f'`{p}`' for p in item.because)} changes): its {moved}"
+                " resource(s) are created on the new cluster and deleted from the old one."
+            )
+            continue
         if item.type == CA_TYPE or (
             item.type == "tls:index/privateKey:PrivateKey" and item.name.endswith(CA_KEY_SUFFIX)
         ):
@@ -346,15 +600,19 @@ def warnings(operations: Iterable[Operation]) -> list[str]:
     return sorted(set(found))
 
 
-def summary_lines(operations: Sequence[Operation]) -> list[str]:
+def summary_lines(operations: Sequence[Operation], danger: Sequence[str] = ()) -> list[str]:
     """What the providers will do with the changed resources, replacements by name, and the
     warnings people must read: the report's summary section (``gatewayctl.diff.report``)."""
-    if not operations:
+    if not operations and not danger:
         return []
     counts = Counter(o.op for o in operations)
-    totals = ", ".join(f"{counts[op]} {label}" for op, label in OP_LABELS.items())
+    totals = ", ".join(
+        f"{counts[op]} {label}"
+        for op, label in OP_LABELS.items()
+        if op != "unpredicted" or counts[op]
+    )
     lines = [f"**Predicted operations** (by the providers' rules): {totals}", ""]
-    lines += [f"> **Warning:** {warning}" for warning in warnings(operations)]
+    lines += [f"> **Warning:** {warning}" for warning in [*danger, *warnings(operations)]]
     if lines[-1] != "":
         lines.append("")
     updates = Counter(o.type.rsplit(":", 1)[-1] for o in operations if o.op == "update")

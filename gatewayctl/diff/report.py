@@ -129,7 +129,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         f" {_totals(_counts(diff.resources))}",
         "",
     ]
-    lines += ops.summary_lines(diff.operations)
+    lines += ops.summary_lines(diff.operations, diff.hazards)
     return "\n".join(lines) + "\n"
 
 

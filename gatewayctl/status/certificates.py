@@ -11,6 +11,18 @@ replacement (hashicorp/terraform-provider-tls ``internal/provider/common_cert.go
 ``RequiresReplace``). Nothing reissues it on its own: an ``up`` must run inside the window.
 The program sets ``earlyRenewalHours`` on the leaf certificates (``components/pki.py``,
 ``LEAF_EARLY_RENEWAL_HOURS``); it is read here from each resource, not assumed.
+
+Inside the window a refresh changes the live state by itself: the provider's ``Read`` sets
+``ready_for_renewal`` true once ``now`` is past ``validity_end_time - early_renewal_hours``
+(``internal/provider/common_cert.go`` ``modifyStateIfCertificateReadyForRenewal``, called by
+``Read`` of ``resource_locally_signed_cert.go`` and ``resource_self_signed_cert.go``), so
+``pulumi refresh --preview-only --json`` shows the certificate as an ``update`` of
+``readyForRenewal``. That is the renewal, not drift (:data:`RENEWAL_PATH`, read by
+:mod:`.sync`).
+
+Every certificate the state holds has been created, so it has a ``validityEndTime`` (a
+computed output of both resources): one that cannot be read is bad input
+(:class:`UnreadableError`, exit 2), never a certificate silently left out of the check.
 """
 
 from __future__ import annotations
@@ -24,6 +36,16 @@ from typing import Any
 LOCALLY_SIGNED = "tls:index/locallySignedCert:LocallySignedCert"
 SELF_SIGNED = "tls:index/selfSignedCert:SelfSignedCert"
 TYPES = (LOCALLY_SIGNED, SELF_SIGNED)
+RENEWAL_PATH = "readyForRenewal"
+
+
+class UnreadableError(Exception):
+    """A live certificate whose expiry cannot be read: ``field`` (under its outputs) and why."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,11 +85,21 @@ def _hours(value: object) -> int:
 
 def certificate(
     urn: str, name: str, inputs: Mapping[str, Any], outputs: Mapping[str, Any], now: datetime
-) -> Certificate | None:
-    """None when the outputs hold no expiry (a certificate not created yet)."""
-    expires = parse_time(outputs.get("validityEndTime"))
+) -> Certificate:
+    """The certificate of a live resource; :class:`UnreadableError` when its expiry is missing or
+    not an RFC 3339 time (its value is never quoted: it could be a secret)."""
+    raw = outputs.get("validityEndTime")
+    if raw is None:
+        raise UnreadableError(
+            "outputs.validityEndTime", "missing: the certificate's expiry is unknown"
+        )
+    expires = parse_time(raw)
     if expires is None:
-        return None
+        raise UnreadableError(
+            "outputs.validityEndTime",
+            "not an RFC 3339 time (such as 2027-01-01T00:00:00Z): the certificate's expiry is"
+            " unknown",
+        )
     hours = _hours(outputs.get("earlyRenewalHours", inputs.get("earlyRenewalHours")))
     due = now >= expires - timedelta(hours=hours) or outputs.get("readyForRenewal") is True
     return Certificate(

@@ -4,23 +4,34 @@ The live state of each resource is, in order: the refresh digest's step (its ``n
 when the refresh found a difference, its ``oldState`` otherwise; nothing when the refresh
 found the object gone), else the checkpoint's resource (the state as of the last ``up`` or
 ``refresh``). A preview digest says what git would change; it does not say what is live.
+
+The gateways are every gateway an input mentions (a Gateway component, or a resource inside
+one: :class:`.tree.Tree`) and every gateway the stack declares. A declared gateway the state
+does not hold is not deployed yet (Missing); one the state holds that is no longer declared is
+OutOfSync (a ``delete`` from git: the next ``up`` removes it; with a preview, the preview says
+so); one only a preview is given for, and that it does not change, is Synced (the preview
+lists what changes), its health Unknown.
+
+The work is linear in the resources: every lookup is by URN or by gateway name, built once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from components import tokens
+from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.stackfile import PROJECT
 from gatewayctl.status import certificates, health
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
 from gatewayctl.status.models import OP_CREATE, OP_DELETE, ResourceV3
 from gatewayctl.status.sync import Change, changes
-from gatewayctl.status.tree import Tree, by_urn, name_of, stack_outputs, type_of
+from gatewayctl.status.tree import Tree, name_of, stack_outputs, type_of
 
 Sync = Literal["Synced", "OutOfSync", "Missing", "Unknown"]
 LiveSource = Literal["refresh", "state", "none"]
@@ -70,47 +81,66 @@ class StackStatus:
         return tuple(c for g in self.gateways for c in g.due)
 
 
-def _live(inputs: Inputs) -> tuple[dict[str, ResourceV3 | None], LiveSource]:
+Origin = tuple[str, str]
+"""Where a live resource was read: the file (as given) and its field (``deployment.resources.3``,
+``steps.7.newState``)."""
+
+
+def _live(
+    inputs: Inputs,
+) -> tuple[dict[str, ResourceV3 | None], LiveSource, dict[str, Origin]]:
     live: dict[str, ResourceV3 | None] = {}
+    origins: dict[str, Origin] = {}
     source: LiveSource = "none"
     if inputs.checkpoint is not None:
-        live.update(by_urn(r for r in inputs.checkpoint.resources if not r.delete))
+        display = inputs.paths.get("checkpoint", "checkpoint")
+        for index, resource in enumerate(inputs.checkpoint.resources):
+            if not resource.delete:
+                live[resource.urn] = resource
+                origins[resource.urn] = (display, f"deployment.resources.{index}")
         source = "state"
     if inputs.refresh is not None:
-        for step in inputs.refresh.steps:
+        display = inputs.paths.get("refresh", "refresh")
+        for index, step in enumerate(inputs.refresh.steps):
             live[step.urn] = None if step.op == OP_DELETE else step.state
+            which = "newState" if step.new_state is not None else "oldState"
+            origins[step.urn] = (display, f"steps.{index}.{which}")
         source = "refresh"
-    return live, source
+    return live, source, origins
 
 
-def _address(
-    name: str, outputs: Mapping[str, Any], live: Mapping[str, ResourceV3 | None]
-) -> str | None:
-    gateways = outputs.get("gateways")
-    entry = gateways.get(name) if isinstance(gateways, Mapping) else None
-    if isinstance(entry, Mapping) and isinstance(entry.get("address"), str):
-        return str(entry["address"])
-    for urn, resource in live.items():
-        if resource is not None and type_of(urn) == tokens.GATEWAY and name_of(urn) == name:
-            address = resource.outputs.get("address")
-            return address if isinstance(address, str) else None
-    return None
+def _mentioned(inputs: Inputs) -> list[str]:
+    """Every URN of every input."""
+    urns: list[str] = []
+    if inputs.checkpoint is not None:
+        urns += [r.urn for r in inputs.checkpoint.resources if not r.delete]
+    for digest in (inputs.refresh, inputs.preview):
+        urns += [s.urn for s in (digest.steps if digest is not None else ())]
+    return urns
 
 
-def build(stack: str, inputs: Inputs, now: datetime) -> StackStatus:
-    live, source = _live(inputs)
+def build(
+    stack: str, inputs: Inputs, now: datetime, declared: Iterable[str] | None = None
+) -> StackStatus:
+    """The status; ``declared``: the gateways the stack declares (None: not known).
+    :class:`InvalidInputError` names each live certificate whose expiry cannot be read (its
+    file and field)."""
+    declarations = None if declared is None else set(declared)
+    live, source, origins = _live(inputs)
     known: list[ResourceV3] = [r for r in live.values() if r is not None]
     for digest in (inputs.refresh, inputs.preview):
         for step in digest.steps if digest is not None else ():
             known += [s for s in (step.old_state, step.new_state) if s is not None]
-    tree = Tree(known)
+    declared = declarations or set()
+    tree = Tree(known, gateways=declared)
     found: list[Change] = []
     if inputs.refresh is not None:
         found += changes(inputs.refresh, "live")
     if inputs.preview is not None:
         found += changes(inputs.preview, "git")
-    # Gateways: those the state or the refresh knows, and those a preview would create.
-    names = Tree(r for r in live.values() if r is not None).gateways()
+    # Deployed: a gateway the state (or the refresh) holds; mentioned: any input names it.
+    deployed = {g for g in (tree.gateway_of(u) for u, r in live.items() if r) if g is not None}
+    mentioned = {g for g in map(tree.gateway_of, _mentioned(inputs)) if g is not None}
     created = {
         name_of(s.urn)
         for s in (inputs.preview.steps if inputs.preview is not None else [])
@@ -119,13 +149,25 @@ def build(stack: str, inputs: Inputs, now: datetime) -> StackStatus:
     per_gateway: dict[str | None, list[Change]] = {}
     for change in found:
         per_gateway.setdefault(tree.gateway_of(change.urn), []).append(change)
-    outputs = stack_outputs({u: r for u, r in live.items() if r is not None})
+    present = {u: r for u, r in live.items() if r is not None}
+    outputs = stack_outputs(present)
+    components = {name_of(u): r.outputs for u, r in present.items() if type_of(u) == tokens.GATEWAY}
     members: dict[str | None, list[tuple[str, ResourceV3 | None]]] = {}
     for urn, resource in sorted(live.items()):
         members.setdefault(tree.gateway_of(urn), []).append((urn, resource))
+    problems: list[Problem] = []
     statuses: list[GatewayStatus] = []
-    for name in sorted(names | created):
+    for name in sorted(deployed | mentioned | declared | created):
         own = tuple(per_gateway.get(name, ()))
+        if (
+            declarations is not None
+            and name in deployed
+            and name not in declarations
+            and inputs.preview is None
+        ):
+            # In the state, no longer declared: the next `up` deletes it (a preview, when
+            # given, says so itself).
+            own += (_undeclared(stack, name),)
         parts: list[PartHealth] = []
         certs: list[Certificate] = []
         for urn, resource in members.get(name, ()):
@@ -136,19 +178,20 @@ def build(stack: str, inputs: Inputs, now: datetime) -> StackStatus:
                     PartHealth(name=name_of(urn), type=type_, health=state, message=message)
                 )
             if type_ in certificates.TYPES and resource is not None:
-                cert = certificates.certificate(
-                    urn, name_of(urn), resource.inputs, resource.outputs, now
-                )
-                if cert is not None:
-                    certs.append(cert)
+                try:
+                    certs.append(
+                        certificates.certificate(
+                            urn, name_of(urn), resource.inputs, resource.outputs, now
+                        )
+                    )
+                except certificates.UnreadableError as error:
+                    display, where = origins[urn]
+                    problems.append(Problem(display, f"{where}.{error.field}", error.reason))
         sync: Sync
-        if name in created and name not in names:
+        if name not in deployed and (name in created or source != "none"):
+            why = "not deployed yet" if name in created else "declared, not in the state yet"
             sync, state = "Missing", "Missing"
-            parts.append(
-                PartHealth(
-                    name=name, type=tokens.GATEWAY, health="Missing", message="not deployed yet"
-                )
-            )
+            parts.append(PartHealth(name=name, type=tokens.GATEWAY, health="Missing", message=why))
         else:
             sync = "Missing" if any(c.missing for c in own) else ("OutOfSync" if own else "Synced")
             state = health.worst([p.health for p in parts]) if source != "none" else "Unknown"
@@ -162,9 +205,11 @@ def build(stack: str, inputs: Inputs, now: datetime) -> StackStatus:
                 changes=own,
                 parts=tuple(parts),
                 certificates=tuple(sorted(certs, key=lambda c: (c.expires, c.name))),
-                address=_address(name, outputs, live),
+                address=_address(name, outputs, components),
             )
         )
+    if problems:
+        raise InvalidInputError(problems)
     return StackStatus(
         stack=stack,
         now=now,
@@ -173,3 +218,25 @@ def build(stack: str, inputs: Inputs, now: datetime) -> StackStatus:
         other_changes=tuple(per_gateway.get(None, ())),
         inputs=dict(inputs.paths),
     )
+
+
+def _undeclared(stack: str, name: str) -> Change:
+    return Change(
+        urn=f"urn:pulumi:{stack}::{PROJECT}::{tokens.GATEWAY}::{name}",
+        type=tokens.GATEWAY,
+        name=name,
+        op="delete",
+        paths=(),
+        source="git",
+    )
+
+
+def _address(
+    name: str, outputs: Mapping[str, Any], components: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    gateways = outputs.get("gateways")
+    entry = gateways.get(name) if isinstance(gateways, Mapping) else None
+    if isinstance(entry, Mapping) and isinstance(entry.get("address"), str):
+        return str(entry["address"])
+    address = components.get(name, {}).get("address")
+    return address if isinstance(address, str) else None

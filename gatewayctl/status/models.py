@@ -5,10 +5,15 @@ The formats, read in pulumi/pulumi's source at the CLI version the project pins
 (``.pulumi.version``: 3.272.0):
 
 - ``pulumi stack export``: ``apitype.UntypedDeployment`` (``sdk/go/common/apitype/core.go``:
-  ``version``, ``deployment``) whose ``deployment`` is a ``DeploymentV3`` (``manifest``,
-  ``secrets_providers``, ``resources``: ``[]ResourceV3``, ``pending_operations``) for
-  ``version`` 3 (``DeploymentSchemaVersionCurrent``: what every CLI 3.x exports; another
-  version is refused, as the CLI refuses a newer one).
+  ``version``, ``features``, ``deployment``) whose ``deployment`` is a ``DeploymentV3``
+  (``manifest``, ``secrets_providers``, ``resources``: ``[]ResourceV3``,
+  ``pending_operations``) for ``version`` 3 (``DeploymentSchemaVersionCurrent``) and 4
+  (``DeploymentSchemaVersionLatest``: the same ``DeploymentV3``, written when the state uses a
+  feature that needs it, such as a ``pulumi state taint``; the features it uses are listed in
+  ``features``, "only looked at when ``Version`` is 4 or greater"). The CLI refuses a feature
+  it does not know (``pkg/resource/stack/deployment.go``, ``supportedFeatures`` and
+  ``ErrDeploymentUnsupportedFeatures``), and so does this reader (:data:`FEATURES`); another
+  version is refused, as the CLI refuses a newer one.
 - ``ResourceV3`` (same file): ``urn``, ``custom``, ``delete``, ``id``, ``type``, ``inputs``,
   ``outputs``, ``parent``, ``provider``, ``pendingReplacement``, ``retainOnDelete``, ...
   A secret value is an object whose key ``4dabf18193072939515e22adb298388d`` (``resource.SigKey``)
@@ -36,8 +41,24 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 """``resource.SigKey`` (pulumi/pulumi sdk/go/common/resource/properties.go): marks a secret."""
-DEPLOYMENT_VERSION = 3
-"""``apitype.DeploymentSchemaVersionCurrent``."""
+DEPLOYMENT_VERSIONS = (3, 4)
+"""``apitype.DeploymentSchemaVersionCurrent`` and ``DeploymentSchemaVersionLatest``."""
+FEATURES = frozenset(
+    {
+        "refreshBeforeUpdate",
+        "views",
+        "hooks",
+        "taint",
+        "replaceWith",
+        "snippets-prototype",
+        "extensionParameterization",
+        "byteString",
+    }
+)
+"""The deployment features the CLI reads (pulumi/pulumi ``pkg/resource/stack/deployment.go``
+``supportedFeatures``, at 1b5949891b, CLI 3.260). None of them changes the fields read here
+(URN, type, parent, inputs, outputs): a tainted resource (``taint``) is only replaced by the
+next ``up``; a ``byteString`` value is an output no status rule reads."""
 
 # Step ops (pulumi/pulumi pkg/resource/deploy/step.go, the ``StepOp`` constants and
 # ``StepOps``).
@@ -103,6 +124,7 @@ class DeploymentV3(Lenient):
 
 class UntypedDeployment(Lenient):
     version: int
+    features: list[str] = Field(default_factory=list)
     deployment: DeploymentV3
 
 

@@ -3,6 +3,9 @@ differ (never a value).
 
 - A refresh's ``update`` step: the live object differs from the state (drift); its paths are
   the detailed diff's keys (``PreviewStep.detailedDiff``), else ``diffReasons``.
+- A refresh's ``update`` of a certificate's ``readyForRenewal`` alone: its renewal window is
+  open (the provider's ``Read`` sets it, :mod:`.certificates`), not drift; the certificate is
+  reported due instead. With other paths, those are the drift.
 - A refresh's ``delete`` step: the live object is gone (Missing).
 - A preview's steps other than ``same``: git differs from the state (an undeployed change),
   with the op the engine would take (create, update, replace, delete, ...).
@@ -16,9 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gatewayctl.status.certificates import RENEWAL_PATH
+from gatewayctl.status.certificates import TYPES as CERTIFICATE_TYPES
 from gatewayctl.status.models import (
     OP_CREATE,
     OP_DELETE,
+    OP_UPDATE,
     UNCHANGED_OPS,
     PreviewDigest,
     PreviewStep,
@@ -50,6 +56,10 @@ def _paths(step: PreviewStep) -> tuple[str, ...]:
     return tuple(sorted(set(step.diff_reasons or ()) | set(step.replace_reasons or ())))
 
 
+def _renewal(path: str) -> bool:
+    return path == RENEWAL_PATH or path.startswith((RENEWAL_PATH + ".", RENEWAL_PATH + "["))
+
+
 def _custom(step: PreviewStep) -> bool:
     state = step.state
     if state is not None:
@@ -64,15 +74,21 @@ def changes(digest: PreviewDigest, source: Source) -> list[Change]:
         if step.op in UNCHANGED_OPS or type_of(step.urn) == STACK_TYPE or not _custom(step):
             continue
         op = step.op
+        type_ = type_of(step.urn)
         if source == "live" and op == OP_DELETE:
             op = "missing"
+        paths = () if op in {"missing", OP_CREATE, OP_DELETE} else _paths(step)
+        if source == "live" and op == OP_UPDATE and type_ in CERTIFICATE_TYPES:
+            paths = tuple(p for p in paths if not _renewal(p))
+            if not paths:
+                continue  # the renewal window, not drift
         found.append(
             Change(
                 urn=step.urn,
-                type=type_of(step.urn),
+                type=type_,
                 name=name_of(step.urn),
                 op=op,
-                paths=() if op in {"missing", OP_CREATE, OP_DELETE} else _paths(step),
+                paths=paths,
                 source=source,
             )
         )

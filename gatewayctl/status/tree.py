@@ -6,12 +6,27 @@ may itself hold ``::`` (pulumi/pulumi ``sdk/go/common/resource/urn.go``, ``NewUR
 ``URN.Name``). A child's URN names its parents' *types* only, so the gateway is found by
 following ``parent`` (``ResourceV3.parent``) up to the ``hypershell:gateway:Gateway``
 component, whose name is the gateway's.
+
+Where the chain breaks (a ``pulumi preview --json`` lists only the resources that change:
+its unchanged parents are not in it, pulumi/pulumi ``pkg/backend/display/json.go``
+``ShowPreviewDigest`` skips ``same`` steps unless ``--show-sames``), the URN still says whether
+the resource is inside a gateway (its qualified type starts with the Gateway's), and its name
+says which: every child is named ``<parent's name>-<suffix>`` (``components/``: the Gateway
+``g`` names its namespace ``g-ns`` and its parts ``g-pki``, ``g-workload``, ...; the part
+``g-workload`` its Deployment ``g-workload-deploy``), the part's suffix being its type's name
+in lower case. Among the gateways the inputs and the declarations know, the one whose name
+and that suffix begin the resource's name is its gateway (the longest such name); with none
+known, the name before the suffix is.
+
+Every URN is parsed once and every resource's gateway found once (memoised), so the work is
+linear in the number of resources.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from components import tokens
 from gatewayctl.status.models import ResourceV3
@@ -23,13 +38,17 @@ STACK_TYPE = "pulumi:pulumi:Stack"
 class Urn:
     type: str
     name: str
+    chain: tuple[str, ...]
+    """The qualified type: the parents' types, then the resource's own."""
 
 
+@lru_cache(maxsize=1 << 18)
 def parse_urn(urn: str) -> Urn | None:
     parts = urn.split("::", 3)
     if len(parts) != 4 or not parts[0].startswith("urn:pulumi:"):
         return None
-    return Urn(type=parts[2].rsplit("$", 1)[-1], name=parts[3])
+    chain = tuple(parts[2].split("$"))
+    return Urn(type=chain[-1], name=parts[3], chain=chain)
 
 
 def type_of(urn: str) -> str:
@@ -42,27 +61,62 @@ def name_of(urn: str) -> str:
     return parsed.name if parsed else urn
 
 
+def _suffix(component_type: str) -> str:
+    return component_type.rsplit(":", 1)[-1].lower()
+
+
 class Tree:
     """Parents of every resource the inputs know, and the gateway each belongs to."""
 
-    def __init__(self, resources: Iterable[ResourceV3]):
+    def __init__(self, resources: Iterable[ResourceV3], gateways: Iterable[str] = ()):
         self.parents: dict[str, str | None] = {}
         for resource in resources:
             if resource.parent or resource.urn not in self.parents:
                 self.parents[resource.urn] = resource.parent
+        self.known: set[str] = set(gateways) | self.gateways()
+        self._owner: dict[str, str | None] = {}
 
     def gateway_of(self, urn: str) -> str | None:
         """The name of the gateway whose component (transitively) parents ``urn``; None for
-        the stack's own resources (clusters, providers) and for unknown parents."""
-        seen: set[str] = set()
+        the stack's own resources (clusters, providers)."""
+        if urn in self._owner:
+            return self._owner[urn]
+        walked: list[str] = []
         current: str | None = urn
-        while current is not None and current not in seen:
+        owner: str | None = None
+        while current is not None:
+            if current in self._owner:
+                owner = self._owner[current]
+                break
+            if current in walked:  # a cycle: no gateway
+                break
+            walked.append(current)
             parsed = parse_urn(current)
             if parsed is not None and parsed.type == tokens.GATEWAY:
-                return parsed.name
-            seen.add(current)
-            current = self.parents.get(current)
-        return None
+                owner = parsed.name
+                break
+            if current not in self.parents:  # the chain breaks here: read the URN
+                owner = self._inferred(parsed)
+                break
+            current = self.parents[current]
+        for seen in walked:
+            self._owner[seen] = owner
+        return owner
+
+    def _inferred(self, parsed: Urn | None) -> str | None:
+        if parsed is None or parsed.chain[0] != tokens.GATEWAY:
+            return None
+        name = parsed.name
+        # A part's child: `<gateway>-<part>-...`; the gateway's own child: `<gateway>-...`.
+        lead = f"-{_suffix(parsed.chain[1])}-" if len(parsed.chain) > 2 else "-"
+        candidates = [g for g in self.known if name.startswith(g + lead)]
+        if candidates:
+            return max(candidates, key=len)
+        if len(parsed.chain) > 2:
+            end = name.rfind(lead)
+            return name[:end] if end > 0 else None
+        end = name.rfind("-")
+        return name[:end] if end > 0 else None
 
     def gateways(self) -> set[str]:
         return {name_of(u) for u in self.parents if type_of(u) == tokens.GATEWAY}
