@@ -106,15 +106,22 @@ class Builder:
 
     # --- running commands ------------------------------------------------------------------
 
-    def run(self, step: str, args: list[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> str:
+    def run(
+        self, step: str, args: list[str], *, cwd: Path, env: Mapping[str, str] | None = None
+    ) -> str:
         log_file = self.root / "logs" / f"{step}.log"
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with log_file.open("a") as out:
             out.write(f"$ {' '.join(args)}\n")
             out.flush()
             proc = subprocess.run(
-                args, cwd=cwd, env=dict(env or self.go_env), stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True, check=False,
+                args,
+                cwd=cwd,
+                env=dict(env or self.go_env),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                check=False,
             )
             out.write(proc.stdout)
         if proc.returncode != 0:
@@ -152,12 +159,23 @@ class Builder:
         work = self.wrapper(item)
         for replace in t["replace"]:
             self.go(item.name, ["mod", "edit", f"-replace={replace}"], cwd=work)
-        self.go(item.name, ["get", f"{t['module']}@{t['version']}", f"{t['sdk']}@{t['version']}"], cwd=work)
+        self.go(
+            item.name,
+            ["get", f"{t['module']}@{t['version']}", f"{t['sdk']}@{t['version']}"],
+            cwd=work,
+        )
         item.bin.mkdir(parents=True, exist_ok=True)
         self.go(
             item.name,
-            ["build", "-trimpath", "-ldflags", f"-X {t['version_ldflag']}={t['version']}",
-             "-o", str(item.bin / "pulumi"), t["main"]],
+            [
+                "build",
+                "-trimpath",
+                "-ldflags",
+                f"-X {t['version_ldflag']}={t['version']}",
+                "-o",
+                str(item.bin / "pulumi"),
+                t["main"],
+            ],
             cwd=work,
         )
         return {"pulumi": str(item.bin / "pulumi")}
@@ -165,7 +183,11 @@ class Builder:
     def build_kubernetes_provider(self, item: Item) -> dict[str, Any]:
         t = item.table
         work = self.wrapper(item)
-        self.go(item.name, ["mod", "edit", f"-replace={t['sdk']}={t['sdk']}@{t['sdk_version']}"], cwd=work)
+        self.go(
+            item.name,
+            ["mod", "edit", f"-replace={t['sdk']}={t['sdk']}@{t['sdk_version']}"],
+            cwd=work,
+        )
         self.go(item.name, ["get", f"{t['module']}@{t['version']}"], cwd=work)
         source = self.module_dir(item.name, t["module"], cwd=work)
         cmd = work / "cmd" / "pulumi-resource-kubernetes"
@@ -174,17 +196,30 @@ class Builder:
             path.chmod(0o755 if path.is_dir() else 0o644)
         # generate.go writes the gitignored schema-embed.json / terraform-mapping-embed.json
         # from the committed schema.json (pulumi-kubernetes provider/cmd/.../generate.go).
-        self.run(item.name, ["go", "run", "generate.go"], cwd=cmd,
-                 env={**self.go_env, "VERSION": t["plugin_version"]})
+        self.run(
+            item.name,
+            ["go", "run", "generate.go"],
+            cwd=cmd,
+            env={**self.go_env, "VERSION": t["plugin_version"]},
+        )
         item.bin.mkdir(parents=True, exist_ok=True)
         self.go(
             item.name,
-            ["build", "-trimpath", "-ldflags", f"-X {t['version_ldflag']}={t['plugin_version']}",
-             "-o", str(item.bin / "pulumi-resource-kubernetes"), "./cmd/pulumi-resource-kubernetes"],
+            [
+                "build",
+                "-trimpath",
+                "-ldflags",
+                f"-X {t['version_ldflag']}={t['plugin_version']}",
+                "-o",
+                str(item.bin / "pulumi-resource-kubernetes"),
+                "./cmd/pulumi-resource-kubernetes",
+            ],
             cwd=work,
         )
-        return {"pulumi-resource-kubernetes": str(item.bin / "pulumi-resource-kubernetes"),
-                "plugin_version": t["plugin_version"]}
+        return {
+            "pulumi-resource-kubernetes": str(item.bin / "pulumi-resource-kubernetes"),
+            "plugin_version": t["plugin_version"],
+        }
 
     def build_kubernetes(self, item: Item) -> dict[str, Any]:
         t = item.table
@@ -195,13 +230,24 @@ class Builder:
         major, minor = t["version"].lstrip("v").split(".")[:2]
         flags = []
         for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
-            flags += [f"-X {package}.gitVersion={t['version']}", f"-X {package}.gitMajor={major}",
-                      f"-X {package}.gitMinor={minor}", f"-X {package}.gitTreeState=clean"]
+            flags += [
+                f"-X {package}.gitVersion={t['version']}",
+                f"-X {package}.gitMajor={major}",
+                f"-X {package}.gitMinor={minor}",
+                f"-X {package}.gitTreeState=clean",
+            ]
         item.bin.mkdir(parents=True, exist_ok=True)
         self.go(
             item.name,
-            ["build", "-trimpath", "-ldflags", " ".join(flags), "-o", f"{item.bin}/",
-             *[f"k8s.io/kubernetes/cmd/{b}" for b in t["binaries"]]],
+            [
+                "build",
+                "-trimpath",
+                "-ldflags",
+                " ".join(flags),
+                "-o",
+                f"{item.bin}/",
+                *[f"k8s.io/kubernetes/cmd/{b}" for b in t["binaries"]],
+            ],
             cwd=work,
         )
         return {b: str(item.bin / b) for b in t["binaries"]}
@@ -209,9 +255,15 @@ class Builder:
     def build_etcd(self, item: Item) -> dict[str, Any]:
         t = item.table
         work = self.wrapper(item)
-        self.go(item.name, ["get", *[f"{m}@{t['version']}" for m in [t["module"], *t["siblings"]]]], cwd=work)
+        self.go(
+            item.name,
+            ["get", *[f"{m}@{t['version']}" for m in [t["module"], *t["siblings"]]]],
+            cwd=work,
+        )
         item.bin.mkdir(parents=True, exist_ok=True)
-        self.go(item.name, ["build", "-trimpath", "-o", str(item.bin / "etcd"), t["module"]], cwd=work)
+        self.go(
+            item.name, ["build", "-trimpath", "-o", str(item.bin / "etcd"), t["module"]], cwd=work
+        )
         return {"etcd": str(item.bin / "etcd")}
 
     def build_kwok(self, item: Item) -> dict[str, Any]:
@@ -220,7 +272,8 @@ class Builder:
         self.run(
             item.name,
             ["go", "install", *[f"{t['module']}/cmd/{b}@{t['version']}" for b in t["binaries"]]],
-            cwd=self.root, env={**self.go_env, "GOBIN": str(item.bin)},
+            cwd=self.root,
+            env={**self.go_env, "GOBIN": str(item.bin)},
         )
         stages = self.download(item.name, t["module"], t["version"]) / "kustomize" / "stage"
         return {**{b: str(item.bin / b) for b in t["binaries"]}, "stages": str(stages)}
@@ -243,13 +296,24 @@ class Builder:
         item.dir.mkdir(parents=True, exist_ok=True)
         self.run(
             item.name,
-            ["mvn", "-B", "-q", "dependency:copy", f"-Dartifact={coordinate}",
-             f"-DoutputDirectory={item.dir}"],
-            cwd=item.dir, env=dict(os.environ),
+            [
+                "mvn",
+                "-B",
+                "-q",
+                "dependency:copy",
+                f"-Dartifact={coordinate}",
+                f"-DoutputDirectory={item.dir}",
+            ],
+            cwd=item.dir,
+            env=dict(os.environ),
         )
         archive = item.dir / f"{t['artifact']}-{t['version']}.{t['packaging']}"
-        self.run(item.name, ["python3", "-m", "zipfile", "-e", str(archive), str(item.dir)],
-                 cwd=item.dir, env=dict(os.environ))
+        self.run(
+            item.name,
+            ["python3", "-m", "zipfile", "-e", str(archive), str(item.dir)],
+            cwd=item.dir,
+            env=dict(os.environ),
+        )
         archive.unlink()
         home = item.dir / f"keycloak-{t['version']}"
         for script in (home / "bin").glob("*.sh"):
@@ -267,9 +331,13 @@ class Builder:
         builder: Callable[[Item], dict[str, Any]] = getattr(self, f"build_{name}")
         paths = builder(item)
         seconds = round(time.monotonic() - started, 1)
-        item.done.write_text(json.dumps(
-            {"item": name, "table": item.table, "seconds": seconds, "paths": paths},
-            indent=2, sort_keys=True))
+        item.done.write_text(
+            json.dumps(
+                {"item": name, "table": item.table, "seconds": seconds, "paths": paths},
+                indent=2,
+                sort_keys=True,
+            )
+        )
         self.log(f"[e2e build] {name}: built in {seconds:.0f} s")
         return paths
 
@@ -300,7 +368,9 @@ def built_paths(root: Path | None = None) -> dict[str, dict[str, Any]] | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--paths", action="store_true", help="print built paths as JSON; build nothing")
+    parser.add_argument(
+        "--paths", action="store_true", help="print built paths as JSON; build nothing"
+    )
     parser.add_argument("--only", action="append", help="build only this item (repeatable)")
     args = parser.parse_args(argv)
     root = cache_root()

@@ -534,18 +534,31 @@ class Selector(Model):
     """Every label must be on the declaration; {} selects all on the stack's clusters."""
 
 
+def _cli_bool(value: object) -> object:
+    """``"true"``/``"false"`` as the Pulumi CLI writes a boolean key back to the stack file.
+
+    The CLI keeps config values as strings (pulumi/pulumi sdk/go/common/resource/config,
+    ``Value``) and quotes them when it saves ``Pulumi.<stack>.yaml``: the real-engine lane saw
+    ``production: true`` become ``production: "true"`` after ``pulumi stack init``. The
+    program reads both the same way (``Config.get_object``)."""
+    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+
+
+CliBool = Annotated[bool, BeforeValidator(_cli_bool)]
+
+
 class StackConfig(Model):
     declarations_dir: ProjectPath = Field(alias="declarationsDir", min_length=1)
     """Relative to the project root, and inside it."""
     images: ImageDefaults = ImageDefaults()
     clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
-    production: bool = False
+    production: CliBool = False
     """Only releases, pinned by digest, on every cluster, and no per-gateway image without a
     digest (gatewayctl.releases; the policy pack's ``images-pinned-by-digest``)."""
     selector: Selector | None = None
     """Set when ``declarationsDir`` is an inventory shared by several stacks: the stack takes
     the declarations on its clusters whose labels match; each must be taken by one stack."""
-    self_heal: bool = Field(False, alias="selfHeal")
+    self_heal: CliBool = Field(False, alias="selfHeal")
     """The scheduled drift check may run ``pulumi up --refresh`` when the only problem is
     drift, and reissue certificates inside their renewal window (``gatewayctl.status``);
     never for a stack the operator owns."""

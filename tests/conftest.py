@@ -3,6 +3,7 @@ for the session. Plain helpers live in modules of their own (tests/support.py...
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -10,6 +11,10 @@ import pytest
 from gatewayctl import render
 from tests import pg_server
 from tests.support import STACKS, rendered
+
+# The real-engine suite (tests/e2e/) runs against the servers `make e2e` builds and starts;
+# `make test` (the fast suite) does not collect it.
+collect_ignore = [] if os.environ.get("HYPERSHELL_E2E") == "1" else ["e2e"]
 
 
 @pytest.fixture(params=STACKS)

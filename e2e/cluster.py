@@ -1,0 +1,380 @@
+"""A real Kubernetes control plane on loopback: kwokctl running the lane's own binaries.
+
+``kwokctl create cluster --runtime binary`` starts etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler and the kwok controller as processes (no containers),
+from the paths ``e2e/build.py`` built; kwok simulates the nodes and the pods on them, so the
+scheduler binds pods, ReplicaSets fill and Deployments become Available. Every component binds
+127.0.0.1 on a free port (kwokctl's default bind address is 0.0.0.0:
+sigs.k8s.io/kwok pkg/apis/config/v1alpha1, ``bindAddress`` default). Admission and RBAC are on,
+and Pod Security admission enforces ``restricted`` by default in every namespace but
+kube-system (an ``AdmissionConfiguration`` with ``PodSecurityConfiguration`` defaults), so every
+tenant pod is admitted or refused at the level the gateways claim.
+
+The controllers that cannot run here (the OpenShift router, a Gateway API implementation) are
+stood in for by ``StatusStandIn``: it sets the status those controllers set, and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ADMISSION = {
+    "apiVersion": "apiserver.config.k8s.io/v1",
+    "kind": "AdmissionConfiguration",
+    "plugins": [
+        {
+            "name": "PodSecurity",
+            "configuration": {
+                "apiVersion": "pod-security.admission.config.k8s.io/v1",
+                "kind": "PodSecurityConfiguration",
+                "defaults": {
+                    "enforce": "restricted",
+                    "enforce-version": "latest",
+                    "audit": "restricted",
+                    "audit-version": "latest",
+                    "warn": "restricted",
+                    "warn-version": "latest",
+                },
+                "exemptions": {
+                    "usernames": [],
+                    "runtimeClasses": [],
+                    "namespaces": ["kube-system"],
+                },
+            },
+        }
+    ],
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class KubectlError(AssertionError):
+    pass
+
+
+@dataclass
+class Cluster:
+    """One kwokctl cluster; ``kubectl`` runs against it."""
+
+    name: str
+    workdir: Path
+    kubeconfig: Path
+    kubectl_bin: Path
+    kwokctl_bin: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    def run(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.kubectl_bin), f"--kubeconfig={self.kubeconfig}", *args],
+            input=input,
+            text=True,
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True) -> str:
+        proc = self.run(*args, input=input)
+        if check and proc.returncode != 0:
+            raise KubectlError(
+                f"kubectl {' '.join(args)}: exit {proc.returncode}: {proc.stderr.strip()}"
+            )
+        return proc.stdout
+
+    def get(self, kind: str, name: str | None = None, namespace: str | None = None) -> Any:
+        args = ["get", kind, "-o", "json"]
+        if name:
+            args.insert(2, name)
+        args += ["-n", namespace] if namespace else (["-A"] if not name else [])
+        return json.loads(self.kubectl(*args))
+
+    def apply(self, documents: list[Mapping[str, Any]] | str) -> str:
+        text = documents if isinstance(documents, str) else yaml.safe_dump_all(list(documents))
+        return self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", input=text)
+
+    def context(self) -> str:
+        config = yaml.safe_load(self.kubeconfig.read_text())
+        return str(config["current-context"])
+
+    def stop(self) -> None:
+        subprocess.run(
+            [
+                str(self.kwokctl_bin),
+                "delete",
+                "cluster",
+                "--name",
+                self.name,
+                f"--kubeconfig={self.kubeconfig}",
+            ],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+
+
+def kwokctl_config(
+    paths: Mapping[str, Mapping[str, Any]], admission: Path, kube_version: str
+) -> dict[str, Any]:
+    kube = paths["kubernetes"]
+    return {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": {
+            "runtime": "binary",
+            "kubeVersion": kube_version,
+            "bindAddress": "127.0.0.1",
+            "securePort": True,
+            "kubeAuthorization": True,
+            "kubeAdmission": True,
+            "kubeApiserverPort": free_port(),
+            "etcdPort": free_port(),
+            "etcdPeerPort": free_port(),
+            "kubeControllerManagerPort": free_port(),
+            "kubeSchedulerPort": free_port(),
+            "kwokControllerPort": free_port(),
+            "kubeApiserverBinary": kube["kube-apiserver"],
+            "kubeControllerManagerBinary": kube["kube-controller-manager"],
+            "kubeSchedulerBinary": kube["kube-scheduler"],
+            "kubectlBinary": kube["kubectl"],
+            "etcdBinary": paths["etcd"]["etcd"],
+            "kwokControllerBinary": paths["kwok"]["kwok"],
+        },
+        "componentsPatches": [
+            {
+                "name": "kube-apiserver",
+                "extraArgs": [{"key": "admission-control-config-file", "value": str(admission)}],
+            }
+        ],
+    }
+
+
+@contextlib.contextmanager
+def running_cluster(
+    paths: Mapping[str, Mapping[str, Any]],
+    workdir: Path,
+    *,
+    name: str = "e2e",
+    nodes: int = 2,
+    kube_version: str,
+    log: Any = print,
+) -> Iterator[Cluster]:
+    """Create a kwokctl cluster in ``workdir`` (its own KWOK_WORKDIR), yield it, delete it."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    admission = workdir / "admission.yaml"
+    admission.write_text(yaml.safe_dump(ADMISSION))
+    config = workdir / "kwokctl.yaml"
+    config.write_text(yaml.safe_dump(kwokctl_config(paths, admission, kube_version)))
+    kubeconfig = workdir / "kubeconfig"
+    kube_bin = Path(paths["kubernetes"]["kubectl"]).parent
+    env = {
+        **os.environ,
+        "KWOK_WORKDIR": str(workdir / "kwok"),
+        # kwokctl looks for kubectl on PATH first (runtime/binary cluster_operation.go).
+        "PATH": os.pathsep.join([str(kube_bin), os.environ["PATH"]]),
+    }
+    cluster = Cluster(
+        name=name,
+        workdir=workdir,
+        kubeconfig=kubeconfig,
+        kubectl_bin=Path(paths["kubernetes"]["kubectl"]),
+        kwokctl_bin=Path(paths["kwok"]["kwokctl"]),
+        env=env,
+    )
+    started = time.monotonic()
+    proc = subprocess.run(
+        [
+            str(cluster.kwokctl_bin),
+            "create",
+            "cluster",
+            "--name",
+            name,
+            "--config",
+            str(config),
+            f"--kubeconfig={kubeconfig}",
+            "--wait=120s",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    try:
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"kwokctl create cluster exited {proc.returncode}:\n"
+                f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+            )
+        subprocess.run(
+            [str(cluster.kwokctl_bin), "scale", "node", "--name", name, "--replicas", str(nodes)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        log(
+            f"[e2e] cluster {name} up in {time.monotonic() - started:.0f} s "
+            f"({cluster.kubectl('version', '-o', 'json').count('gitVersion')} versions reported)"
+        )
+        yield cluster
+    finally:
+        cluster.stop()
+        if os.environ.get("HYPERSHELL_E2E_KEEP") != "1":
+            shutil.rmtree(workdir / "kwok", ignore_errors=True)
+
+
+# --- stand-ins for controllers that cannot run here ------------------------------------------
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def route_status(route: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The status the OpenShift router writes when it admits a Route (openshift/api
+    route/v1 types.go, RouteIngress: host, routerName, conditions[type=Admitted], wildcardPolicy),
+    or None when it is already there."""
+    ingress = route.get("status", {}).get("ingress") or []
+    if any(
+        c.get("type") == "Admitted" and c.get("status") == "True"
+        for i in ingress
+        for c in i.get("conditions", [])
+    ):
+        return None
+    return {
+        "ingress": [
+            {
+                "host": route["spec"].get("host", ""),
+                "routerName": "default",
+                "routerCanonicalHostname": "router-default.apps.e2e.invalid",
+                "wildcardPolicy": route["spec"].get("wildcardPolicy", "None"),
+                "conditions": [
+                    {"type": "Admitted", "status": "True", "lastTransitionTime": _now()}
+                ],
+            }
+        ]
+    }
+
+
+def route_parents_status(route: Mapping[str, Any], controller: str) -> dict[str, Any] | None:
+    """What a Gateway API implementation writes on a GRPCRoute/HTTPRoute it accepts
+    (gateway-api apis/v1 shared_types.go, RouteParentStatus: parentRef, controllerName,
+    conditions Accepted and ResolvedRefs), or None when every parent already has it."""
+    parents = route.get("status", {}).get("parents") or []
+    refs = route["spec"].get("parentRefs", [])
+    accepted = {
+        json.dumps(p.get("parentRef"), sort_keys=True)
+        for p in parents
+        if any(
+            c.get("type") == "Accepted" and c.get("status") == "True"
+            for c in p.get("conditions", [])
+        )
+    }
+    if all(json.dumps(r, sort_keys=True) in accepted for r in refs):
+        return None
+    generation = route["metadata"].get("generation", 1)
+    return {
+        "parents": [
+            {
+                "parentRef": ref,
+                "controllerName": controller,
+                "conditions": [
+                    {
+                        "type": t,
+                        "status": "True",
+                        "reason": t,
+                        "message": "stand-in controller",
+                        "observedGeneration": generation,
+                        "lastTransitionTime": _now(),
+                    }
+                    for t in ("Accepted", "ResolvedRefs")
+                ],
+            }
+            for ref in refs
+        ]
+    }
+
+
+class StatusStandIn:
+    """Polls the cluster and sets the router's / Gateway implementation's status (module doc)."""
+
+    CONTROLLER = "e2e.hypershell.invalid/stand-in"
+
+    def __init__(self, cluster: Cluster, *, interval: float = 0.5) -> None:
+        self.cluster = cluster
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="status-stand-in", daemon=True)
+        self.patched: list[tuple[str, str, str]] = []
+
+    def __enter__(self) -> StatusStandIn:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _kinds(self) -> list[str]:
+        resources = self.cluster.kubectl("api-resources", "-o", "name", check=False).split()
+        wanted = [
+            "routes.route.openshift.io",
+            "grpcroutes.gateway.networking.k8s.io",
+            "httproutes.gateway.networking.k8s.io",
+        ]
+        return [k for k in wanted if k in resources]
+
+    def sweep(self) -> None:
+        for kind in self._kinds():
+            items = json.loads(
+                self.cluster.kubectl("get", kind, "-A", "-o", "json", check=False)
+                or '{"items": []}'
+            )
+            for obj in items.get("items", []):
+                status = (
+                    route_status(obj)
+                    if kind.startswith("routes.")
+                    else route_parents_status(obj, self.CONTROLLER)
+                )
+                if status is None:
+                    continue
+                meta = obj["metadata"]
+                self.cluster.kubectl(
+                    "patch",
+                    kind,
+                    meta["name"],
+                    "-n",
+                    meta["namespace"],
+                    "--subresource=status",
+                    "--type=merge",
+                    "-p",
+                    json.dumps({"status": status}),
+                    check=False,
+                )
+                self.patched.append((kind, meta["namespace"], meta["name"]))
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(Exception):
+                self.sweep()
+            self._stop.wait(self.interval)

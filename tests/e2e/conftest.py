@@ -1,0 +1,193 @@
+"""The real-engine suite: the real Pulumi CLI, the real pulumi-kubernetes provider and a real
+Kubernetes control plane (kube-apiserver, controller manager, scheduler, etcd; kwok for nodes
+and pods), all built by ``e2e/build.py`` and started here on loopback for the session.
+
+Run with ``make e2e`` (it builds first). Nothing here is faked: where a controller cannot run
+here (the OpenShift router, a Gateway API implementation) ``e2e.cluster.StatusStandIn`` sets the
+status it would set, and each test that depends on it says so. The four bridged providers that
+cannot be built are answered by the offline mocks (``e2e/engine.py`` says why and how).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from e2e import build
+from e2e.cluster import Cluster, StatusStandIn, running_cluster
+from e2e.engine import Engine
+from e2e.project import E2EProject, make_project
+from tests.e2e.lane import Deployed, deploy
+
+SHARED_GATEWAY = ("openshift-ingress", "openshell-grpc-gateway")
+NODE_READER = "openshell-gateway-node-reader"
+UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-manifests"
+
+
+@pytest.fixture(scope="session")
+def paths() -> dict[str, dict[str, Any]]:
+    built = build.built_paths()
+    if built is None:
+        pytest.fail("the real-engine lane is not built: run `make e2e` (python e2e/build.py)")
+    return built
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("e2e")
+
+
+@pytest.fixture(scope="session")
+def engine(paths: dict[str, dict[str, Any]], workdir: Path) -> Engine:
+    provider = Path(paths["kubernetes_provider"]["pulumi-resource-kubernetes"])
+    return Engine(
+        pulumi=Path(paths["pulumi"]["pulumi"]),
+        plugin_dirs=[provider.parent],
+        home=workdir / "pulumi-home",
+        backend=_mkdir(workdir / "state"),
+    )
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def cluster(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Cluster]:
+    version = build.load_versions()["kubernetes"]["version"]
+    with running_cluster(paths, workdir / "cluster", kube_version=version) as live:
+        crds = [*paths["gateway_api"]["crds"], *paths["openshift_api"]["crds"]]
+        for crd in crds:
+            live.kubectl("apply", "--server-side", "-f", crd)
+        live.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+        namespace, name = SHARED_GATEWAY
+        live.apply(shared_gateway(namespace, name))
+        # The node-reader ClusterRole as upstream's reconciler leaves it: applied (client-side)
+        # from upstream's own template before any stack (tests/e2e/test_e2e_teardown.py).
+        role = next(
+            d
+            for d in yaml.safe_load_all((UPSTREAM / "rbac.yaml").read_text())
+            if d and d["kind"] == "ClusterRole"
+        )
+        assert role["metadata"]["name"] == NODE_READER
+        live.kubectl("apply", "-f", "-", input=yaml.safe_dump(role))
+        yield live
+
+
+def shared_gateway(namespace: str, name: str) -> list[dict[str, Any]]:
+    """The cluster's shared Gateway (and its class) in ``openshift-ingress``, as the aws
+    stack expects it (Pulumi.aws.yaml: ingress.gateway): listeners ``grpc`` and ``https``."""
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "GatewayClass",
+            "metadata": {"name": "e2e"},
+            "spec": {"controllerName": StatusStandIn.CONTROLLER},
+        },
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "Gateway",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "gatewayClassName": "e2e",
+                "listeners": [
+                    {
+                        "name": "grpc",
+                        "protocol": "HTTPS",
+                        "port": 443,
+                        "hostname": "*.use1.openshell.example.com",
+                        "tls": {"mode": "Terminate", "certificateRefs": [{"name": "wildcard"}]},
+                        "allowedRoutes": {"namespaces": {"from": "All"}},
+                    },
+                    {
+                        "name": "https",
+                        "protocol": "HTTPS",
+                        "port": 8443,
+                        "hostname": "*.use1.openshell.example.com",
+                        "tls": {"mode": "Terminate", "certificateRefs": [{"name": "wildcard"}]},
+                        "allowedRoutes": {"namespaces": {"from": "All"}},
+                    },
+                ],
+            },
+        },
+    ]
+
+
+@pytest.fixture(scope="session")
+def stand_in(cluster: Cluster) -> Iterator[StatusStandIn]:
+    """The OpenShift router's and a Gateway API implementation's status writes (stand-in)."""
+    with StatusStandIn(cluster) as controller:
+        yield controller
+
+
+# --- the three stacks -------------------------------------------------------------------------
+
+E2E_STACKS = {
+    # name: (committed stack it is made from, clusters kept)
+    "e2e-local": ("local", None),
+    "e2e-route": ("ibm", None),
+    "e2e-gwapi": ("aws", ["rosa-us-east-1"]),
+}
+
+
+@pytest.fixture(scope="session")
+def projects(workdir: Path, cluster: Cluster) -> dict[str, E2EProject]:
+    made = {
+        stack: make_project(
+            workdir / "projects",
+            stack=stack,
+            source=source,
+            context=cluster.context(),
+            clusters=clusters,
+        )
+        for stack, (source, clusters) in E2E_STACKS.items()
+    }
+    # A `kubernetesSecrets` credential namespace other than the gateway's own must exist
+    # beforehand (README, "Credential drivers"): made here as its owner would make it.
+    for project in made.values():
+        for path in sorted(project.declarations.glob("*.yaml")):
+            spec = yaml.safe_load(path.read_text()).get("spec", {})
+            store = (spec.get("credentials") or {}).get("kubernetesSecrets") or {}
+            if store.get("namespace"):
+                cluster.kubectl("create", "namespace", store["namespace"])
+    return made
+
+
+@pytest.fixture(scope="session")
+def kube_env(cluster: Cluster) -> dict[str, str]:
+    return {"KUBECONFIG": str(cluster.kubeconfig)}
+
+
+@pytest.fixture(scope="session")
+def deployed(
+    engine: Engine,
+    projects: dict[str, E2EProject],
+    kube_env: dict[str, str],
+    stand_in: StatusStandIn,
+) -> Iterator[dict[str, Deployed]]:
+    """Each stack previewed, then brought up from empty, once for the session."""
+    result = {name: deploy(engine, project, kube_env) for name, project in projects.items()}
+    yield result
+
+
+def pytest_report_header() -> list[str]:
+    versions = build.load_versions()
+    return [
+        "real engine: pulumi "
+        + versions["pulumi"]["version"]
+        + ", pulumi-resource-kubernetes "
+        + versions["kubernetes_provider"]["plugin_version"]
+        + ", kubernetes "
+        + versions["kubernetes"]["version"]
+        + ", etcd "
+        + versions["etcd"]["version"]
+        + ", kwok "
+        + versions["kwok"]["version"],
+        f"cache: {build.cache_root()}",
+    ]

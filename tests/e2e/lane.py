@@ -1,0 +1,116 @@
+"""Steps the real-engine tests share: bring a stack up, read its state, compare with the render."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from e2e.engine import Engine, Result
+from e2e.project import E2EProject
+from gatewayctl import render
+
+
+@dataclass
+class Deployed:
+    project: E2EProject
+    preview: Result
+    up: Result
+    preview_seconds: float
+    up_seconds: float
+
+
+def stack_args(project: E2EProject) -> list[str]:
+    return ["--stack", project.stack, "--cwd", str(project.root)]
+
+
+def pulumi(
+    engine: Engine,
+    project: E2EProject,
+    env: Mapping[str, str],
+    *args: str,
+    program: bool = True,
+    check: bool = True,
+) -> Result:
+    return engine.run(
+        [*args, *stack_args(project)],
+        cwd=project.root,
+        program=project.program() if program else None,
+        env=env,
+        check=check,
+    )
+
+
+def deploy(engine: Engine, project: E2EProject, env: Mapping[str, str]) -> Deployed:
+    """``stack init``, ``preview --json``, ``up --yes`` from empty."""
+    engine.run(
+        ["stack", "init", project.stack, "--cwd", str(project.root)], cwd=project.root, env=env
+    )
+    started = time.monotonic()
+    preview = pulumi(engine, project, env, "preview", "--json", "--diff")
+    preview_seconds = time.monotonic() - started
+    started = time.monotonic()
+    up = pulumi(engine, project, env, "up", "--yes", "--skip-preview", "--json")
+    return Deployed(project, preview, up, preview_seconds, time.monotonic() - started)
+
+
+def export(engine: Engine, project: E2EProject, env: Mapping[str, str]) -> dict[str, Any]:
+    return pulumi(engine, project, env, "stack", "export", program=False).json()
+
+
+def rendered(project: E2EProject) -> render.Rendered:
+    """The offline render of the same project directory (what `gatewayctl render` writes)."""
+    return render.execute(render.prepare(project.root, project.stack))
+
+
+def manifests(rendered_: render.Rendered) -> Iterator[tuple[str, dict[str, Any]]]:
+    for path, text in sorted(rendered_.files.items()):
+        if path.startswith("manifests/"):
+            yield path, yaml.safe_load(text)
+
+
+def up_summary(result: Result) -> dict[str, int]:
+    return result.summary()
+
+
+def diagnostics(result: Result, severity: str = "error") -> list[str]:
+    return [
+        e["diagnosticEvent"]["message"]
+        for e in result.events()
+        if e.get("diagnosticEvent", {}).get("severity") == severity
+    ]
+
+
+def leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every scalar of ``value`` with its path (lists by index)."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from leaves(item, (*path, key))
+    elif isinstance(value, list):
+        if not value:
+            yield path, []
+        for index, item in enumerate(value):
+            yield from leaves(item, (*path, index))
+    else:
+        yield path, value
+
+
+def lookup(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        in_map = isinstance(value, Mapping) and key in value
+        in_list = isinstance(value, list) and isinstance(key, int) and key < len(value)
+        if in_map or in_list:
+            value = value[key]
+        else:
+            raise KeyError(path)
+    return value
+
+
+def write_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")

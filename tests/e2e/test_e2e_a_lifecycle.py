@@ -1,0 +1,224 @@
+"""preview, up, a second up, refresh: the program under the real engine, three stacks.
+
+The stacks: ``e2e-local`` (the committed ``local`` stack: auto → no ingress, console, Vault
+driver), ``e2e-route`` (``ibm``: OpenShift Route mode, Route CRD installed) and ``e2e-gwapi``
+(``aws``' first cluster: Gateway API mode, the CRDs and a shared Gateway installed). Routes,
+GRPCRoutes and HTTPRoutes are awaited by the program (``pulumi.com/waitFor``); their status is
+set by ``StatusStandIn``, standing in for the OpenShift router and a Gateway API
+implementation, which cannot run here.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from e2e.cluster import Cluster
+from e2e.engine import Engine
+from gatewayctl.secrets import REDACTED
+from tests.e2e.conftest import E2E_STACKS
+from tests.e2e.lane import (
+    Deployed,
+    diagnostics,
+    leaves,
+    lookup,
+    manifests,
+    pulumi,
+    rendered,
+    up_summary,
+)
+
+STACKS = sorted(E2E_STACKS)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_preview_then_up_from_empty(deployed: dict[str, Deployed], stack: str) -> None:
+    run = deployed[stack]
+    preview = run.preview.json()
+    steps = Counter(step["op"] for step in preview["steps"])
+    # From empty, every step of the preview is a create (nothing to update, replace or delete).
+    assert set(steps) == {"create"}, steps
+    assert run.up.returncode == 0
+    changes = up_summary(run.up)
+    # The preview counts the stack itself among its creates; the summary too.
+    assert changes == {"create": steps["create"]}, (changes, steps)
+    assert diagnostics(run.up) == []
+    print(
+        f"{stack}: preview {steps['create']} creates in {run.preview_seconds:.1f} s; "
+        f"up created {changes['create']} in {run.up_seconds:.1f} s"
+    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_deployment_is_available_and_every_pod_admitted_restricted(
+    deployed: dict[str, Deployed], cluster: Cluster, stack: str
+) -> None:
+    project = deployed[stack].project
+    namespaces = _tenant_namespaces(project)
+    assert namespaces
+    for namespace in namespaces:
+        deployments = cluster.get("deployments", namespace=namespace)["items"]
+        assert deployments, namespace
+        for deployment in deployments:
+            conditions = {
+                c["type"]: c["status"] for c in deployment["status"].get("conditions", [])
+            }
+            assert conditions.get("Available") == "True", (
+                namespace,
+                deployment["metadata"]["name"],
+            )
+            assert deployment["status"].get("readyReplicas") == deployment["spec"]["replicas"]
+        pods = cluster.get("pods", namespace=namespace)["items"]
+        assert len(pods) == sum(d["spec"]["replicas"] for d in deployments)
+        assert {p["status"]["phase"] for p in pods} == {"Running"}
+    # Admission enforces `restricted` in these namespaces (e2e/cluster.py ADMISSION): a pod
+    # that is not restricted is refused there, so the admitted ones above are restricted.
+    refused = cluster.run(
+        "run",
+        "not-restricted",
+        "-n",
+        namespaces[0],
+        "--image=registry.invalid/x:1",
+        "--restart=Never",
+        "--dry-run=server",
+    )
+    assert refused.returncode == 1
+    assert 'violates PodSecurity "restricted:latest"' in refused.stderr
+
+
+def _tenant_namespaces(project: Any) -> list[str]:
+    plan = json.loads(rendered(project).files["plan.json"])
+    return sorted(g["namespace"] for g in plan["gateways"])
+
+
+# --- render fidelity --------------------------------------------------------------------------
+
+
+def _live_index(
+    cluster: Cluster, objects: list[dict[str, Any]]
+) -> dict[tuple[str, str, str, str], Any]:
+    kinds = sorted({_resource_name(o) for o in objects})
+    items = cluster.get(",".join(kinds))["items"]
+    return {
+        (o["apiVersion"], o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
+        for o in items
+    }
+
+
+def _resource_name(obj: dict[str, Any]) -> str:
+    group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
+    plural = {
+        "NetworkPolicy": "networkpolicies",
+        "Gateway": "gateways",
+        "BackendTLSPolicy": "backendtlspolicies",
+    }
+    name = plural.get(obj["kind"], obj["kind"].lower() + "s")
+    return f"{name}.{group}" if group else name
+
+
+def _same(rendered_value: Any, live_value: Any) -> bool:
+    if rendered_value == live_value:
+        return True
+    # The API server stores quantities canonically ("1000m" → "1") and int-or-string ports as
+    # given; compare quantities by value.
+    return _quantity(rendered_value) is not None and _quantity(rendered_value) == _quantity(
+        live_value
+    )
+
+
+def _quantity(value: Any) -> float | None:
+    suffixes = {
+        "m": 1e-3,
+        "Ki": 2**10,
+        "Mi": 2**20,
+        "Gi": 2**30,
+        "k": 1e3,
+        "M": 1e6,
+        "G": 1e9,
+        "": 1,
+    }
+    if not isinstance(value, (str, int, float)):
+        return None
+    text = str(value)
+    for suffix in sorted(suffixes, key=len, reverse=True):
+        if text.endswith(suffix):
+            number = text[: len(text) - len(suffix)] if suffix else text
+            try:
+                return float(number) * suffixes[suffix]
+            except ValueError:
+                return None
+    return None
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_render_fidelity(deployed: dict[str, Deployed], cluster: Cluster, stack: str) -> None:
+    """Every object the offline render writes exists live, with every field it sets."""
+    files = dict(manifests(rendered(deployed[stack].project)))
+    live = _live_index(cluster, list(files.values()))
+    found = fields = matched = 0
+    problems: list[str] = []
+    for path, obj in files.items():
+        key = (
+            obj["apiVersion"],
+            obj["kind"],
+            obj["metadata"].get("namespace", ""),
+            obj["metadata"]["name"],
+        )
+        if key not in live:
+            problems.append(f"{path}: not live")
+            continue
+        found += 1
+        current = live[key]
+        for field, value in leaves(obj):
+            if value == REDACTED:
+                continue  # a secret value: redacted in the render, compared in test_secrets_*
+            fields += 1
+            if obj["kind"] == "Secret" and field[0] == "stringData":
+                live_value = base64.b64decode(current.get("data", {}).get(field[1], "")).decode()
+            else:
+                try:
+                    live_value = lookup(current, field)
+                except KeyError:
+                    problems.append(
+                        f"{path}: {'.'.join(map(str, field))}: absent live (render: {value!r})"
+                    )
+                    continue
+            if _same(value, live_value):
+                matched += 1
+            else:
+                problems.append(
+                    f"{path}: {'.'.join(map(str, field))}: render {value!r}, live {live_value!r}"
+                )
+    print(f"{stack}: render fidelity {found} of {len(files)} objects, {matched} of {fields} fields")
+    assert problems == []
+    assert found == len(files) and matched == fields
+
+
+# --- no permanent diff ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_second_up_preview_and_refresh_change_nothing(
+    deployed: dict[str, Deployed], engine: Engine, kube_env: dict[str, str], stack: str
+) -> None:
+    project = deployed[stack].project
+    up = pulumi(engine, project, kube_env, "up", "--yes", "--skip-preview", "--json")
+    summary = up_summary(up)
+    assert set(summary) == {"same"}, summary
+    preview = pulumi(engine, project, kube_env, "preview", "--expect-no-changes", check=False)
+    assert preview.returncode == 0, preview.stdout[-3000:]
+    refresh = pulumi(
+        engine,
+        project,
+        kube_env,
+        "refresh",
+        "--expect-no-changes",
+        "--yes",
+        program=False,
+        check=False,
+    )
+    assert refresh.returncode == 0, refresh.stdout[-3000:]
