@@ -39,7 +39,14 @@ from gatewayctl import (
     render,
 )
 from gatewayctl import status as status_report
-from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
+from gatewayctl.errors import (
+    InvalidInputError,
+    Problem,
+    ToolError,
+    UsageError,
+    printable,
+    safe,
+)
 from gatewayctl.program import ROOT
 from gatewayctl.stackfile import stack_file
 from gatewayctl.status import core, formats, inputs, selfheal
@@ -712,7 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors.print(f"{len(error.problems)} problem(s); nothing written", markup=False)
         return EXIT_INVALID
     except UsageError as error:
-        errors.print(f"error: {error}", markup=False, soft_wrap=True)
+        errors.print(f"error: {safe(str(error))}", markup=False, soft_wrap=True)
         return EXIT_INVALID
     except KeyboardInterrupt:  # in process; `python -m gatewayctl` handles signals itself
         errors.print(interrupts.message(signal.SIGINT), markup=False)
@@ -721,7 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug or os.environ.get(DEBUG_ENV, "") not in {"", "0"}:
             sys.stderr.write("".join(traceback.format_exception(error)))
         elif isinstance(error, ToolError):
-            errors.print(f"error: {error}", markup=False, soft_wrap=True)
+            errors.print(f"error: {safe(str(error))}", markup=False, soft_wrap=True)
         else:
             errors.print(_unexpected(error), markup=False, soft_wrap=True)
         return EXIT_ERROR
@@ -731,7 +738,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _unexpected(error: Exception) -> str:
     """One line for an exception the tool did not expect: its type, its message, and how to
     get the traceback."""
-    message = printable(str(error))  # one line, whatever the message holds
+    message = printable(safe(str(error)))  # one line, whatever the message holds
     named = f"{type(error).__name__}: {message}" if message else type(error).__name__
     return f"error: {named} ({DEBUG_HINT})"
 

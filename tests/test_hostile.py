@@ -392,7 +392,7 @@ KEYCLOAK_SECRETS = {"c1": {"dbAdminPassword": "pw", "keycloakAdminClientSecret":
         (
             {"oidc": {"issuer": "https://user@idp.example.com/"}},
             "spec.oidc.issuer",
-            "'https://user@idp.example.com/' is not an https URL"
+            "'https://[secret]@idp.example.com/' is not an https URL"
             " (https://host[:port][/path], no query, fragment, user info or white space)",
         ),
         (
