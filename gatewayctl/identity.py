@@ -15,7 +15,6 @@ as before), and ``validate`` reports it (:func:`sign_in_problems`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from components.identity import (
 )
 from gatewayctl.errors import Problem
 from gatewayctl.models import ClusterConfig, GatewaySpec, KeycloakImportIds, StackConfig
+from gatewayctl.pem import bundle_problem
 from gatewayctl.stackfile import PROJECT
 
 if TYPE_CHECKING:
@@ -40,9 +40,6 @@ if TYPE_CHECKING:
 SignIn = Literal["keycloak", "oidc", "none", "unset"]
 BUNDLE_MAX_BYTES = 1 << 20
 """A CA bundle larger than this is no CA bundle (a ConfigMap holds at most 1 MiB)."""
-_CERTIFICATE = re.compile(
-    r"-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----"
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,13 +134,10 @@ def _bundle(root: Path, relative: str) -> tuple[str | None, str | None]:
         return None, f"{relative!r} cannot be read: {reason}"
     if len(data) > BUNDLE_MAX_BYTES:
         return None, f"{relative!r} is larger than {BUNDLE_MAX_BYTES:,} bytes; not a CA bundle"
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError:
-        return None, f"{relative!r} is not PEM text (ASCII)"
-    if not _CERTIFICATE.search(text):
-        return None, f"{relative!r} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
-    return text, None
+    problem = bundle_problem(data)
+    if problem is not None:
+        return None, f"{relative!r} {problem}"
+    return data.decode("ascii"), None
 
 
 @dataclass(frozen=True, kw_only=True)

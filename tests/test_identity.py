@@ -440,6 +440,70 @@ def test_ca_bundles_are_read_from_the_project(tmp_path: Path) -> None:
     assert loaded.bundles["c1"].trusted == PEM and loaded.bundles["c1"].keycloak is None
 
 
+KEY_BLOCK = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgE=\n-----END PRIVATE KEY-----\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            PEM + KEY_BLOCK,
+            "holds a 'PRIVATE KEY' block at line 4; a CA bundle holds certificates only (its"
+            " whole text is published): remove that block",
+        ),
+        (
+            KEY_BLOCK.replace("PRIVATE KEY", "EC PRIVATE KEY") + PEM,
+            "holds a 'EC PRIVATE KEY' block at line 1; a CA bundle holds certificates only (its"
+            " whole text is published): remove that block",
+        ),
+        (
+            PEM + "-----BEGIN TRUSTED CERTIFICATE-----\nMIIB\n-----END TRUSTED CERTIFICATE-----\n",
+            "holds a 'TRUSTED CERTIFICATE' block at line 4; a CA bundle holds certificates only"
+            " (its whole text is published): remove that block",
+        ),
+        (PEM + "junk -----BEGIN PRIVATE KEY-----\n", "has a broken PEM boundary at line 4"),
+        (
+            PEM.replace("-----END CERTIFICATE-----\n", ""),
+            "has a BEGIN CERTIFICATE at line 1 that no END closes",
+        ),
+        (
+            PEM + "-----END CERTIFICATE-----\n",
+            "has an END CERTIFICATE at line 4 that closes no BEGIN CERTIFICATE",
+        ),
+        (
+            "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+            "has a certificate at line 1 that is not base64",
+        ),
+    ],
+)
+@pytest.mark.parametrize("field", ["trustedCaBundleFile", "identity.keycloak.caBundleFile"])
+def test_a_bundle_holds_certificates_only(
+    tmp_path: Path, content: str, problem: str, field: str
+) -> None:
+    # Its text goes whole into ConfigMap gateway-trusted-ca of every tenant namespace (or to
+    # the Keycloak provider): a key beside the certificates would be published with them.
+    write_text(tmp_path, "certs/ca.pem", content)
+    keycloak = {**KEYCLOAK, "caBundleFile": "certs/ca.pem"} if "keycloak" in field else KEYCLOAK
+    trusted = {"trustedCaBundleFile": "certs/ca.pem"} if "keycloak" not in field else {}
+    write_stack(
+        tmp_path,
+        clusters={"c1": cluster(identity={"keycloak": keycloak}, **trusted)},
+        secrets={"c1": {"dbAdminPassword": "pw", "keycloakAdminClientSecret": "kc"}},
+    )
+    write_gateway(tmp_path, "acme")
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, f"{PREFIX}clusters.c1.{field}", f"'certs/ca.pem' {problem}")
+    ]
+
+
+def test_explanatory_text_between_certificates_is_kept(tmp_path: Path) -> None:
+    bundle = "# Development CA\n" + PEM + "\nSubject: CN=other\n" + PEM
+    write_text(tmp_path, "certs/ca.pem", bundle)
+    _stack(tmp_path, trustedCaBundleFile="certs/ca.pem")
+    write_gateway(tmp_path, "acme")
+    assert only_gateway(tmp_path).args.trusted_ca_bundle == bundle
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
