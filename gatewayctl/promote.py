@@ -276,8 +276,8 @@ def write(root: Path, promotion: Promotion) -> None:
             [Problem(promotion.path, "", "is a symbolic link; edit the binding by hand")]
         )
     mode = stat.S_IMODE(path.stat().st_mode)
-    # As outputs.write_file, but keeping the file's mode: a temporary file beside it, then the
-    # old file set aside and the new one renamed in (both undone if the command fails later).
+    # As outputs.write_file, but keeping the file's mode: a temporary file beside it, renamed
+    # over the old one in one rename (undone if the command fails later).
     with interrupts.transaction():
         with interrupts.deferred():
             handle, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
@@ -288,10 +288,7 @@ def write(root: Path, promotion: Promotion) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         temporary.chmod(mode)
-        with interrupts.deferred():
-            outputs.set_aside(path)
-            temporary.rename(path)
-            interrupts.undo(lambda: path.rename(temporary))
+        outputs.replace_file(temporary, path)
 
 
 def report(promotion: Promotion) -> list[str]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from gatewayctl import promote
+from gatewayctl import interrupts, outputs, promote
 from gatewayctl.resolve import load_stack
 from tests.builders import (
     CONFIG_FILE,
@@ -284,6 +285,66 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(
     assert result.code == 1
     assert path.read_bytes() == original
     assert sorted(p.name for p in project.iterdir() if p.name.startswith(".Pulumi")) == []
+
+
+def _watch_every_step(
+    monkeypatch: pytest.MonkeyPatch, path: Path, seen: list[bytes | None]
+) -> None:
+    """After every call that changes a directory entry, record what ``path`` holds: what a
+    process killed (SIGKILL, no clean-up) right after that call would leave there."""
+
+    def watched(call: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return call(*args, **kwargs)
+            finally:
+                seen.append(path.read_bytes() if path.exists() else None)
+
+        return wrapper
+
+    for name in ("rename", "replace", "link", "unlink", "open", "mkdir", "rmdir"):
+        monkeypatch.setattr(os, name, watched(getattr(os, name)))
+
+
+def test_a_kill_at_any_point_leaves_the_old_file_or_the_new_one(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = project / "Pulumi.aws.yaml"
+    old = path.read_bytes()
+    promotion = promote.promote(project, NEXT, "aws")
+    new = promotion.text.encode("utf-8")
+    seen: list[bytes | None] = []
+    _watch_every_step(monkeypatch, path, seen)
+    promote.write(project, promotion)
+    monkeypatch.undo()
+    assert len(seen) > 3  # every step was watched
+    assert [state for state in seen if state not in {old, new}] == []
+    assert (seen[0], seen[-1]) == (old, new)
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".Pulumi")) == []
+
+
+def test_an_output_file_is_never_absent_while_it_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "report.md"
+    out.write_bytes(b"old\n")
+    seen: list[bytes | None] = []
+    _watch_every_step(monkeypatch, out, seen)
+    outputs.write_file(out, "new\n")
+    monkeypatch.undo()
+    assert [state for state in seen if state not in {b"old\n", b"new\n"}] == []
+    assert (seen[0], seen[-1], out.read_bytes()) == (b"old\n", b"new\n", b"new\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+
+
+def test_an_undone_replacement_puts_the_old_file_back_in_one_rename(tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    out.write_bytes(b"old\n")
+    with pytest.raises(RuntimeError), interrupts.transaction():
+        outputs.write_file(out, "new\n")
+        raise RuntimeError("a later step failed")
+    assert out.read_bytes() == b"old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
 
 
 def test_edit_bindings_refuses_what_it_cannot_find() -> None:
