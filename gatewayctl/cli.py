@@ -9,7 +9,6 @@ written); 1 anything else; 130 interrupted. ``diff`` exits 3 when the stack's re
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import signal
@@ -37,6 +36,7 @@ from gatewayctl import (
     readiness,
     releases,
     render,
+    resolve,
 )
 from gatewayctl import status as status_report
 from gatewayctl.errors import (
@@ -349,7 +349,16 @@ def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     names = _stacks(args, args.root)
-    prepare_all = functools.partial(_prepare_all, jobs=_jobs(args, len(names)))
+    jobs = _jobs(args, len(names))
+
+    def prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
+        try:
+            return _prepare_all(root, stacks, jobs)
+        except InvalidInputError as error:
+            # Every problem at once: the sign-in rule too, not only once the others are fixed.
+            unset = [p for stack in stacks for p in resolve.sign_in_problems(root, stack)]
+            raise InvalidInputError([*error.problems, *unset]) from None
+
     if args.deploy:
         stacks = readiness.check(args.root, names, prepare_all)
     else:

@@ -205,17 +205,29 @@ def client_clashes(gateways: Sequence[ResolvedGateway], config: StackConfig) -> 
     return problems
 
 
-def sign_in_problems(loaded: LoadedStack) -> list[Problem]:
+def no_sign_in(spec: GatewaySpec, cluster: ClusterConfig) -> bool:
+    """No person can sign in: no ``spec.signIn: none``, no ``spec.oidc``, and the cluster has
+    no Keycloak (:func:`resolve_sign_in`'s ``unset``)."""
+    return spec.sign_in is None and spec.oidc is None and cluster.identity.keycloak is None
+
+
+def no_sign_in_problem(source: str, cluster_name: str) -> Problem:
     """``validate``'s rule: a gateway with neither Keycloak nor ``spec.oidc`` says on purpose
     that no person signs in (``spec.signIn: none``)."""
+    return Problem(
+        source,
+        "spec.signIn",
+        f"no person can sign in: cluster {cluster_name!r} has no identity.keycloak and"
+        " the gateway declares no spec.oidc; declare spec.oidc (your issuer) or"
+        " spec.signIn: none",
+    )
+
+
+def sign_in_problems(loaded: LoadedStack) -> list[Problem]:
+    """:func:`no_sign_in_problem` for every gateway of a stack that loads (for one that does
+    not, ``gatewayctl.resolve.sign_in_problems``)."""
     return [
-        Problem(
-            gateway.source,
-            "spec.signIn",
-            f"no person can sign in: cluster {gateway.cluster!r} has no identity.keycloak and"
-            " the gateway declares no spec.oidc; declare spec.oidc (your issuer) or"
-            " spec.signIn: none",
-        )
+        no_sign_in_problem(gateway.source, gateway.cluster)
         for gateway in loaded.gateways
         if gateway.sign_in == "unset"
     ]

@@ -37,6 +37,8 @@ from gatewayctl.identity import (
     ClusterBundles,
     SignIn,
     client_clashes,
+    no_sign_in,
+    no_sign_in_problem,
     read_bundles,
     resolve_sign_in,
 )
@@ -531,6 +533,29 @@ def _declaration_problems(root: Path, display: str, raw_config: Mapping[str, Any
     if not isinstance(directory, str) or not is_inside_project(directory):
         return []
     return load_declarations(root, directory, None, config_path=display)[1]
+
+
+def sign_in_problems(root: Path, stack: str) -> list[Problem]:
+    """``validate``'s sign-in rule (:func:`gatewayctl.identity.no_sign_in_problem`) for a stack
+    that does not load: every declaration valid on its own whose cluster is known, so that the
+    rule is reported with the stack's other problems, not only once they are fixed."""
+    try:
+        display, raw = read_stack_config(root, stack)
+        config = parse_stack_config(display, raw)
+    except (InvalidInputError, OSError):
+        return []  # the stack file's own problems; its declarations cannot be placed
+    inventory = config.selector is not None
+    declarations, _ = load_declarations(
+        root, config.declarations_dir, None if inventory else config.clusters, config_path=display
+    )
+    if inventory:
+        declarations, _ = _select(declarations, config)
+    problems = []
+    for source, declaration in declarations:
+        cluster_name, _ = _pick_cluster(source, declaration.spec.cluster, config)
+        if cluster_name is not None and no_sign_in(declaration.spec, config.clusters[cluster_name]):
+            problems.append(no_sign_in_problem(source, cluster_name))
+    return problems
 
 
 def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = None) -> LoadedStack:

@@ -219,6 +219,26 @@ def test_an_unknown_stack_or_cluster_is_refused(project: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("target", ["", "/rosa-us-east-1"])
+def test_a_target_without_a_stack_is_named_as_given(project: Path, target: str) -> None:
+    files = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    result = run(project, NEXT, "--to", target)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        f"error: --to {target!r} names no stack: write STACK or STACK/CLUSTER (the stacks here"
+        " are aws, ibm, local)\n"
+    )
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == files
+
+
+def test_a_target_that_is_no_stack_name_names_its_file(project: Path) -> None:
+    assert _refused(project, NEXT, "--to", "AWS/rosa-us-east-1") == [
+        "error: Pulumi.AWS.yaml: stack name 'AWS' is not a DNS-1123 label (lowercase a-z, 0-9,"
+        " inner '-', at most 63)",
+        "1 problem(s); nothing written",
+    ]
+
+
 def _stack_text(clusters: str) -> str:
     """A stack file whose ``clusters`` value is ``clusters`` as written."""
     settings = yaml.safe_dump(cluster(), default_flow_style=True, width=1000).strip()
@@ -256,6 +276,41 @@ def test_a_cluster_in_flow_style_or_an_alias_is_left_to_a_person(tmp_path: Path)
     assert result.err == (
         f"error: {CONFIG_FILE}: the binding could not be edited safely; edit it by hand\n"
     )
+
+
+def test_an_anchored_binding_is_left_to_a_person_not_blamed_on_the_file(tmp_path: Path) -> None:
+    # c2 binds the release through an alias of c1's binding: replacing c1's value would drop
+    # the anchor, and the text promote produced would not parse. The file itself is fine.
+    write_release(tmp_path, "r1")
+    write_release(tmp_path, "r2")
+    (tmp_path / "gateways" / STACK).mkdir(parents=True)
+    block = yaml.safe_dump({"c1": cluster(), "c2": cluster()}, sort_keys=False, indent=2)
+    block = "".join(f"    {line}\n" for line in block.splitlines())
+    block = block.replace("    c1:\n", "    c1:\n      release: &bound r1\n", 1)
+    block = block.replace("    c2:\n", "    c2:\n      release: *bound\n", 1)
+    write_text(tmp_path, CONFIG_FILE, _stack_text(block))
+    assert [c.release for c in load(tmp_path).config.clusters.values()] == ["r1", "r1"]
+    for target in (f"{STACK}/c1", STACK):
+        assert _refused(tmp_path, "r2", "--to", target) == [
+            f"error: {CONFIG_FILE}: {PREFIX}clusters.c1.release: the binding carries a YAML"
+            " anchor (&name) that other values may refer to; edit the binding by hand"
+            " (release: <name>)",
+            "1 problem(s); nothing written",
+        ]
+
+
+def test_text_promote_produced_that_does_not_parse_is_its_own_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = project / "Pulumi.aws.yaml"
+    original = path.read_bytes()
+    monkeypatch.setattr(promote, "edit_bindings", lambda text, *_: text + "\n  broken: *nowhere\n")
+    result = run(project, NEXT, "--to", "aws")
+    assert (result.code, result.err) == (
+        1,
+        "error: Pulumi.aws.yaml: the binding could not be edited safely; edit it by hand\n",
+    )
+    assert path.read_bytes() == original
 
 
 def test_a_stack_that_would_not_validate_is_not_written(tmp_path: Path) -> None:
