@@ -39,6 +39,7 @@ from gatewayctl import (
     resolve,
 )
 from gatewayctl import status as status_report
+from gatewayctl.diff import cache as diff_cache
 from gatewayctl.errors import (
     InvalidInputError,
     Problem,
@@ -463,11 +464,13 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
-    if args.output is not None and (
-        problems := outputs.file_problems(
+    # Every output path before anything is rendered: the report, and the base renders' cache.
+    problems = diff_cache.problems(root)
+    if args.output is not None:
+        problems += outputs.file_problems(
             args.output, root, ours=diff.is_report, kind="a diff report", flag="--output"
         )
-    ):
+    if problems:
         raise InvalidInputError(problems)
     result = diff.run(root, prepared, args.base, every_stack=args.all)
     # Raw Markdown: not through rich, which would read `[secret]` as markup.
