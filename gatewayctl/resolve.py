@@ -29,7 +29,7 @@ from components.gateway import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
-from gatewayctl import credentials
+from gatewayctl import credentials, reserved
 from gatewayctl.console import resolve_console
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
@@ -151,8 +151,10 @@ def _resolve(
     config_path: str,
     releases: Mapping[str, ReleaseFile],
     bundles: Mapping[str, ClusterBundles] | None = None,
+    project: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[ResolvedGateway | None, list[Problem]]:
     name, spec = declaration.metadata.name, declaration.spec
+    project = project or {}
     cluster_name, problems = _pick_cluster(display, spec.cluster, config)
     if cluster_name is None:
         return None, problems
@@ -172,7 +174,7 @@ def _resolve(
     namespace = spec.namespace or naming.default_namespace(name)
     database_name = spec.database_name or naming.postgres_identifier(name)
     problems += _reserved_namespace(
-        display, namespace, spec.namespace is not None, cluster_name, cluster
+        display, namespace, spec.namespace is not None, cluster_name, cluster, project
     )
     problems += _admin_role(
         display, database_name, spec.database_name is not None, cluster_name, config
@@ -189,7 +191,7 @@ def _resolve(
     )
     problems += found
     stored = credentials.resolve(spec.credentials, namespace)
-    problems += credentials.reserved(display, stored, namespace, cluster_name, cluster)
+    problems += credentials.reserved(display, stored, namespace, cluster_name, cluster, project)
 
     # An explicit host is checked whenever it is written, even if unused (exposure disabled or
     # mode none), so a declaration stays valid when it moves to another cluster.
@@ -350,20 +352,27 @@ def _fails(image: str, mirrors: Mapping[str, str]) -> bool:
 
 
 def _reserved_namespace(
-    display: str, namespace: str, explicit: bool, cluster_name: str, cluster: ClusterConfig
+    display: str,
+    namespace: str,
+    explicit: bool,
+    cluster_name: str,
+    cluster: ClusterConfig,
+    project: Mapping[str, tuple[str, str]],
 ) -> list[Problem]:
     """The stack config's own namespaces (shared Gateway, router, metrics, in-cluster database
-    service) are not a tenant's: removing the gateway would delete its namespace."""
-    referenced = cluster.referenced_namespaces().get(namespace)
-    if referenced is None:
+    service) and the project's (the operator's, ``gatewayctl.reserved``) are not a tenant's:
+    removing the gateway would delete its namespace."""
+    found = reserved.namespace_owner(namespace, cluster.referenced_namespaces(), project)
+    if found is None:
         return []
-    what, field = referenced
+    what, field, of_cluster = found
+    where = f" of cluster {cluster_name!r}" if of_cluster else ""
     value = repr(namespace) if explicit else f"the default namespace {namespace!r}"
     return [
         Problem(
             display,
             "spec.namespace",
-            f"{value} is {what} of cluster {cluster_name!r} ({field}); a gateway needs its own",
+            f"{value} is {what}{where} ({field}); a gateway needs its own",
         )
     ]
 
@@ -586,8 +595,9 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         declarations, missing = _select(declarations, config)
         problems += missing
     gateways: list[ResolvedGateway] = []
+    project = reserved.project_namespaces(root)
     for source, declaration in declarations:
-        gateway, found = _resolve(source, declaration, config, display, releases, bundles)
+        gateway, found = _resolve(source, declaration, config, display, releases, bundles, project)
         problems += found
         if gateway is not None:
             gateways.append(gateway)

@@ -554,8 +554,10 @@ def test_cli_validate_all_names_both_files_of_a_cross_stack_clash(tmp_path: Path
     b = write_stack(
         tmp_path, stack="b", clusters={"c1": site("west", kubeconfigContext="ctx-east")}
     )
-    first = write_gateway(tmp_path, "alpha", {"namespace": "tenant"}, stack="a")
-    second = write_gateway(tmp_path, "beta", {"namespace": "tenant"}, stack="b")
+    # Sandbox-only gateways: validate would also say, with the clash, that no one signs in.
+    quiet = {"namespace": "tenant", "signIn": "none"}
+    first = write_gateway(tmp_path, "alpha", quiet, stack="a")
+    second = write_gateway(tmp_path, "beta", quiet, stack="b")
     reason = "the same kubeconfigContext 'ctx-east'"
     out = tmp_path / "out"
 
