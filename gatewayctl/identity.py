@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from components.console import console_client_id
 from components.gateway_config import OidcSettings
 from components.identity import (
     ADMIN_ROLE,
@@ -29,8 +30,15 @@ from components.identity import (
     IdentityArgs,
     Principal,
 )
+from gatewayctl import reserved
 from gatewayctl.errors import Problem
-from gatewayctl.models import ClusterConfig, GatewaySpec, KeycloakImportIds, StackConfig
+from gatewayctl.models import (
+    ClusterConfig,
+    GatewaySpec,
+    KeycloakImportIds,
+    KeycloakServer,
+    StackConfig,
+)
 from gatewayctl.pem import bundle_problem
 from gatewayctl.stackfile import PROJECT
 
@@ -180,28 +188,87 @@ def read_bundles(
 # --- across gateways ------------------------------------------------------------------------
 
 
+Realm = tuple[str, str]
+"""A Keycloak realm: the server (its URL, the host in lowercase) and the realm's name."""
+
+
+def realm_of(server: KeycloakServer) -> Realm:
+    """Clusters and stacks that name one server and realm share its clients (one namespace of
+    client ids); host names compare case-insensitively."""
+    scheme, _, rest = server.url.partition("://")
+    host, slash, path = rest.partition("/")
+    return (f"{scheme}://{host.lower()}{slash}{path}", server.realm)
+
+
+def clients_of(gateway: ResolvedGateway) -> list[tuple[str, str, str]]:
+    """The Keycloak clients a gateway owns, each (client id, the field that makes it, what it
+    is): its own client and, with a web console, the console's ``<id>-console``."""
+    identity = gateway.args.identity
+    if identity is None:
+        return []
+    owned = [(identity.client_id, "spec.keycloak.clientId", "")]
+    if gateway.args.console is not None:
+        console = console_client_id(identity.client_id)
+        owned.append((console, "spec.console.enabled", " (the client of its web console)"))
+    return owned
+
+
+def admin_clients(clusters: Mapping[str, ClusterConfig]) -> dict[tuple[Realm, str], str]:
+    """Every cluster's admin client (the one Pulumi signs in with), by realm and client id:
+    the first cluster naming it."""
+    found: dict[tuple[Realm, str], str] = {}
+    for name, cluster in sorted(clusters.items()):
+        server = cluster.identity.keycloak
+        if server is not None:
+            found.setdefault((realm_of(server), server.admin_client_id), name)
+    return found
+
+
+def client_problem(client_id: str, realm: Realm, admin_cluster: str | None) -> str | None:
+    """Why a gateway may not own the client ``client_id`` of ``realm`` by itself: a client
+    every realm has (``gatewayctl.reserved``), or the realm's admin client of the cluster
+    ``admin_cluster``."""
+    builtin = reserved.client_problem(client_id)
+    if builtin is not None:
+        return builtin
+    if admin_cluster is not None:
+        return (
+            f"client {client_id!r} of realm {realm[1]!r} is the admin client Pulumi signs in"
+            f" with (identity.keycloak.adminClientId of cluster {admin_cluster!r}); the gateway"
+            " would take it over, and deleting the gateway would delete it"
+        )
+    return None
+
+
 def client_clashes(gateways: Sequence[ResolvedGateway], config: StackConfig) -> list[Problem]:
     """Client ids are unique per Keycloak realm (clusters may share one): Keycloak refuses a
-    second client of the same id, and one client cannot serve two gateways."""
-    seen: dict[tuple[str, str, str], str] = {}
+    second client of the same id, and one client cannot serve two gateways. A gateway's
+    clients are its own and its console's; none may be a client Keycloak creates in every
+    realm, or the realm's admin client."""
+    admins = admin_clients(config.clusters)
+    seen: dict[tuple[Realm, str], str] = {}
     problems = []
     for gateway in gateways:
         server = config.clusters[gateway.cluster].identity.keycloak
-        identity = gateway.args.identity
-        if server is None or identity is None:
+        if server is None:
             continue
-        key = (server.url, server.realm, identity.client_id)
-        if key in seen:
-            problems.append(
-                Problem(
-                    gateway.source,
-                    "spec.keycloak.clientId",
-                    f"client {identity.client_id!r} of realm {server.realm!r} is already used"
-                    f" by {seen[key]}",
+        realm = realm_of(server)
+        for client_id, field, what in clients_of(gateway):
+            wrong = client_problem(client_id, realm, admins.get((realm, client_id)))
+            if wrong is not None:
+                problems.append(Problem(gateway.source, field, wrong))
+            key = (realm, client_id)
+            if key in seen:
+                problems.append(
+                    Problem(
+                        gateway.source,
+                        field,
+                        f"client {client_id!r} of realm {server.realm!r} is already used"
+                        f" by {seen[key]}",
+                    )
                 )
-            )
-        else:
-            seen[key] = gateway.source
+            else:
+                seen[key] = f"{gateway.source}{what}"
     return problems
 
 

@@ -139,21 +139,38 @@ checked where the file is read)."""
 # --- sign-in (identity per cluster, OIDC and access per gateway) -----------------------------
 
 
-_HTTPS_URL = re.compile(r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?")
+_HTTPS_URL = re.compile(
+    r"https://(?P<host>[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?"
+    r"(?P<path>/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?"
+)
+_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+PORT_MAX = 65535
 
 
 def _https_url(value: object) -> object:
     """An ``https`` URL without query, fragment, user info or white space (upstream's rule for
-    an issuer; a Keycloak server is reached the same way)."""
+    an issuer; a Keycloak server is reached the same way): a fully qualified DNS host (no IP
+    address, no single label: ``components.hostnames.check_host``), a TCP port 1-65535, and a
+    path without empty, ``.`` or ``..`` segments or a broken ``%`` escape. An issuer is
+    compared as written with every token's ``iss`` and is the base of its discovery document,
+    so a URL that a client would normalise into another one is refused, not kept."""
     if not isinstance(value, str):
         return value  # the str type reports it
-    if not _HTTPS_URL.fullmatch(value) or len(value) > PATH_MAX:
+    match = _HTTPS_URL.fullmatch(value) if len(value) <= PATH_MAX else None
+    if match is None:
         raise ValueError(
             f"{value!r} is not an https URL (https://host[:port][/path], no query, fragment,"
             " user info or white space)"
         )
-    host = value.removeprefix("https://").split("/", 1)[0].rsplit(":", 1)[0]
-    check_dns_name(host.lower(), what="URL host")
+    port = match["port"]
+    if port is not None and not 1 <= int(port) <= PORT_MAX:
+        raise ValueError(f"{value!r}: port {port} is out of range (1-{PORT_MAX})")
+    check_host(match["host"].lower(), what="URL host")
+    path = (match["path"] or "").rstrip("/")
+    if any(segment in {"", ".", ".."} for segment in path.split("/")[1:]):
+        raise ValueError(f"{value!r}: the path has an empty, '.' or '..' segment")
+    if _PERCENT.search(path):
+        raise ValueError(f"{value!r}: the path has a '%' that is no escape (%XX, two hex digits)")
     return value.rstrip("/")
 
 
