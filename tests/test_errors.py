@@ -208,7 +208,7 @@ def test_an_unexpected_error_exits_1_with_one_line_naming_its_type_or_its_traceb
     assert err.startswith(TRACEBACK)
     assert err.endswith("\nRuntimeError: disk on fire\nsecond line\n")
     frames = [line.split(", in ")[1] for line in err.splitlines() if line.startswith("  File ")]
-    assert frames == ["main", "cmd_validate", "_prepare_all", "_boom"]
+    assert frames == ["main", "cmd_validate", "prepare_all", "_prepare_all", "_boom"]
     assert HINT not in err
 
 

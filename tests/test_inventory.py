@@ -198,7 +198,9 @@ def test_cli_validate_fails_on_a_copied_stack_config(
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[-1] == "22 problem(s); nothing written"
+    # ... and each gateway's Keycloak client two owners on the one realm (10 of the 32).
+    assert err[-1] == "32 problem(s); nothing written"
+    assert sum("on the same Keycloak realm" in line for line in err) == 10
     assert err[0].startswith(
         "error: gateways/ibm/batch-jobs.yaml: spec.databaseName: database"
         " 'gw_batch_jobs' on server "
@@ -207,12 +209,13 @@ def test_cli_validate_fails_on_a_copied_stack_config(
         " is also used by gateways/prod/batch-jobs.yaml (cluster 'roks-us-east' of"
         " Pulumi.prod.yaml)"
     )
-    # On a cluster and database server of its own, the copy is fine.
+    # On a cluster, database server and Keycloak realm of its own, the copy is fine.
     text = prod.read_text()
     for old, new in (
         ("hysh-ibm-01/", "hysh-ibm-02/"),  # kubeconfigContext
         ("hysh-ibm-01-", "hysh-ibm-02-"),  # baseDomain
         ("5e4b1c7a-", "6f5c2d8b-"),  # the database server
+        ("realm: hypershell", "realm: hypershell-prod"),  # the Keycloak realm
     ):
         assert old in text
         text = text.replace(old, new)
