@@ -9,7 +9,6 @@ written); 1 anything else; 130 interrupted. ``diff`` exits 3 when the stack's re
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import signal
@@ -37,9 +36,18 @@ from gatewayctl import (
     readiness,
     releases,
     render,
+    resolve,
 )
 from gatewayctl import status as status_report
-from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
+from gatewayctl.diff import cache as diff_cache
+from gatewayctl.errors import (
+    InvalidInputError,
+    Problem,
+    ToolError,
+    UsageError,
+    printable,
+    safe,
+)
 from gatewayctl.program import ROOT
 from gatewayctl.resolve import load_stack
 from gatewayctl.stackfile import PROJECT, stack_file
@@ -345,7 +353,16 @@ def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     names = _stacks(args, args.root)
-    prepare_all = functools.partial(_prepare_all, jobs=_jobs(args, len(names)))
+    jobs = _jobs(args, len(names))
+
+    def prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
+        try:
+            return _prepare_all(root, stacks, jobs)
+        except InvalidInputError as error:
+            # Every problem at once: the sign-in rule too, not only once the others are fixed.
+            unset = [p for stack in stacks for p in resolve.sign_in_problems(root, stack)]
+            raise InvalidInputError([*error.problems, *unset]) from None
+
     if args.deploy:
         stacks = readiness.check(args.root, names, prepare_all)
     else:
@@ -450,11 +467,13 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
-    if args.output is not None and (
-        problems := outputs.file_problems(
+    # Every output path before anything is rendered: the report, and the base renders' cache.
+    problems = diff_cache.problems(root)
+    if args.output is not None:
+        problems += outputs.file_problems(
             args.output, root, ours=diff.is_report, kind="a diff report", flag="--output"
         )
-    ):
+    if problems:
         raise InvalidInputError(problems)
     result = diff.run(root, prepared, args.base, every_stack=args.all)
     # Raw Markdown: not through rich, which would read `[secret]` as markup.
@@ -717,7 +736,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors.print(f"{len(error.problems)} problem(s); nothing written", markup=False)
         return EXIT_INVALID
     except UsageError as error:
-        errors.print(f"error: {error}", markup=False, soft_wrap=True)
+        errors.print(f"error: {safe(str(error))}", markup=False, soft_wrap=True)
         return EXIT_INVALID
     except KeyboardInterrupt:  # in process; `python -m gatewayctl` handles signals itself
         errors.print(interrupts.message(signal.SIGINT), markup=False)
@@ -726,7 +745,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug or os.environ.get(DEBUG_ENV, "") not in {"", "0"}:
             sys.stderr.write("".join(traceback.format_exception(error)))
         elif isinstance(error, ToolError):
-            errors.print(f"error: {error}", markup=False, soft_wrap=True)
+            errors.print(f"error: {safe(str(error))}", markup=False, soft_wrap=True)
         else:
             errors.print(_unexpected(error), markup=False, soft_wrap=True)
         return EXIT_ERROR
@@ -736,7 +755,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _unexpected(error: Exception) -> str:
     """One line for an exception the tool did not expect: its type, its message, and how to
     get the traceback."""
-    message = printable(str(error))  # one line, whatever the message holds
+    message = printable(safe(str(error)))  # one line, whatever the message holds
     named = f"{type(error).__name__}: {message}" if message else type(error).__name__
     return f"error: {named} ({DEBUG_HINT})"
 

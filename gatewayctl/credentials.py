@@ -13,7 +13,7 @@ fixed Role name would collide). The model already refuses system namespaces. Wit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from components.credentials import (
@@ -25,6 +25,7 @@ from components.credentials import (
 )
 from gatewayctl.errors import Problem
 from gatewayctl.models import ClusterConfig, CredentialsSpec
+from gatewayctl.reserved import namespace_owner
 
 FIELD = "spec.credentials.kubernetesSecrets.namespace"
 
@@ -54,19 +55,24 @@ def reserved(
     namespace: str,
     cluster_name: str,
     cluster: ClusterConfig,
+    project: Mapping[str, tuple[str, str]],
 ) -> list[Problem]:
-    """The stack config's own namespaces are not a credential store."""
+    """The stack config's own namespaces and the project's (``gatewayctl.reserved``: the
+    operator's) are not a credential store, as they are not a gateway's namespace."""
     external = external_namespace(credentials, namespace)
-    referenced = cluster.referenced_namespaces().get(external) if external else None
-    if referenced is None:
+    if external is None:
         return []
-    what, field = referenced
+    found = namespace_owner(external, cluster.referenced_namespaces(), project)
+    if found is None:
+        return []
+    what, field, of_cluster = found
+    where = f" of cluster {cluster_name!r}" if of_cluster else ""
     return [
         Problem(
             display,
             FIELD,
-            f"{external!r} is {what} of cluster {cluster_name!r} ({field}); the gateway would"
-            " be granted every Secret in it",
+            f"{external!r} is {what}{where} ({field}); the gateway would be granted every"
+            " Secret in it",
         )
     ]
 

@@ -28,8 +28,8 @@ from pydantic import ValidationError
 class Problem:
     """One thing wrong with one field of one file.
 
-    Field and message are shortened on the way in (``shorten``): they quote input, and a
-    value of megabytes must not be echoed whole.
+    Field and message are made safe on the way in (:func:`safe`): they quote input, so the
+    secret parts of a URL are hidden and a value of megabytes is not echoed whole.
     """
 
     path: str
@@ -37,8 +37,8 @@ class Problem:
     message: str
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "field", shorten(self.field))
-        object.__setattr__(self, "message", shorten(self.message))
+        object.__setattr__(self, "field", safe(self.field))
+        object.__setattr__(self, "message", safe(self.message))
 
     def __str__(self) -> str:
         parts = [self.path, self.field, self.message] if self.field else [self.path, self.message]
@@ -88,6 +88,69 @@ def shorten(text: str) -> str:
     text = _QUOTED.sub(quoted, text)
     text = _RUN.sub(lambda match: match[0][:RUN_LIMIT] + ELLIPSIS, text)
     return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + ELLIPSIS
+
+
+def safe(text: str) -> str:
+    """``text`` as the tool may show it: every URL without its user info, query and fragment
+    (:func:`redact_urls`), then cut to the limits (:func:`shorten`). Every problem and every
+    one-line error passes here, so no field, whatever its check quotes, can echo a secret."""
+    return shorten(redact_urls(text))
+
+
+HIDDEN = "[secret]"
+"""What stands for a hidden part of a URL (as the render's marker stands for a secret)."""
+
+# ``scheme://`` (RFC 3986 §3.1) and what follows it: within a quoted value, the rest of the
+# value, white space included (a value with a space is still quoted whole); elsewhere, up to
+# white space, a quote or a bracket (a rule written out, ``ssh://[user@]host``, is no URL).
+_SCHEME = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://")
+_UNQUOTED_URL = re.compile(_SCHEME.pattern + r"""[^\s'"\[\]]*""")
+
+
+def _hide(rest: str) -> str:
+    """What follows ``scheme://``, with the user info, the query and the fragment hidden.
+
+    Hides more rather than less for a malformed URL: the user info is everything before the
+    last ``@`` ahead of the query or fragment (a ``/`` in a password does not end it), and
+    the query or fragment is everything from the first ``?`` or ``#`` on."""
+    cut = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    at = rest.rfind("@", 0, cut)
+    head, tail = rest[:cut], rest[cut:]
+    if at >= 0:
+        head = f"{HIDDEN}@{head[at + 1 :]}"
+    if tail:
+        tail = f"{tail[0]}{HIDDEN}"
+    return head + tail
+
+
+def _redact_run(text: str, pattern: re.Pattern[str]) -> str:
+    def hide(match: re.Match[str]) -> str:
+        scheme = _SCHEME.match(match[0])
+        assert scheme is not None
+        return scheme[0] + _hide(match[0][scheme.end() :])
+
+    return pattern.sub(hide, text)
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with the user info, query and fragment of every URL in it replaced by
+    :data:`HIDDEN` (``https://[secret]@vault.example.com/v1?[secret]``): they carry
+    passwords and tokens. A value quoted by ``repr`` is a URL from its ``scheme://`` to its
+    closing quote."""
+    if "://" not in text:
+        return text
+    parts: list[str] = []
+    last = 0
+    for match in _QUOTED.finditer(text):
+        parts.append(_redact_run(text[last : match.start()], _UNQUOTED_URL))
+        body = match["body"]
+        found = _SCHEME.search(body)
+        if found is not None:
+            body = body[: found.end()] + _hide(body[found.end() :])
+        parts.append(match["q"] + body + match["close"])
+        last = match.end()
+    parts.append(_redact_run(text[last:], _UNQUOTED_URL))
+    return "".join(parts)
 
 
 class GatewayctlError(Exception):

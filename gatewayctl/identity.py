@@ -15,12 +15,12 @@ as before), and ``validate`` reports it (:func:`sign_in_problems`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from components.console import console_client_id
 from components.gateway_config import OidcSettings
 from components.identity import (
     ADMIN_ROLE,
@@ -30,8 +30,16 @@ from components.identity import (
     IdentityArgs,
     Principal,
 )
+from gatewayctl import reserved
 from gatewayctl.errors import Problem
-from gatewayctl.models import ClusterConfig, GatewaySpec, KeycloakImportIds, StackConfig
+from gatewayctl.models import (
+    ClusterConfig,
+    GatewaySpec,
+    KeycloakImportIds,
+    KeycloakServer,
+    StackConfig,
+)
+from gatewayctl.pem import bundle_problem
 from gatewayctl.stackfile import PROJECT
 
 if TYPE_CHECKING:
@@ -40,9 +48,6 @@ if TYPE_CHECKING:
 SignIn = Literal["keycloak", "oidc", "none", "unset"]
 BUNDLE_MAX_BYTES = 1 << 20
 """A CA bundle larger than this is no CA bundle (a ConfigMap holds at most 1 MiB)."""
-_CERTIFICATE = re.compile(
-    r"-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----"
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,13 +142,10 @@ def _bundle(root: Path, relative: str) -> tuple[str | None, str | None]:
         return None, f"{relative!r} cannot be read: {reason}"
     if len(data) > BUNDLE_MAX_BYTES:
         return None, f"{relative!r} is larger than {BUNDLE_MAX_BYTES:,} bytes; not a CA bundle"
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError:
-        return None, f"{relative!r} is not PEM text (ASCII)"
-    if not _CERTIFICATE.search(text):
-        return None, f"{relative!r} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
-    return text, None
+    problem = bundle_problem(data)
+    if problem is not None:
+        return None, f"{relative!r} {problem}"
+    return data.decode("ascii"), None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,42 +188,113 @@ def read_bundles(
 # --- across gateways ------------------------------------------------------------------------
 
 
+Realm = tuple[str, str]
+"""A Keycloak realm: the server (its URL, the host in lowercase) and the realm's name."""
+
+
+def realm_of(server: KeycloakServer) -> Realm:
+    """Clusters and stacks that name one server and realm share its clients (one namespace of
+    client ids); host names compare case-insensitively."""
+    scheme, _, rest = server.url.partition("://")
+    host, slash, path = rest.partition("/")
+    return (f"{scheme}://{host.lower()}{slash}{path}", server.realm)
+
+
+def clients_of(gateway: ResolvedGateway) -> list[tuple[str, str, str]]:
+    """The Keycloak clients a gateway owns, each (client id, the field that makes it, what it
+    is): its own client and, with a web console, the console's ``<id>-console``."""
+    identity = gateway.args.identity
+    if identity is None:
+        return []
+    owned = [(identity.client_id, "spec.keycloak.clientId", "")]
+    if gateway.args.console is not None:
+        console = console_client_id(identity.client_id)
+        owned.append((console, "spec.console.enabled", " (the client of its web console)"))
+    return owned
+
+
+def admin_clients(clusters: Mapping[str, ClusterConfig]) -> dict[tuple[Realm, str], str]:
+    """Every cluster's admin client (the one Pulumi signs in with), by realm and client id:
+    the first cluster naming it."""
+    found: dict[tuple[Realm, str], str] = {}
+    for name, cluster in sorted(clusters.items()):
+        server = cluster.identity.keycloak
+        if server is not None:
+            found.setdefault((realm_of(server), server.admin_client_id), name)
+    return found
+
+
+def client_problem(client_id: str, realm: Realm, admin_cluster: str | None) -> str | None:
+    """Why a gateway may not own the client ``client_id`` of ``realm`` by itself: a client
+    every realm has (``gatewayctl.reserved``), or the realm's admin client of the cluster
+    ``admin_cluster``."""
+    builtin = reserved.client_problem(client_id)
+    if builtin is not None:
+        return builtin
+    if admin_cluster is not None:
+        return (
+            f"client {client_id!r} of realm {realm[1]!r} is the admin client Pulumi signs in"
+            f" with (identity.keycloak.adminClientId of cluster {admin_cluster!r}); the gateway"
+            " would take it over, and deleting the gateway would delete it"
+        )
+    return None
+
+
 def client_clashes(gateways: Sequence[ResolvedGateway], config: StackConfig) -> list[Problem]:
     """Client ids are unique per Keycloak realm (clusters may share one): Keycloak refuses a
-    second client of the same id, and one client cannot serve two gateways."""
-    seen: dict[tuple[str, str, str], str] = {}
+    second client of the same id, and one client cannot serve two gateways. A gateway's
+    clients are its own and its console's; none may be a client Keycloak creates in every
+    realm, or the realm's admin client."""
+    admins = admin_clients(config.clusters)
+    seen: dict[tuple[Realm, str], str] = {}
     problems = []
     for gateway in gateways:
         server = config.clusters[gateway.cluster].identity.keycloak
-        identity = gateway.args.identity
-        if server is None or identity is None:
+        if server is None:
             continue
-        key = (server.url, server.realm, identity.client_id)
-        if key in seen:
-            problems.append(
-                Problem(
-                    gateway.source,
-                    "spec.keycloak.clientId",
-                    f"client {identity.client_id!r} of realm {server.realm!r} is already used"
-                    f" by {seen[key]}",
+        realm = realm_of(server)
+        for client_id, field, what in clients_of(gateway):
+            wrong = client_problem(client_id, realm, admins.get((realm, client_id)))
+            if wrong is not None:
+                problems.append(Problem(gateway.source, field, wrong))
+            key = (realm, client_id)
+            if key in seen:
+                problems.append(
+                    Problem(
+                        gateway.source,
+                        field,
+                        f"client {client_id!r} of realm {server.realm!r} is already used"
+                        f" by {seen[key]}",
+                    )
                 )
-            )
-        else:
-            seen[key] = gateway.source
+            else:
+                seen[key] = f"{gateway.source}{what}"
     return problems
 
 
-def sign_in_problems(loaded: LoadedStack) -> list[Problem]:
+def no_sign_in(spec: GatewaySpec, cluster: ClusterConfig) -> bool:
+    """No person can sign in: no ``spec.signIn: none``, no ``spec.oidc``, and the cluster has
+    no Keycloak (:func:`resolve_sign_in`'s ``unset``)."""
+    return spec.sign_in is None and spec.oidc is None and cluster.identity.keycloak is None
+
+
+def no_sign_in_problem(source: str, cluster_name: str) -> Problem:
     """``validate``'s rule: a gateway with neither Keycloak nor ``spec.oidc`` says on purpose
     that no person signs in (``spec.signIn: none``)."""
+    return Problem(
+        source,
+        "spec.signIn",
+        f"no person can sign in: cluster {cluster_name!r} has no identity.keycloak and"
+        " the gateway declares no spec.oidc; declare spec.oidc (your issuer) or"
+        " spec.signIn: none",
+    )
+
+
+def sign_in_problems(loaded: LoadedStack) -> list[Problem]:
+    """:func:`no_sign_in_problem` for every gateway of a stack that loads (for one that does
+    not, ``gatewayctl.resolve.sign_in_problems``)."""
     return [
-        Problem(
-            gateway.source,
-            "spec.signIn",
-            f"no person can sign in: cluster {gateway.cluster!r} has no identity.keycloak and"
-            " the gateway declares no spec.oidc; declare spec.oidc (your issuer) or"
-            " spec.signIn: none",
-        )
+        no_sign_in_problem(gateway.source, gateway.cluster)
         for gateway in loaded.gateways
         if gateway.sign_in == "unset"
     ]

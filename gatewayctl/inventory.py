@@ -29,6 +29,7 @@ from components import naming
 from gatewayctl import credentials
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.identity import Realm, clients_of, realm_of
 from gatewayctl.models import ClusterConfig, StackConfig
 from gatewayctl.resolve import ResolvedGateway, load_stack, selects
 from gatewayctl.stackfile import (
@@ -369,6 +370,59 @@ def shared_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
         _other_stack_same_cluster,
         lambda p: p.cluster.stack in wanted,
     )
+    problems += _client_clashes(clusters, placed, wanted)
+    return problems
+
+
+def _client_clashes(
+    clusters: list[_Cluster], placed: list[_Placed], wanted: set[str]
+) -> list[Problem]:
+    """Stacks whose clusters name one Keycloak server and realm share its client ids: a
+    gateway's clients (its own, its console's) may be neither another stack's gateway's nor
+    another stack's admin client (``gatewayctl.identity.client_clashes`` within a stack)."""
+    owners: dict[tuple[Realm, str], list[tuple[_Placed, str, str]]] = {}
+    for item in placed:
+        server = item.cluster.config.identity.keycloak
+        if server is None:
+            continue
+        for client_id, field, what in clients_of(item.gateway):
+            owners.setdefault((realm_of(server), client_id), []).append((item, field, what))
+    admins: dict[tuple[Realm, str], list[_Cluster]] = {}
+    for cluster in clusters:
+        server = cluster.config.identity.keycloak
+        if server is not None:
+            admins.setdefault((realm_of(server), server.admin_client_id), []).append(cluster)
+    problems = []
+    for key, members in owners.items():
+        client_id, realm = key[1], key[0][1]
+        for item, field, _ in members:
+            if item.cluster.stack not in wanted:
+                continue
+            for other, _, what in members:
+                if other.cluster.stack == item.cluster.stack or other.file == item.file:
+                    continue  # within a stack: gatewayctl.identity; one file: coverage
+                problems.append(
+                    Problem(
+                        item.gateway.source,
+                        field,
+                        f"client {client_id!r} of realm {realm!r} is also used by"
+                        f" {other.gateway.source}{what} (cluster {other.cluster.key!r} of"
+                        f" {other.cluster.config_path}, on the same Keycloak realm)",
+                    )
+                )
+            for cluster in admins.get(key, []):
+                if cluster.stack == item.cluster.stack:
+                    continue  # within a stack: gatewayctl.identity
+                problems.append(
+                    Problem(
+                        item.gateway.source,
+                        field,
+                        f"client {client_id!r} of realm {realm!r} is the admin client Pulumi"
+                        f" signs in with for {cluster.config_path} (identity.keycloak."
+                        f"adminClientId of cluster {cluster.key!r}); the gateway would take it"
+                        " over, and deleting the gateway would delete it",
+                    )
+                )
     return problems
 
 

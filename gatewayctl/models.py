@@ -25,6 +25,7 @@ from components import credentials, naming
 from components.hostnames import check_dns_name, check_host
 from components.images import parse_image
 from components.ingress import IngressMode, parse_ingress_mode, resolve_ingress_mode
+from gatewayctl import reserved
 
 API_VERSION = "hypershell.redhat.io/v1alpha1"
 
@@ -138,21 +139,38 @@ checked where the file is read)."""
 # --- sign-in (identity per cluster, OIDC and access per gateway) -----------------------------
 
 
-_HTTPS_URL = re.compile(r"https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?")
+_HTTPS_URL = re.compile(
+    r"https://(?P<host>[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?"
+    r"(?P<path>/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?"
+)
+_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+PORT_MAX = 65535
 
 
 def _https_url(value: object) -> object:
     """An ``https`` URL without query, fragment, user info or white space (upstream's rule for
-    an issuer; a Keycloak server is reached the same way)."""
+    an issuer; a Keycloak server is reached the same way): a fully qualified DNS host (no IP
+    address, no single label: ``components.hostnames.check_host``), a TCP port 1-65535, and a
+    path without empty, ``.`` or ``..`` segments or a broken ``%`` escape. An issuer is
+    compared as written with every token's ``iss`` and is the base of its discovery document,
+    so a URL that a client would normalise into another one is refused, not kept."""
     if not isinstance(value, str):
         return value  # the str type reports it
-    if not _HTTPS_URL.fullmatch(value) or len(value) > PATH_MAX:
+    match = _HTTPS_URL.fullmatch(value) if len(value) <= PATH_MAX else None
+    if match is None:
         raise ValueError(
             f"{value!r} is not an https URL (https://host[:port][/path], no query, fragment,"
             " user info or white space)"
         )
-    host = value.removeprefix("https://").split("/", 1)[0].rsplit(":", 1)[0]
-    check_dns_name(host.lower(), what="URL host")
+    port = match["port"]
+    if port is not None and not 1 <= int(port) <= PORT_MAX:
+        raise ValueError(f"{value!r}: port {port} is out of range (1-{PORT_MAX})")
+    check_host(match["host"].lower(), what="URL host")
+    path = (match["path"] or "").rstrip("/")
+    if any(segment in {"", ".", ".."} for segment in path.split("/")[1:]):
+        raise ValueError(f"{value!r}: the path has an empty, '.' or '..' segment")
+    if _PERCENT.search(path):
+        raise ValueError(f"{value!r}: the path has a '%' that is no escape (%XX, two hex digits)")
     return value.rstrip("/")
 
 
@@ -374,9 +392,9 @@ class DatabaseServer(Model):
     @field_validator("admin_user")
     @classmethod
     def _admin_user(cls, value: str) -> str:
-        reserved = reserved_role_problem(value)
-        if reserved is not None:
-            raise ValueError(f"{reserved}; it cannot be the admin role Pulumi logs in as")
+        problem = reserved.role_problem(value, login=True)
+        if problem is not None:
+            raise ValueError(f"{problem}; it cannot be the admin role Pulumi logs in as")
         return value
 
 
@@ -582,48 +600,11 @@ def _gateway_name(value: object) -> object:
     return value
 
 
-# Namespaces of the platform and of the cluster-wide software a fleet runs. A gateway owns its
-# namespace (removing the gateway deletes it, adopting one puts it under the gateway's labels
-# and NetworkPolicies), so a declaration never names one of these.
-_SYSTEM_NAMESPACE_PREFIXES = (
-    "kube-",  # reserved by Kubernetes (kube-system, kube-public, kube-node-lease)
-    "openshift-",  # reserved by OpenShift, which refuses projects named openshift-* or kube-*
-    "open-cluster-management-",  # Red Hat ACM / multicluster engine agents and hub
-)
-_SYSTEM_NAMESPACES = frozenset(
-    {
-        "default",  # Kubernetes
-        "openshift",  # OpenShift's shared image streams and templates
-        "olm",  # Operator Lifecycle Manager outside OpenShift ...
-        "operators",  # ... and its global OperatorGroup
-        "istio-system",  # Istio / OpenShift Service Mesh, a Gateway API implementation
-        "istio-cni",
-        "cert-manager",  # cert-manager and the OpenShift cert-manager Operator
-        "cert-manager-operator",
-        "hypershift",  # the HyperShift operator (hosted control planes)
-        "open-cluster-management",  # Red Hat ACM / multicluster engine
-        "multicluster-engine",
-        "local-cluster",
-        "ibm-system",  # IBM Cloud ROKS: cloud provider, certificates, Calico networking
-        "ibm-cert-store",
-        "calico-system",
-        "tigera-operator",
-        "local-path-storage",  # kind's volume provisioner (the local stack)
-        "hypershell-system",  # upstream HyperShell's control plane, whose gateways are adopted
-    }
-)
-
-
-def is_system_namespace(name: str) -> bool:
-    """A namespace of the platform or of cluster-wide software, never a tenant's."""
-    return name in _SYSTEM_NAMESPACES or name.startswith(_SYSTEM_NAMESPACE_PREFIXES)
-
-
 def _namespace(value: object) -> object:
     if not isinstance(value, str):
         return value  # the str type reports it
     _dns_label(value)
-    if is_system_namespace(value):
+    if reserved.system_namespace(value):
         raise ValueError(f"{value!r} is a system namespace; a gateway needs its own")
     limit = naming.max_namespace_length()
     if len(value) > limit:
@@ -659,30 +640,7 @@ def _postgres_identifier(value: object) -> object:
     return value
 
 
-_SYSTEM_DATABASES = frozenset({"postgres", "template0", "template1"})
 _OWN_DATABASE = "a gateway needs a role and database of its own"
-RESERVED_ROLES = {
-    "public": "PUBLIC stands for every role",
-    "none": "PostgreSQL refuses to create a role of that name",
-    "current_user": "CURRENT_USER stands for the role of the session",
-    "current_role": "CURRENT_ROLE stands for the role of the session",
-    "session_user": "SESSION_USER stands for the role that logged in",
-}
-"""Role names PostgreSQL reserves (src/backend/parser/gram.y, RoleSpec and RoleId: "role name
-"public"/"none" is reserved", "CURRENT_USER cannot be used as a role name here"); names
-starting with ``pg_`` are reserved too (src/backend/commands/user.c, CreateRole:
-IsReservedName). The postgresql provider quotes role names (cyrilgdn/terraform-provider-
-postgresql, postgresql/resource_postgresql_role.go, createRole: pq.QuoteIdentifier), so
-``"current_user"`` could be created, but every unquoted CURRENT_USER would mean another role."""
-
-
-def reserved_role_problem(name: str) -> str | None:
-    """Why PostgreSQL reserves the role name ``name``, or None."""
-    if name in RESERVED_ROLES:
-        return f"{name!r} is a reserved PostgreSQL role name ({RESERVED_ROLES[name]})"
-    if name.startswith("pg_"):
-        return f"{name!r} starts with 'pg_', which PostgreSQL reserves for its system roles"
-    return None
 
 
 def _database_name(value: object) -> object:
@@ -691,11 +649,10 @@ def _database_name(value: object) -> object:
     _postgres_identifier(value)
     if not isinstance(value, str):
         return value  # the str type reports it
-    if value in _SYSTEM_DATABASES:
-        raise ValueError(f"{value!r} is a PostgreSQL system database; {_OWN_DATABASE}")
-    reserved = reserved_role_problem(value)
-    if reserved is not None:
-        raise ValueError(f"{reserved}; {_OWN_DATABASE}")
+    # The name is the database's and its role's: both rules apply.
+    problem = reserved.database_problem(value) or reserved.role_problem(value)
+    if problem is not None:
+        raise ValueError(f"{problem}; {_OWN_DATABASE}")
     return value
 
 
@@ -715,7 +672,7 @@ def _credential_namespace(value: object) -> object:
     if not isinstance(value, str):
         return value  # the str type reports it
     _dns_label(value)
-    if is_system_namespace(value):
+    if reserved.system_namespace(value):
         raise ValueError(f"{value!r} is a system namespace; credentials need a tenant's own")
     return value
 

@@ -15,6 +15,7 @@ anything is rendered or written; each problem is ``<path>: --out: <problem>``.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -222,11 +223,30 @@ def write_file(out: Path, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         temporary.chmod(0o666 & ~umask)  # mkstemp's file is private (0600)
-        with interrupts.deferred():
-            if out.exists():
-                set_aside(out)
-            temporary.rename(out)
-            interrupts.undo(lambda: out.rename(temporary))
+        replace_file(temporary, out)
+
+
+def replace_file(temporary: Path, out: Path) -> None:
+    """Put the file ``temporary`` at ``out`` in one rename (``rename(2)`` replaces the target
+    atomically): at every moment, a kill included, ``out`` is the old file or the new one,
+    never neither. As part of the current :func:`interrupts.transaction`: until it is
+    committed the old file is kept under a second name (a hard link, or a copy where the file
+    system has none), and an undo puts it back, again in one rename."""
+    with interrupts.deferred():
+        kept: Path | None = None
+        if out.exists() and not out.is_symlink():
+            kept = out.parent / f".{out.name}-replaced-{secrets.token_hex(8)}"
+            try:
+                os.link(out, kept)
+            except OSError:
+                shutil.copy2(out, kept)
+            interrupts.undo(lambda: kept.unlink(missing_ok=True))
+            interrupts.after(lambda: kept.unlink(missing_ok=True))
+        os.replace(temporary, out)
+        if kept is not None:
+            interrupts.undo(lambda: os.replace(kept, out))
+        else:
+            interrupts.undo(lambda: out.unlink(missing_ok=True))
 
 
 def set_aside(path: Path) -> None:

@@ -28,11 +28,11 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from gatewayctl import interrupts, outputs, render
-from gatewayctl.errors import InvalidInputError, Problem, ToolError
-from gatewayctl.inventory import all_stacks
+from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError
+from gatewayctl.inventory import all_stacks, requested_stacks
 from gatewayctl.releases import RELEASES_DIR, history_problems, known, load_releases
 from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
-from gatewayctl.stackfile import PROJECT, read_stack_config, stack_file
+from gatewayctl.stackfile import PROJECT, read_stack_config
 from gatewayctl.yamlfile import parse_yaml_mapping
 
 CLUSTERS_KEY = f"{PROJECT}:clusters"
@@ -76,17 +76,14 @@ class Promotion:
 def parse_target(root: Path, target: str) -> tuple[str, str | None]:
     """``stack`` or ``stack/cluster``; an unknown stack is a problem (exit 2)."""
     stack, _, cluster = target.partition("/")
-    stacks = all_stacks(root)
-    if stack not in stacks:
-        raise InvalidInputError(
-            [
-                Problem(
-                    stack_file(stack) if stack and "/" not in stack else target,
-                    "",
-                    f"no such stack; the stacks here are {', '.join(stacks) or 'none'}",
-                )
-            ]
+    if not stack:
+        known = ", ".join(all_stacks(root)) or "none"
+        raise UsageError(
+            f"--to {target!r} names no stack: write STACK or STACK/CLUSTER (the stacks here are"
+            f" {known})"
         )
+    # As every command names a stack: by its file (``Pulumi.<stack>.yaml``).
+    requested_stacks(root, stack)
     return stack, cluster if "/" in target else None
 
 
@@ -141,6 +138,13 @@ def edit_bindings(text: str, path: str, clusters: Sequence[str], release: str) -
         if own is not None:
             if _is_alias(*own) or not isinstance(own[1], ScalarNode):
                 raise _refuse(path, f"{field}.{RELEASE_KEY}", "the binding is not a plain value")
+            if text[own[1].start_mark.index : own[1].start_mark.index + 1] == "&":
+                # Replacing the value would drop its anchor, and every `*alias` of it with it.
+                raise _refuse(
+                    path,
+                    f"{field}.{RELEASE_KEY}",
+                    "the binding carries a YAML anchor (&name) that other values may refer to",
+                )
             start, end = own[1].start_mark.index, own[1].end_mark.index
             if start == end:  # `release:` with no value (null): the value goes after the colon
                 start = end = text.index(":", own[0].end_mark.index) + 1
@@ -249,9 +253,14 @@ def promote(root: Path, release: str, target: str) -> Promotion:
     if moving:
         document = parse_yaml_mapping(text, display)
         text = edit_bindings(text, display, moving, release)
-        edited = parse_yaml_mapping(text, display)
+        unsafe = ToolError(f"{display}: the binding could not be edited safely; edit it by hand")
+        try:
+            edited = parse_yaml_mapping(text, display)
+        except InvalidInputError:
+            # A problem of the text this command produced, not of the file as it is.
+            raise unsafe from None
         if edited != _expected(document, moving, release):  # the edit is the binding, only
-            raise ToolError(f"{display}: the binding could not be edited safely; edit it by hand")
+            raise unsafe
     # Every rule the render checks (declarations, bindings, secrets), on the text to write.
     after = render.offline_config(root, stack, text)[0]
     return Promotion(
@@ -276,8 +285,8 @@ def write(root: Path, promotion: Promotion) -> None:
             [Problem(promotion.path, "", "is a symbolic link; edit the binding by hand")]
         )
     mode = stat.S_IMODE(path.stat().st_mode)
-    # As outputs.write_file, but keeping the file's mode: a temporary file beside it, then the
-    # old file set aside and the new one renamed in (both undone if the command fails later).
+    # As outputs.write_file, but keeping the file's mode: a temporary file beside it, renamed
+    # over the old one in one rename (undone if the command fails later).
     with interrupts.transaction():
         with interrupts.deferred():
             handle, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
@@ -288,10 +297,7 @@ def write(root: Path, promotion: Promotion) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         temporary.chmod(mode)
-        with interrupts.deferred():
-            outputs.set_aside(path)
-            temporary.rename(path)
-            interrupts.undo(lambda: path.rename(temporary))
+        outputs.replace_file(temporary, path)
 
 
 def report(promotion: Promotion) -> list[str]:

@@ -14,22 +14,18 @@ structural validation already requires it). Problems name the file and the key, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.pem import NO_CERTIFICATE, bundle_problem
 from gatewayctl.render import Prepared
 from gatewayctl.resolve import LoadedStack
-from gatewayctl.secrets import placeholder_problems, standard_b64
+from gatewayctl.secrets import placeholder_problems
 from gatewayctl.stackfile import PROJECT
 
 CA_BUNDLE_LIMIT = 4 * 1024 * 1024
 """A CA bundle larger than this is not one (AWS's global RDS bundle is about 160 KB)."""
-
-_PEM_CERTIFICATE = re.compile(
-    rb"-----BEGIN CERTIFICATE-----\s*\n([A-Za-z0-9+/=\s]+?)\n-----END CERTIFICATE-----"
-)
 
 README_CA = 'README, "CA bundles for the admin connection"'
 
@@ -55,12 +51,10 @@ def _bundle_problem(root: Path, relative: str) -> str | None:
         data = path.read_bytes()
     except OSError as error:
         return f"{shown} cannot be read: {error.strerror}"
-    blocks = _PEM_CERTIFICATE.findall(data)
-    if not blocks or any(
-        standard_b64(b"".join(block.split()).decode("ascii")) is None for block in blocks
-    ):
-        return f"{shown} holds no PEM certificate (-----BEGIN CERTIFICATE-----); not a CA bundle"
-    return None
+    problem = bundle_problem(data)
+    if problem is None:
+        return None
+    return f"{shown} {problem}" + ("; not a CA bundle" if problem == NO_CERTIFICATE else "")
 
 
 def ca_bundle_problems(root: Path, loaded: LoadedStack) -> list[Problem]:

@@ -348,16 +348,44 @@ def _differences(old: Any, new: Any, path: str = "") -> Iterator[str]:
         yield path
 
 
+def _first_added(root: Path, name: str) -> tuple[str, str] | None:
+    """The oldest commit that added a file of the release ``name`` (``releases/<name>.yaml`` or
+    ``.yml``: a release is its name, whatever its file), and that file, relative to ``root``;
+    None when no commit did."""
+    spellings = [f"./{RELEASES_DIR}/{name}{suffix}" for suffix in RELEASE_SUFFIXES]
+    log = _git(
+        root,
+        "log",
+        "--diff-filter=A",
+        "--no-renames",
+        "--relative",
+        "--name-only",
+        "--format=%x00%H",
+        "--",
+        *spellings,
+    )
+    if log.returncode != 0:
+        return None
+    commits = [block.split("\n", 1) for block in log.stdout.split("\0") if block.strip()]
+    if not commits:
+        return None
+    commit, names = commits[-1][0], commits[-1][1:]
+    added = sorted(line for text in names for line in text.splitlines() if line)
+    return (commit, added[0]) if added else None
+
+
 def history_problems(
     root: Path, releases: Mapping[str, ReleaseFile]
 ) -> tuple[list[Problem], list[str]]:
     """Each release compared with the version of its file that was first committed: a release
     is immutable once committed. Returns the problems and the notes (what could not be checked).
 
-    The first version is the one of the oldest commit that added the file at that path
-    (``git log --diff-filter=A --no-renames``, from HEAD), read with ``git show`` and the strict
-    reader, and compared as parsed YAML: comments and layout may change, content may not. The
-    working tree is compared, so an uncommitted edit is refused as well.
+    Immutability is per release name, whatever the file: the first version is the one of the
+    oldest commit that added a file of that name, ``releases/<name>.yaml`` or ``.yml``
+    (``git log --diff-filter=A --no-renames``, from HEAD), so renaming ``x.yaml`` to ``x.yml``
+    with new content is a change of release ``x``, refused like an edit. It is read with ``git
+    show`` and the strict reader, and compared as parsed YAML: comments and layout may change,
+    content may not. The working tree is compared, so an uncommitted edit is refused as well.
     """
     if not releases:
         return [], []
@@ -375,27 +403,24 @@ def history_problems(
     notes: list[str] = []
     for name in sorted(releases):
         item = releases[name]
-        log = _git(
-            root, "log", "--diff-filter=A", "--no-renames", "--format=%H", "--", f"./{item.path}"
-        )
-        added = log.stdout.split()
-        if log.returncode != 0 or not added:
+        found = _first_added(root, name)
+        if found is None:
             notes.append(
                 f"{item.path}: not committed yet; once committed, its content may not change"
             )
             continue
-        commit = added[-1]
+        commit, first_path = found
         if commit in boundary:
             notes.append(
                 f"{item.path}: this clone is shallow and lacks the commit that added it;"
                 " immutability is not checked here (fetch the whole history to check it)"
             )
             continue
-        shown = _git(root, "show", f"{commit}:./{item.path}")
+        shown = _git(root, "show", f"{commit}:./{first_path}")
         if shown.returncode != 0:
             notes.append(f"{item.path}: its first version ({commit[:12]}) cannot be read by git")
             continue
-        label = f"{item.path} as first committed ({commit[:12]})"
+        label = f"{first_path} as first committed ({commit[:12]})"
         try:
             first = parse_yaml_mapping(shown.stdout, label)
         except InvalidInputError:

@@ -29,7 +29,7 @@ from components.gateway import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
-from gatewayctl import credentials
+from gatewayctl import credentials, reserved
 from gatewayctl.console import resolve_console
 from gatewayctl.declarations import load_declarations
 from gatewayctl.errors import InvalidInputError, Problem
@@ -37,6 +37,8 @@ from gatewayctl.identity import (
     ClusterBundles,
     SignIn,
     client_clashes,
+    no_sign_in,
+    no_sign_in_problem,
     read_bundles,
     resolve_sign_in,
 )
@@ -149,8 +151,10 @@ def _resolve(
     config_path: str,
     releases: Mapping[str, ReleaseFile],
     bundles: Mapping[str, ClusterBundles] | None = None,
+    project: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[ResolvedGateway | None, list[Problem]]:
     name, spec = declaration.metadata.name, declaration.spec
+    project = project or {}
     cluster_name, problems = _pick_cluster(display, spec.cluster, config)
     if cluster_name is None:
         return None, problems
@@ -170,7 +174,7 @@ def _resolve(
     namespace = spec.namespace or naming.default_namespace(name)
     database_name = spec.database_name or naming.postgres_identifier(name)
     problems += _reserved_namespace(
-        display, namespace, spec.namespace is not None, cluster_name, cluster
+        display, namespace, spec.namespace is not None, cluster_name, cluster, project
     )
     problems += _admin_role(
         display, database_name, spec.database_name is not None, cluster_name, config
@@ -187,7 +191,7 @@ def _resolve(
     )
     problems += found
     stored = credentials.resolve(spec.credentials, namespace)
-    problems += credentials.reserved(display, stored, namespace, cluster_name, cluster)
+    problems += credentials.reserved(display, stored, namespace, cluster_name, cluster, project)
 
     # An explicit host is checked whenever it is written, even if unused (exposure disabled or
     # mode none), so a declaration stays valid when it moves to another cluster.
@@ -348,20 +352,27 @@ def _fails(image: str, mirrors: Mapping[str, str]) -> bool:
 
 
 def _reserved_namespace(
-    display: str, namespace: str, explicit: bool, cluster_name: str, cluster: ClusterConfig
+    display: str,
+    namespace: str,
+    explicit: bool,
+    cluster_name: str,
+    cluster: ClusterConfig,
+    project: Mapping[str, tuple[str, str]],
 ) -> list[Problem]:
     """The stack config's own namespaces (shared Gateway, router, metrics, in-cluster database
-    service) are not a tenant's: removing the gateway would delete its namespace."""
-    referenced = cluster.referenced_namespaces().get(namespace)
-    if referenced is None:
+    service) and the project's (the operator's, ``gatewayctl.reserved``) are not a tenant's:
+    removing the gateway would delete its namespace."""
+    found = reserved.namespace_owner(namespace, cluster.referenced_namespaces(), project)
+    if found is None:
         return []
-    what, field = referenced
+    what, field, of_cluster = found
+    where = f" of cluster {cluster_name!r}" if of_cluster else ""
     value = repr(namespace) if explicit else f"the default namespace {namespace!r}"
     return [
         Problem(
             display,
             "spec.namespace",
-            f"{value} is {what} of cluster {cluster_name!r} ({field}); a gateway needs its own",
+            f"{value} is {what}{where} ({field}); a gateway needs its own",
         )
     ]
 
@@ -533,6 +544,29 @@ def _declaration_problems(root: Path, display: str, raw_config: Mapping[str, Any
     return load_declarations(root, directory, None, config_path=display)[1]
 
 
+def sign_in_problems(root: Path, stack: str) -> list[Problem]:
+    """``validate``'s sign-in rule (:func:`gatewayctl.identity.no_sign_in_problem`) for a stack
+    that does not load: every declaration valid on its own whose cluster is known, so that the
+    rule is reported with the stack's other problems, not only once they are fixed."""
+    try:
+        display, raw = read_stack_config(root, stack)
+        config = parse_stack_config(display, raw)
+    except (InvalidInputError, OSError):
+        return []  # the stack file's own problems; its declarations cannot be placed
+    inventory = config.selector is not None
+    declarations, _ = load_declarations(
+        root, config.declarations_dir, None if inventory else config.clusters, config_path=display
+    )
+    if inventory:
+        declarations, _ = _select(declarations, config)
+    problems = []
+    for source, declaration in declarations:
+        cluster_name, _ = _pick_cluster(source, declaration.spec.cluster, config)
+        if cluster_name is not None and no_sign_in(declaration.spec, config.clusters[cluster_name]):
+            problems.append(no_sign_in_problem(source, cluster_name))
+    return problems
+
+
 def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = None) -> LoadedStack:
     """Validate a stack's config and all its declarations; raise InvalidInputError on problems.
 
@@ -561,8 +595,9 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         declarations, missing = _select(declarations, config)
         problems += missing
     gateways: list[ResolvedGateway] = []
+    project = reserved.project_namespaces(root)
     for source, declaration in declarations:
-        gateway, found = _resolve(source, declaration, config, display, releases, bundles)
+        gateway, found = _resolve(source, declaration, config, display, releases, bundles, project)
         problems += found
         if gateway is not None:
             gateways.append(gateway)

@@ -345,7 +345,9 @@ def duplicate_name(draw: st.DrawFn, project: Project) -> None:
 def duplicate_namespace(draw: st.DrawFn, project: Project) -> None:
     partner = _target(draw, project, lambda g: True)
     name = _fresh_name(draw, project)
-    doc = declaration(name, {"cluster": partner.cluster.key, "namespace": partner.namespace})
+    # signIn: validate reports a gateway no one signs in to with the other problems (issue 21).
+    spec = {"cluster": partner.cluster.key, "namespace": partner.namespace, "signIn": "none"}
+    doc = declaration(name, spec)
     twin = GatewayPlan(name, partner.cluster, doc, f"{name}.yaml")
     project.gateways.append(twin)
     project.locked.add(twin.path)
@@ -360,7 +362,8 @@ def duplicate_host(draw: st.DrawFn, project: Project) -> None:
     host = f"{partner.name}.vanity.example.org"
     put(partner.doc, ("spec", "exposure"), {"enabled": True, "host": host})
     name = _fresh_name(draw, project)
-    doc = declaration(name, {"cluster": partner.cluster.key, "exposure": {"host": host}})
+    spec = {"cluster": partner.cluster.key, "exposure": {"host": host}, "signIn": "none"}
+    doc = declaration(name, spec)
     twin = GatewayPlan(name, partner.cluster, doc, f"{name}.yaml")
     project.gateways.append(twin)
     project.locked.add(twin.path)

@@ -15,12 +15,15 @@ import pytest
 from tests.builders import (
     CONFIG_FILE,
     PREFIX,
+    copy_project,
     one_cluster,
     write_gateway,
     write_stack,
+    write_text,
 )
 from tests.helpers import load_problems, only_gateway
 from tests.hostile_helpers import run_cli
+from tests.support import ROOT
 
 OWN_DATABASE = "a gateway needs a role and database of its own"
 SYSTEM = "is a system namespace; a gateway needs its own"
@@ -266,13 +269,167 @@ def test_these_rules_exit_2_through_the_cli(tmp_path: Path) -> None:
     rendered = run_cli("--root", str(tmp_path), "render", "test", "--out", str(out), "-q")
 
     assert (validated.code, rendered.code) == (2, 2)
-    assert validated.err.splitlines() == [
+    problems = [
         f"error: {first}: spec.databaseName: 'current_user' is a reserved PostgreSQL role name"
         f" (CURRENT_USER stands for the role of the session); {OWN_DATABASE}",
         f"error: {first}: spec.namespace: 'istio-system' {SYSTEM}",
         f"error: {second}: spec.exposure.host: host '10.0.0.1' is an IP address; it must be a"
         " DNS name",
-        "3 problem(s); nothing written",
     ]
-    assert rendered.err == validated.err
+    # validate also says, with the rest, that no one can sign in to team-b (valid on its own).
+    assert validated.err.splitlines() == [
+        *problems,
+        f"error: {second}: spec.signIn: no person can sign in: cluster 'c1' has no"
+        " identity.keycloak and the gateway declares no spec.oidc; declare spec.oidc (your"
+        " issuer) or spec.signIn: none",
+        "4 problem(s); nothing written",
+    ]
+    assert rendered.err.splitlines() == [*problems, "3 problem(s); nothing written"]
     assert not out.exists()
+
+
+# --- managed services' reserved roles and databases (issue 21, item 8) ----------------------
+
+MANAGED = {
+    "rdsadmin": "'rdsadmin' is a reserved database: Amazon RDS / Aurora's own database, where"
+    " it keeps the instance's management data",
+    "rds_superuser": "'rds_superuser' is a reserved role: Amazon RDS / Aurora reserves roles"
+    " starting with 'rds_' (rds_superuser, rds_replication, rds_password, rds_iam, rds_ad)",
+    "rds_iam": "'rds_iam' is a reserved role: Amazon RDS / Aurora reserves roles starting with"
+    " 'rds_' (rds_superuser, rds_replication, rds_password, rds_iam, rds_ad)",
+    "rdsrepladmin": "'rdsrepladmin' is a reserved role: Amazon RDS / Aurora's replication"
+    " administrator",
+    "rdstopmgr": "'rdstopmgr' is a reserved role: Amazon RDS / Aurora's role for its monitoring",
+    "ibmclouddb": "'ibmclouddb' is a reserved database: IBM Cloud Databases' default database,"
+    " created with the deployment",
+    "ibm": "'ibm' is a reserved role: IBM Cloud Databases' own superuser, which manages the"
+    " deployment",
+    "ibm_admin": "'ibm_admin' is a reserved role: IBM Cloud Databases' group role of its manager"
+    " users (Gen 2)",
+    "ibm_writer": "'ibm_writer' is a reserved role: IBM Cloud Databases' group role of its"
+    " writer users (Gen 2)",
+    "admin": "'admin' is a reserved role: IBM Cloud Databases' admin user, which the service"
+    " creates with the deployment",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MANAGED))
+def test_managed_services_reserved_names_are_refused_as_database_names(
+    tmp_path: Path, name: str
+) -> None:
+    write_stack(tmp_path, clusters=one_cluster(database={"adminUser": "hypershell_admin"}))
+    source = write_gateway(tmp_path, "team-a", {"databaseName": name})
+
+    assert load_problems(tmp_path) == [
+        (source, "spec.databaseName", f"{MANAGED[name]}; {OWN_DATABASE}")
+    ]
+
+
+@pytest.mark.parametrize("name", ["rdsadmin", "rds_superuser", "ibm", "ibm_admin"])
+def test_managed_services_own_roles_are_refused_as_admin_user(tmp_path: Path, name: str) -> None:
+    write_stack(tmp_path, clusters=one_cluster(database={"adminUser": name}))
+    why = MANAGED[name].replace("reserved database", "reserved role")
+    if name == "rdsadmin":
+        why = "'rdsadmin' is a reserved role: Amazon RDS / Aurora's own superuser, which manages"
+        why += " the instance"
+
+    assert load_problems(tmp_path) == [
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1.database.adminUser",
+            f"{why}; it cannot be the admin role Pulumi logs in as",
+        )
+    ]
+
+
+def test_a_managed_services_admin_user_is_a_stacks_admin_user_but_no_gateways(
+    tmp_path: Path,
+) -> None:
+    # IBM Cloud Databases' `admin` is what Pulumi logs in as there (the builders' baseline).
+    write_stack(tmp_path, clusters=one_cluster(database={"adminUser": "admin"}))
+    write_gateway(tmp_path, "team-a", {"databaseName": "rdsadmin_reports"})
+
+    assert only_gateway(tmp_path).database_name == "rdsadmin_reports"
+
+
+# --- the project's own namespaces (issue 21, item 1) -----------------------------------------
+
+OPERATOR = (
+    "the Pulumi Kubernetes Operator's namespace, which holds the Pulumi access token and the git"
+    " credentials (deploy/operator.yaml: namespace)"
+)
+
+
+def _operator_settings(root: Path, namespace: str) -> None:
+    text = (ROOT / "deploy" / "operator.yaml").read_text(encoding="utf-8")
+    write_text(
+        root,
+        "deploy/operator.yaml",
+        text.replace("namespace: pulumi-operator", f"namespace: {namespace}"),
+    )
+
+
+@pytest.mark.parametrize("namespace", ["pulumi-operator", "gitops-deployer"])
+def test_the_operators_namespace_is_no_gateways_and_no_credential_store(
+    tmp_path: Path, namespace: str
+) -> None:
+    _operator_settings(tmp_path, namespace)
+    write_stack(tmp_path)
+    adopter = write_gateway(tmp_path, "team-a", {"namespace": namespace})
+    store = {"driver": "kubernetes-secrets", "kubernetesSecrets": {"namespace": namespace}}
+    reader = write_gateway(tmp_path, "team-b", {"credentials": store})
+
+    assert load_problems(tmp_path) == [
+        (adopter, "spec.namespace", f"{namespace!r} is {OPERATOR}; a gateway needs its own"),
+        (
+            reader,
+            "spec.credentials.kubernetesSecrets.namespace",
+            f"{namespace!r} is {OPERATOR}; the gateway would be granted every Secret in it",
+        ),
+    ]
+
+
+def test_the_committed_operator_namespace_is_reserved_through_the_cli(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "p")
+    store = {"driver": "kubernetes-secrets", "kubernetesSecrets": {"namespace": "pulumi-operator"}}
+    source = write_gateway(
+        project, "thief", {"credentials": store, "signIn": "none"}, stack="local"
+    )
+    outcome = run_cli("--root", str(project), "validate", "local")
+    assert (outcome.code, outcome.err.splitlines()) == (
+        2,
+        [
+            f"error: {source}: spec.credentials.kubernetesSecrets.namespace: 'pulumi-operator'"
+            f" is {OPERATOR}; the gateway would be granted every Secret in it",
+            "1 problem(s); nothing written",
+        ],
+    )
+
+
+@pytest.mark.parametrize("field", ["namespace", "credentials"])
+def test_the_operators_default_namespace_is_a_system_namespace(tmp_path: Path, field: str) -> None:
+    write_stack(tmp_path)
+    store = {
+        "driver": "kubernetes-secrets",
+        "kubernetesSecrets": {"namespace": "pulumi-kubernetes-operator"},
+    }
+    spec = (
+        {"namespace": "pulumi-kubernetes-operator"}
+        if field == "namespace"
+        else {"credentials": store}
+    )
+    source = write_gateway(tmp_path, "team-a", spec)
+    path, own = (
+        ("spec.namespace", "a gateway needs its own")
+        if field == "namespace"
+        else ("spec.credentials.kubernetesSecrets.namespace", "credentials need a tenant's own")
+    )
+    assert load_problems(tmp_path) == [
+        (source, path, f"'pulumi-kubernetes-operator' is a system namespace; {own}")
+    ]
+
+
+def test_without_operator_settings_only_the_system_namespaces_are_reserved(tmp_path: Path) -> None:
+    write_stack(tmp_path)
+    write_gateway(tmp_path, "team-a", {"namespace": "pulumi-operator"})
+    assert only_gateway(tmp_path).namespace == "pulumi-operator"

@@ -231,7 +231,15 @@ def test_refused_with_path_field_and_problem(
     outcome = validate_cli(tmp_path)
     assert outcome.code == 2
     assert "Traceback" not in outcome.err
-    assert [p.rest for p in reported_problems(outcome.err, [FILE])] == [f"{field}: {message}"]
+    # Without Keycloak and without spec.oidc, validate also says that no one can sign in.
+    nobody = [
+        "spec.signIn: no person can sign in: cluster 'c1' has no identity.keycloak and the"
+        " gateway declares no spec.oidc; declare spec.oidc (your issuer) or spec.signIn: none"
+    ]
+    assert [p.rest for p in reported_problems(outcome.err, [FILE])] == [
+        f"{field}: {message}",
+        *(nobody if identity == {} else []),
+    ]
     out = tmp_path / "out"
     assert render_cli(tmp_path, out).code == 2
     assert not out.exists()

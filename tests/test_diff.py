@@ -432,12 +432,14 @@ def test_unknown_base_ref_exits_2(pristine: Path, tmp_path: Path) -> None:
 
 
 def other_kind_cluster(text: str) -> str:
-    """The local stack's config on another kind cluster and database: a copy of its gateways
-    on the same ones would take their namespaces and databases (gatewayctl.inventory)."""
+    """The local stack's config on another kind cluster, database and Keycloak realm: a copy
+    of its gateways on the same ones would take their namespaces, databases and clients
+    (gatewayctl.inventory)."""
     for old, new in (
         ("kind-hypershell", "kind-extra"),
         ("gw.localhost", "extra.localhost"),
         ("adminPort: 15432", "adminPort: 15433"),
+        ("realm: hypershell", "realm: extra"),
     ):
         assert old in text
         text = text.replace(old, new)

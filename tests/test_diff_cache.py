@@ -10,6 +10,7 @@ base's own program); working-tree renders where the working tree is rendered
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -21,7 +22,7 @@ import pytest
 
 from gatewayctl import render
 from gatewayctl.diff import cache, sides
-from tests.builders import git
+from tests.builders import git, write_text
 from tests.test_diff import BASE_SENTINEL, clone, declare, pristine_repo, run_diff
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -256,3 +257,110 @@ def test_the_cache_never_holds_a_secret_even_when_the_base_leaks_one(
     leaked = entry / "manifests/kind/_cluster/configmap-leak.yaml"
     assert "pw: '[secret]'" in leaked.read_text()
     assert json.loads((entry / "plan.json").read_text())["leak"] == "[secret]"
+
+
+# --- the cache is a directory this tool made; it prunes only its own entries (issue 21, 2) ---
+
+
+def _entry(index: int) -> tuple[str, cache.Entry]:
+    name = cache.key(tree=f"{index:040x}", prefix="", stack="local", lock=None)
+    return name, cache.Entry(cache.RENDERED, {"plan.json": f"{index}\n"})
+
+
+def _someone_elses(directory: Path, count: int) -> dict[str, bytes]:
+    """``count`` directories of someone else's, each with a file, as a person keeps them."""
+    for index in range(count):
+        write_text(directory, f"project-{index:02d}/notes.txt", f"keep {index}\n")
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in directory.rglob("*.txt")}
+
+
+def _kept(directory: Path) -> dict[str, bytes]:
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in directory.rglob("*.txt")}
+
+
+def test_a_linked_cache_is_refused_and_what_it_leads_to_is_left_alone(
+    pristine: Path, tmp_path: Path, counts: Counts
+) -> None:
+    repo = changed_repo(pristine, tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    before = _someone_elses(elsewhere, cache.KEEP + 4)
+    (repo / "build").mkdir(exist_ok=True)
+    (repo / CACHE).symlink_to(elsewhere, target_is_directory=True)
+
+    run = run_diff(repo, "local", "--base", "main")
+
+    assert (run.code, run.out, counts.base) == (2, "", [])
+    assert run.err.splitlines() == [
+        "error: build/diff-cache: diff cache: is a symbolic link; the diff cache is a directory"
+        " this tool creates itself (it removes old entries there): remove the link",
+        "1 problem(s); nothing written",
+    ]
+    assert _kept(elsewhere) == before
+    assert sorted(p.name for p in elsewhere.iterdir()) == sorted(
+        f"project-{i:02d}" for i in range(cache.KEEP + 4)
+    )
+    # The library refuses it too: nothing read, nothing written, nothing pruned.
+    name, entry = _entry(0)
+    assert cache.Cache(repo).put(name, entry, frozenset()) == entry.files
+    assert cache.Cache(repo).get(name) is None
+    assert sorted(p.name for p in elsewhere.iterdir()) == sorted(
+        f"project-{i:02d}" for i in range(cache.KEEP + 4)
+    )
+
+
+def test_a_directory_the_tool_did_not_create_is_refused(
+    pristine: Path, tmp_path: Path, counts: Counts
+) -> None:
+    repo = changed_repo(pristine, tmp_path / "repo")
+    before = _someone_elses(repo / CACHE, 3)
+
+    run = run_diff(repo, "local", "--base", "main")
+
+    assert (run.code, counts.base) == (2, [])
+    assert run.err.splitlines() == [
+        "error: build/diff-cache: diff cache: exists and was not created by this tool (no"
+        f" {cache.OWNED} in it), and the cache removes old entries there: move it away or"
+        " choose another place for it",
+        "1 problem(s); nothing written",
+    ]
+    assert _kept(repo / CACHE) == before
+    assert not (repo / CACHE / cache.OWNED).exists()
+
+
+def test_pruning_removes_only_entries_the_tool_wrote(tmp_path: Path) -> None:
+    store = cache.Cache(tmp_path)
+    names = []
+    for index in range(cache.KEEP):
+        name, entry = _entry(index)
+        store.put(name, entry, frozenset())
+        os.utime(tmp_path / CACHE / name / cache.MANIFEST, (index, index))  # oldest first
+        names.append(name)
+    assert (tmp_path / CACHE / cache.OWNED).is_file()
+    # Beside the entries: a person's files, and directories named like entries that are not
+    # (no manifest; a manifest of another key).
+    before = _someone_elses(tmp_path / CACHE, 2)
+    write_text(tmp_path / CACHE, f"{'a' * 64}/notes.txt", "no manifest\n")
+    write_text(tmp_path / CACHE, f"{'b' * 64}/{cache.MANIFEST}", json.dumps({"key": "c" * 64}))
+    write_text(tmp_path / CACHE, f"{'b' * 64}/notes.txt", "another key\n")
+    kept = _kept(tmp_path / CACHE)
+
+    newest, entry = _entry(cache.KEEP)
+    store.put(newest, entry, frozenset())
+
+    assert sorted(p.name for p in (tmp_path / CACHE).iterdir()) == sorted(
+        [cache.OWNED, "a" * 64, "b" * 64, "project-00", "project-01", newest, *names[1:]]
+    )
+    assert _kept(tmp_path / CACHE) == kept and set(before) <= set(kept)
+
+
+def test_a_cache_written_before_the_marker_is_taken_over(tmp_path: Path) -> None:
+    store = cache.Cache(tmp_path)
+    name, entry = _entry(1)
+    store.put(name, entry, frozenset())
+    (tmp_path / CACHE / cache.OWNED).unlink()  # as an older version left it: entries only
+    assert cache.problems(tmp_path) == []
+    assert store.get(name) == entry
+    other, second = _entry(2)
+    store.put(other, second, frozenset())
+    assert (tmp_path / CACHE / cache.OWNED).is_file()
+    assert store.get(other) == second

@@ -26,7 +26,16 @@ from gatewayctl.errors import (
     ToolError,
     UsageError,
 )
-from tests.builders import copy_project
+from tests.builders import (
+    CONFIG_FILE,
+    PREFIX,
+    STACK,
+    cluster,
+    copy_project,
+    write_gateway,
+    write_stack,
+)
+from tests.hostile_helpers import run_cli
 from tests.support import ROOT
 
 PACKAGE = ROOT / "gatewayctl"
@@ -199,7 +208,7 @@ def test_an_unexpected_error_exits_1_with_one_line_naming_its_type_or_its_traceb
     assert err.startswith(TRACEBACK)
     assert err.endswith("\nRuntimeError: disk on fire\nsecond line\n")
     frames = [line.split(", in ")[1] for line in err.splitlines() if line.startswith("  File ")]
-    assert frames == ["main", "cmd_validate", "_prepare_all", "_boom"]
+    assert frames == ["main", "cmd_validate", "prepare_all", "_prepare_all", "_boom"]
     assert HINT not in err
 
 
@@ -256,3 +265,76 @@ def test_the_exit_status_and_stderr_of_a_real_process(project: Path, debug: bool
         assert done.stderr.endswith(f".DiffError: {message}\n")
     else:
         assert done.stderr == f"error: {message}\n"
+
+
+# --- no message echoes the secret parts of a URL (issue 21, item 5) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "'https://alice:s3cret@vault.example.com:8200/v1?token=t0k#frag' is not a URL",
+            "'https://[secret]@vault.example.com:8200/v1?[secret]' is not a URL",
+        ),
+        (
+            "see https://u:s3cret@h.example.com/p?x=t0k now",
+            "see https://[secret]@h.example.com/p?[secret] now",
+        ),
+        ("'https://id.example.com/r#s3cret'", "'https://id.example.com/r#[secret]'"),
+        # A password with a '/', a space or a '?' still ends nowhere but at the last '@'.
+        ("'https://a/b:s3 cret@h.example.com'", "'https://[secret]@h.example.com'"),
+        ("'https://u?x:s3cret@h.example.com'", "'https://u?[secret]'"),
+        ('"ssh://git:s3cret@git.example.com/r"', '"ssh://[secret]@git.example.com/r"'),
+        # Nothing secret: unchanged.
+        ("'https://id.example.com/realms/r' is fine", "'https://id.example.com/realms/r' is fine"),
+        ("https://host[:port][/path], no query", "https://host[:port][/path], no query"),
+        ("the stack's 'x' value", "the stack's 'x' value"),
+    ],
+)
+def test_a_url_is_shown_without_user_info_query_or_fragment(text: str, shown: str) -> None:
+    assert str(Problem("f.yaml", "spec.x", text)) == f"f.yaml: spec.x: {shown}"
+    assert Problem("f.yaml", text, "m").field == shown
+
+
+URL_SECRETS = ("s3cret", "t0k3n", "fr4g")
+
+
+def test_no_url_field_echoes_its_user_info_query_or_fragment(tmp_path: Path) -> None:
+    """Each URL field of a stack and a declaration holds a password, a token in its query and
+    a fragment; every one is refused (exit 2), named, and none of the three is printed."""
+    bad = "https://alice:s3cret@{host}/x?token=t0k3n#fr4g"
+    keycloak = {
+        "url": bad.format(host="sso.example.com"),
+        "realm": "r",
+        "adminClientId": "provisioner",
+        "issuerUrl": bad.format(host="id.example.com"),
+    }
+    write_stack(
+        tmp_path,
+        clusters={"c1": cluster(identity={"keycloak": keycloak})},
+        secrets={"c1": {"dbAdminPassword": "pw", "keycloakAdminClientSecret": "kc"}},
+    )
+    own = write_gateway(tmp_path, "own", {"oidc": {"issuer": bad.format(host="idp.example.com")}})
+    vault = {"address": bad.format(host="vault.example.com:8200"), "role": "r"}
+    stored = write_gateway(
+        tmp_path, "vaulted", {"credentials": {"driver": "vault", "vault": vault}}
+    )
+
+    outcome = run_cli("--root", str(tmp_path), "validate", STACK)
+
+    assert outcome.code == 2
+    assert [line.split(": ")[:2] for line in outcome.err.splitlines()[:-1]] == [
+        ["error", CONFIG_FILE],
+        ["error", CONFIG_FILE],
+        ["error", own],
+        ["error", stored],
+    ]
+    assert [line.split(": ")[2] for line in outcome.err.splitlines()[:-1]] == [
+        f"{PREFIX}clusters.c1.identity.keycloak.issuerUrl",
+        f"{PREFIX}clusters.c1.identity.keycloak.url",
+        "spec.oidc.issuer",
+        "spec.credentials.vault.address",
+    ]
+    assert "https://[secret]@" in outcome.err
+    assert [secret for secret in URL_SECRETS if secret in outcome.out + outcome.err] == []

@@ -49,6 +49,7 @@ from tests.hostile_helpers import (
     Reported,
     render_cli,
     reported_problems,
+    run_cli,
     tree,
     validate_cli,
 )
@@ -392,7 +393,7 @@ KEYCLOAK_SECRETS = {"c1": {"dbAdminPassword": "pw", "keycloakAdminClientSecret":
         (
             {"oidc": {"issuer": "https://user@idp.example.com/"}},
             "spec.oidc.issuer",
-            "'https://user@idp.example.com/' is not an https URL"
+            "'https://[secret]@idp.example.com/' is not an https URL"
             " (https://host[:port][/path], no query, fragment, user info or white space)",
         ),
         (
@@ -488,3 +489,39 @@ def test_validate_reports_a_gateway_nobody_can_sign_in_to(tmp_path: Path) -> Non
     rendered = render_cli(root, tmp_path / "out", quiet=False)
     assert rendered.code == 0
     assert "NOT CONFIGURED" in rendered.out
+
+
+NOBODY = (
+    "spec.signIn: no person can sign in: cluster 'c1' has no identity.keycloak and the"
+    " gateway declares no spec.oidc; declare spec.oidc (your issuer) or spec.signIn: none"
+)
+
+
+@pytest.mark.parametrize("deploy", [False, True], ids=["validate", "validate --deploy"])
+def test_nobody_can_sign_in_is_reported_with_every_other_problem(
+    tmp_path: Path, deploy: bool
+) -> None:
+    # team-a has the sign-in problem, and so does team-b beside a host of team-a's; team-c's
+    # namespace is team-a's: every problem is reported in one run.
+    root = tmp_path / "project"
+    write_stack(root)
+    write_gateway(root, "team-a", {})
+    write_gateway(root, "team-b", {"exposure": {"host": "gw-openshell-team-a.apps.example.com"}})
+    write_gateway(
+        root,
+        "team-c",
+        {"namespace": "openshell-team-a", "signIn": "none", "exposure": {"enabled": False}},
+    )
+    write_gateway(root, "team-d", {"replicas": 99})  # invalid on its own: its sign-in unknown
+    result = run_cli("--root", str(root), "validate", STACK, *(["--deploy"] if deploy else []))
+    assert result.code == 2
+    lines = result.err.splitlines()
+    assert [line for line in lines if "sign in" in line] == [
+        f"error: {DECLARATIONS}/team-a.yaml: {NOBODY}",
+        f"error: {DECLARATIONS}/team-b.yaml: {NOBODY}",
+    ]
+    assert [line.split(": ")[1:3] for line in lines[:-1] if "sign in" not in line] == [
+        [f"{DECLARATIONS}/team-b.yaml", "spec.exposure.host"],
+        [f"{DECLARATIONS}/team-c.yaml", "spec.namespace"],
+        [f"{DECLARATIONS}/team-d.yaml", "spec.replicas"],
+    ]

@@ -58,6 +58,11 @@ DECLARATION = f"{DECLARATIONS}/team-a.yaml"
 PATHS = [CONFIG_FILE, DECLARATION, DECLARATIONS]
 
 
+QUIET = {"signIn": "none"}
+"""A gateway no person signs in to, said on purpose: validate reports the others with the
+rest of a stack's problems (issue 21), and these tests compare validate with render."""
+
+
 def refused(root: Path, out: Path) -> list[str]:
     """Render and validate ``root``: both exit 2 with the same problems and write nothing.
     Returns the problem lines, without ``error: `` and the summary."""
@@ -456,7 +461,7 @@ QUOTED = re.compile(r"'[^']*'")
 )
 def test_a_long_value_is_quoted_cut_short(tmp_path: Path, spec: dict[str, Any], field: str) -> None:
     write_stack(tmp_path)
-    write_gateway(tmp_path, "team-a", spec)
+    write_gateway(tmp_path, "team-a", {**spec, "signIn": "none"})
 
     lines = refused(tmp_path, tmp_path / "out")
 
@@ -494,8 +499,8 @@ def test_a_mirror_that_breaks_the_built_in_images_is_named_in_the_stack_file(
     tmp_path: Path,
 ) -> None:
     write_stack(tmp_path, clusters=one_cluster(registryMirrors={"ghcr.io/nvidia": LONG_TARGET}))
-    write_gateway(tmp_path, "team-a")
-    write_gateway(tmp_path, "team-b")
+    write_gateway(tmp_path, "team-a", QUIET)
+    write_gateway(tmp_path, "team-b", QUIET)
 
     lines = refused(tmp_path, tmp_path / "out")
 
@@ -517,7 +522,7 @@ def test_a_mirror_that_breaks_a_stack_default_names_the_default(tmp_path: Path) 
         clusters=one_cluster(registryMirrors={"ghcr.io/nvidia": LONG_TARGET, "quay.io": "q.io"}),
         stack_images={"sandbox": "ghcr.io/nvidia/sandbox:1"},
     )
-    write_gateway(tmp_path, "team-a")
+    write_gateway(tmp_path, "team-a", QUIET)
 
     lines = refused(tmp_path, tmp_path / "out")
 
@@ -530,7 +535,9 @@ def test_a_mirror_that_breaks_a_stack_default_names_the_default(tmp_path: Path) 
 
 def test_a_mirror_that_breaks_a_declarations_own_image_names_both(tmp_path: Path) -> None:
     write_stack(tmp_path, clusters=one_cluster(registryMirrors={"ghcr.io/nvidia": LONG_TARGET}))
-    write_gateway(tmp_path, "team-a", {"images": {"gateway": "ghcr.io/nvidia/gateway-x:1"}})
+    write_gateway(
+        tmp_path, "team-a", {"images": {"gateway": "ghcr.io/nvidia/gateway-x:1"}, **QUIET}
+    )
 
     lines = refused(tmp_path, tmp_path / "out")
 
@@ -671,7 +678,7 @@ def test_ssl_root_cert_linked_outside_the_project_is_refused(tmp_path: Path) -> 
         "sslRootCert": "certs/ca.pem",
     }
     write_stack(root, clusters={"c1": cluster(database=database)})
-    write_gateway(root, "team-a")
+    write_gateway(root, "team-a", QUIET)
 
     lines = refused(root, tmp_path / "out")
 

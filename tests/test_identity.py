@@ -431,6 +431,147 @@ def test_two_gateways_may_not_share_a_client(tmp_path: Path) -> None:
     ]
 
 
+BUILTIN = (
+    "is one of the clients Keycloak creates in every realm; a gateway needs a client of its own"
+)
+
+
+@pytest.mark.parametrize(
+    "client_id",
+    [
+        "account",
+        "account-console",
+        "admin-cli",
+        "broker",
+        "realm-management",
+        "security-admin-console",
+    ],
+)
+def test_a_keycloak_built_in_client_is_no_gateways(tmp_path: Path, client_id: str) -> None:
+    _stack(tmp_path)
+    source = write_gateway(tmp_path, "acme", {"keycloak": {"clientId": client_id}})
+    assert load_problems(tmp_path) == [
+        (source, "spec.keycloak.clientId", f"client {client_id!r} {BUILTIN}")
+    ]
+
+
+def test_a_console_client_may_not_be_a_built_in_one(tmp_path: Path) -> None:
+    # security-admin is no built-in, but its console's client security-admin-console is.
+    _stack(tmp_path)
+    spec = {"keycloak": {"clientId": "security-admin"}, "console": {"enabled": True}}
+    source = write_gateway(tmp_path, "acme", spec)
+    assert load_problems(tmp_path) == [
+        (source, "spec.console.enabled", f"client 'security-admin-console' {BUILTIN}")
+    ]
+
+
+def test_the_admin_client_is_no_gateways(tmp_path: Path) -> None:
+    _stack(tmp_path)
+    source = write_gateway(tmp_path, "acme", {"keycloak": {"clientId": "provisioner"}})
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.keycloak.clientId",
+            "client 'provisioner' of realm 'hypershell' is the admin client Pulumi signs in"
+            " with (identity.keycloak.adminClientId of cluster 'c1'); the gateway would take it"
+            " over, and deleting the gateway would delete it",
+        )
+    ]
+
+
+def test_a_client_may_not_be_another_gateways_console_client(tmp_path: Path) -> None:
+    _stack(tmp_path)
+    write_gateway(tmp_path, "acme", {"console": {"enabled": True}})
+    source = write_gateway(tmp_path, "zeta", {"keycloak": {"clientId": "openshell-acme-console"}})
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.keycloak.clientId",
+            "client 'openshell-acme-console' of realm 'hypershell' is already used by"
+            f" {DECLARATIONS}/acme.yaml (the client of its web console)",
+        )
+    ]
+
+
+def test_a_realm_is_one_whatever_the_case_of_its_host(tmp_path: Path) -> None:
+    upper = {**KEYCLOAK, "url": "https://SSO.example.com"}
+    write_stack(
+        tmp_path,
+        clusters={
+            "c1": cluster(identity={"keycloak": KEYCLOAK}),
+            "c2": cluster(identity={"keycloak": upper}, baseDomain="two.example.com"),
+        },
+        secrets={
+            name: {"dbAdminPassword": "pw", "keycloakAdminClientSecret": "kc"}
+            for name in ("c1", "c2")
+        },
+    )
+    write_gateway(tmp_path, "acme", {"cluster": "c1"})
+    source = write_gateway(
+        tmp_path, "other", {"cluster": "c2", "keycloak": {"clientId": "openshell-acme"}}
+    )
+    assert load_problems(tmp_path) == [
+        (
+            source,
+            "spec.keycloak.clientId",
+            "client 'openshell-acme' of realm 'hypershell' is already used by"
+            f" {DECLARATIONS}/acme.yaml",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "https://sso.example.com:0",
+            "'https://sso.example.com:0': port 0 is out of range (1-65535)",
+        ),
+        (
+            "https://sso.example.com:99999",
+            "'https://sso.example.com:99999': port 99999 is out of range (1-65535)",
+        ),
+        (
+            "https://sso",
+            "URL host 'sso' is a single label; it must be a fully qualified DNS name such as"
+            " sso.example.com",
+        ),
+        ("https://10.0.0.1", "URL host '10.0.0.1' is an IP address; it must be a DNS name"),
+        (
+            "https://sso.example.com/realms/../admin",
+            "'https://sso.example.com/realms/../admin': the path has an empty, '.' or '..' segment",
+        ),
+        (
+            "https://sso.example.com//r",
+            "'https://sso.example.com//r': the path has an empty, '.' or '..' segment",
+        ),
+        (
+            "https://sso.example.com/r%zz",
+            "'https://sso.example.com/r%zz': the path has a '%' that is no escape (%XX, two hex"
+            " digits)",
+        ),
+    ],
+)
+@pytest.mark.parametrize("field", ["url", "issuerUrl", "spec.oidc.issuer"])
+def test_garbage_keycloak_and_oidc_urls_are_refused(
+    tmp_path: Path, url: str, message: str, field: str
+) -> None:
+    server = {**KEYCLOAK, field: url} if field != "spec.oidc.issuer" else KEYCLOAK
+    write_stack(
+        tmp_path,
+        clusters={"c1": cluster(identity={"keycloak": server})},
+        secrets={"c1": {"dbAdminPassword": "pw", "keycloakAdminClientSecret": "kc"}},
+    )
+    spec = {"oidc": {"issuer": url}} if field == "spec.oidc.issuer" else {}
+    source = write_gateway(tmp_path, "acme", spec)
+    where = (
+        (source, field)
+        if field == "spec.oidc.issuer"
+        else (CONFIG_FILE, f"{PREFIX}clusters.c1.identity.keycloak.{field}")
+    )
+    assert load_problems(tmp_path) == [(*where, message)]
+
+
 def test_ca_bundles_are_read_from_the_project(tmp_path: Path) -> None:
     write_text(tmp_path, "certs/ca.pem", PEM)
     _stack(tmp_path, trustedCaBundleFile="certs/ca.pem")
@@ -438,6 +579,70 @@ def test_ca_bundles_are_read_from_the_project(tmp_path: Path) -> None:
     loaded = load(tmp_path)
     assert loaded.gateways[0].args.trusted_ca_bundle == PEM
     assert loaded.bundles["c1"].trusted == PEM and loaded.bundles["c1"].keycloak is None
+
+
+KEY_BLOCK = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgE=\n-----END PRIVATE KEY-----\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            PEM + KEY_BLOCK,
+            "holds a 'PRIVATE KEY' block at line 4; a CA bundle holds certificates only (its"
+            " whole text is published): remove that block",
+        ),
+        (
+            KEY_BLOCK.replace("PRIVATE KEY", "EC PRIVATE KEY") + PEM,
+            "holds a 'EC PRIVATE KEY' block at line 1; a CA bundle holds certificates only (its"
+            " whole text is published): remove that block",
+        ),
+        (
+            PEM + "-----BEGIN TRUSTED CERTIFICATE-----\nMIIB\n-----END TRUSTED CERTIFICATE-----\n",
+            "holds a 'TRUSTED CERTIFICATE' block at line 4; a CA bundle holds certificates only"
+            " (its whole text is published): remove that block",
+        ),
+        (PEM + "junk -----BEGIN PRIVATE KEY-----\n", "has a broken PEM boundary at line 4"),
+        (
+            PEM.replace("-----END CERTIFICATE-----\n", ""),
+            "has a BEGIN CERTIFICATE at line 1 that no END closes",
+        ),
+        (
+            PEM + "-----END CERTIFICATE-----\n",
+            "has an END CERTIFICATE at line 4 that closes no BEGIN CERTIFICATE",
+        ),
+        (
+            "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+            "has a certificate at line 1 that is not base64",
+        ),
+    ],
+)
+@pytest.mark.parametrize("field", ["trustedCaBundleFile", "identity.keycloak.caBundleFile"])
+def test_a_bundle_holds_certificates_only(
+    tmp_path: Path, content: str, problem: str, field: str
+) -> None:
+    # Its text goes whole into ConfigMap gateway-trusted-ca of every tenant namespace (or to
+    # the Keycloak provider): a key beside the certificates would be published with them.
+    write_text(tmp_path, "certs/ca.pem", content)
+    keycloak = {**KEYCLOAK, "caBundleFile": "certs/ca.pem"} if "keycloak" in field else KEYCLOAK
+    trusted = {"trustedCaBundleFile": "certs/ca.pem"} if "keycloak" not in field else {}
+    write_stack(
+        tmp_path,
+        clusters={"c1": cluster(identity={"keycloak": keycloak}, **trusted)},
+        secrets={"c1": {"dbAdminPassword": "pw", "keycloakAdminClientSecret": "kc"}},
+    )
+    write_gateway(tmp_path, "acme")
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, f"{PREFIX}clusters.c1.{field}", f"'certs/ca.pem' {problem}")
+    ]
+
+
+def test_explanatory_text_between_certificates_is_kept(tmp_path: Path) -> None:
+    bundle = "# Development CA\n" + PEM + "\nSubject: CN=other\n" + PEM
+    write_text(tmp_path, "certs/ca.pem", bundle)
+    _stack(tmp_path, trustedCaBundleFile="certs/ca.pem")
+    write_gateway(tmp_path, "acme")
+    assert only_gateway(tmp_path).args.trusted_ca_bundle == bundle
 
 
 @pytest.mark.parametrize(

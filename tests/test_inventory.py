@@ -22,7 +22,14 @@ from components import tokens
 from gatewayctl import cli, inventory, render
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.resolve import load_stack
-from tests.builders import DROP, cluster, copy_stack, write_gateway, write_stack
+from tests.builders import (
+    DROP,
+    cluster,
+    copy_stack,
+    edited_config,
+    write_gateway,
+    write_stack,
+)
 from tests.hostile_helpers import run_cli
 from tests.strategies import two_stacks
 from tests.support import ROOT
@@ -191,7 +198,9 @@ def test_cli_validate_fails_on_a_copied_stack_config(
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[-1] == "22 problem(s); nothing written"
+    # ... and each gateway's Keycloak client two owners on the one realm (10 of the 32).
+    assert err[-1] == "32 problem(s); nothing written"
+    assert sum("on the same Keycloak realm" in line for line in err) == 10
     assert err[0].startswith(
         "error: gateways/ibm/batch-jobs.yaml: spec.databaseName: database"
         " 'gw_batch_jobs' on server "
@@ -200,12 +209,13 @@ def test_cli_validate_fails_on_a_copied_stack_config(
         " is also used by gateways/prod/batch-jobs.yaml (cluster 'roks-us-east' of"
         " Pulumi.prod.yaml)"
     )
-    # On a cluster and database server of its own, the copy is fine.
+    # On a cluster, database server and Keycloak realm of its own, the copy is fine.
     text = prod.read_text()
     for old, new in (
         ("hysh-ibm-01/", "hysh-ibm-02/"),  # kubeconfigContext
         ("hysh-ibm-01-", "hysh-ibm-02-"),  # baseDomain
         ("5e4b1c7a-", "6f5c2d8b-"),  # the database server
+        ("realm: hypershell", "realm: hypershell-prod"),  # the Keycloak realm
     ):
         assert old in text
         text = text.replace(old, new)
@@ -549,13 +559,74 @@ def test_a_stack_that_does_not_load_is_left_to_its_own_validation(tmp_path: Path
     assert shared(tmp_path, "a") == []
 
 
+SSO = {"url": "https://sso.example.com", "realm": "hypershell", "adminClientId": "provisioner"}
+
+
+def _keycloak_stack(root: Path, stack: str, admin: str = "provisioner") -> str:
+    server = {**SSO, "adminClientId": admin}
+    return write_stack(
+        root,
+        stack=stack,
+        clusters={"c1": site(stack, identity={"keycloak": server})},
+        secrets={"c1": {"dbAdminPassword": "pw", "keycloakAdminClientSecret": "kc"}},
+    )
+
+
+def test_client_ids_are_unique_across_the_stacks_of_one_keycloak_realm(tmp_path: Path) -> None:
+    a = _keycloak_stack(tmp_path, "a")
+    b = _keycloak_stack(tmp_path, "b", admin="provisioner-b")
+    first = write_gateway(tmp_path, "alpha", {"console": {"enabled": True}}, stack="a")
+    # In b: beta takes a's gateway client, gamma a's console client, delta a's admin client.
+    second = write_gateway(
+        tmp_path, "beta", {"keycloak": {"clientId": "openshell-alpha"}}, stack="b"
+    )
+    third = write_gateway(
+        tmp_path, "gamma", {"keycloak": {"clientId": "openshell-alpha-console"}}, stack="b"
+    )
+    fourth = write_gateway(tmp_path, "delta", {"keycloak": {"clientId": "provisioner"}}, stack="b")
+
+    assert sorted(shared(tmp_path, "b")) == [
+        (
+            second,
+            "spec.keycloak.clientId",
+            f"client 'openshell-alpha' of realm 'hypershell' is also used by {first} (cluster"
+            f" 'c1' of {a}, on the same Keycloak realm)",
+        ),
+        (
+            fourth,
+            "spec.keycloak.clientId",
+            f"client 'provisioner' of realm 'hypershell' is the admin client Pulumi signs in"
+            f" with for {a} (identity.keycloak.adminClientId of cluster 'c1'); the gateway would"
+            " take it over, and deleting the gateway would delete it",
+        ),
+        (
+            third,
+            "spec.keycloak.clientId",
+            f"client 'openshell-alpha-console' of realm 'hypershell' is also used by {first}"
+            f" (the client of its web console) (cluster 'c1' of {a}, on the same Keycloak"
+            " realm)",
+        ),
+    ]
+    assert sorted((path, field) for path, field, _ in shared(tmp_path, "a")) == [
+        (first, "spec.console.enabled"),
+        (first, "spec.keycloak.clientId"),
+    ]
+    assert b  # the second stack's file, named by a's problems
+    # Another realm on the same server shares nothing.
+    with edited_config(tmp_path, "b") as config:
+        config["hypershell-gateways:clusters"]["c1"]["identity"]["keycloak"]["realm"] = "other"
+    assert shared(tmp_path, "b") == []
+
+
 def test_cli_validate_all_names_both_files_of_a_cross_stack_clash(tmp_path: Path) -> None:
     a = write_stack(tmp_path, stack="a", clusters={"c1": site("east")})
     b = write_stack(
         tmp_path, stack="b", clusters={"c1": site("west", kubeconfigContext="ctx-east")}
     )
-    first = write_gateway(tmp_path, "alpha", {"namespace": "tenant"}, stack="a")
-    second = write_gateway(tmp_path, "beta", {"namespace": "tenant"}, stack="b")
+    # Sandbox-only gateways: validate would also say, with the clash, that no one signs in.
+    quiet = {"namespace": "tenant", "signIn": "none"}
+    first = write_gateway(tmp_path, "alpha", quiet, stack="a")
+    second = write_gateway(tmp_path, "beta", quiet, stack="b")
     reason = "the same kubeconfigContext 'ctx-east'"
     out = tmp_path / "out"
 

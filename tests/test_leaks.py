@@ -306,7 +306,9 @@ SENTINEL = "S3NTINEL98765"
 
 def broken_secrets_project(root: Path, entry: str, *, broken_declaration: bool) -> None:
     write_secrets_text(root, entry.replace("SENTINEL", SENTINEL))
-    write_gateway(root, "team-a", {"replicas": "many"} if broken_declaration else None)
+    # signIn: validate would also report, with the rest, that no one signs in (issue 21).
+    spec = {"replicas": "many"} if broken_declaration else {"signIn": "none"}
+    write_gateway(root, "team-a", spec)
 
 
 def assert_broken_without_leak(root: Path, out: Path, secret: str) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from gatewayctl import promote
+from gatewayctl import interrupts, outputs, promote
 from gatewayctl.resolve import load_stack
 from tests.builders import (
     CONFIG_FILE,
@@ -218,6 +219,26 @@ def test_an_unknown_stack_or_cluster_is_refused(project: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("target", ["", "/rosa-us-east-1"])
+def test_a_target_without_a_stack_is_named_as_given(project: Path, target: str) -> None:
+    files = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    result = run(project, NEXT, "--to", target)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == (
+        f"error: --to {target!r} names no stack: write STACK or STACK/CLUSTER (the stacks here"
+        " are aws, ibm, local)\n"
+    )
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == files
+
+
+def test_a_target_that_is_no_stack_name_names_its_file(project: Path) -> None:
+    assert _refused(project, NEXT, "--to", "AWS/rosa-us-east-1") == [
+        "error: Pulumi.AWS.yaml: stack name 'AWS' is not a DNS-1123 label (lowercase a-z, 0-9,"
+        " inner '-', at most 63)",
+        "1 problem(s); nothing written",
+    ]
+
+
 def _stack_text(clusters: str) -> str:
     """A stack file whose ``clusters`` value is ``clusters`` as written."""
     settings = yaml.safe_dump(cluster(), default_flow_style=True, width=1000).strip()
@@ -257,6 +278,41 @@ def test_a_cluster_in_flow_style_or_an_alias_is_left_to_a_person(tmp_path: Path)
     )
 
 
+def test_an_anchored_binding_is_left_to_a_person_not_blamed_on_the_file(tmp_path: Path) -> None:
+    # c2 binds the release through an alias of c1's binding: replacing c1's value would drop
+    # the anchor, and the text promote produced would not parse. The file itself is fine.
+    write_release(tmp_path, "r1")
+    write_release(tmp_path, "r2")
+    (tmp_path / "gateways" / STACK).mkdir(parents=True)
+    block = yaml.safe_dump({"c1": cluster(), "c2": cluster()}, sort_keys=False, indent=2)
+    block = "".join(f"    {line}\n" for line in block.splitlines())
+    block = block.replace("    c1:\n", "    c1:\n      release: &bound r1\n", 1)
+    block = block.replace("    c2:\n", "    c2:\n      release: *bound\n", 1)
+    write_text(tmp_path, CONFIG_FILE, _stack_text(block))
+    assert [c.release for c in load(tmp_path).config.clusters.values()] == ["r1", "r1"]
+    for target in (f"{STACK}/c1", STACK):
+        assert _refused(tmp_path, "r2", "--to", target) == [
+            f"error: {CONFIG_FILE}: {PREFIX}clusters.c1.release: the binding carries a YAML"
+            " anchor (&name) that other values may refer to; edit the binding by hand"
+            " (release: <name>)",
+            "1 problem(s); nothing written",
+        ]
+
+
+def test_text_promote_produced_that_does_not_parse_is_its_own_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = project / "Pulumi.aws.yaml"
+    original = path.read_bytes()
+    monkeypatch.setattr(promote, "edit_bindings", lambda text, *_: text + "\n  broken: *nowhere\n")
+    result = run(project, NEXT, "--to", "aws")
+    assert (result.code, result.err) == (
+        1,
+        "error: Pulumi.aws.yaml: the binding could not be edited safely; edit it by hand\n",
+    )
+    assert path.read_bytes() == original
+
+
 def test_a_stack_that_would_not_validate_is_not_written(tmp_path: Path) -> None:
     write_release(tmp_path, "r1")
     write_stack(tmp_path, stack_images={"gateway": "quay.io/acme/gateway:1"})
@@ -284,6 +340,66 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(
     assert result.code == 1
     assert path.read_bytes() == original
     assert sorted(p.name for p in project.iterdir() if p.name.startswith(".Pulumi")) == []
+
+
+def _watch_every_step(
+    monkeypatch: pytest.MonkeyPatch, path: Path, seen: list[bytes | None]
+) -> None:
+    """After every call that changes a directory entry, record what ``path`` holds: what a
+    process killed (SIGKILL, no clean-up) right after that call would leave there."""
+
+    def watched(call: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return call(*args, **kwargs)
+            finally:
+                seen.append(path.read_bytes() if path.exists() else None)
+
+        return wrapper
+
+    for name in ("rename", "replace", "link", "unlink", "open", "mkdir", "rmdir"):
+        monkeypatch.setattr(os, name, watched(getattr(os, name)))
+
+
+def test_a_kill_at_any_point_leaves_the_old_file_or_the_new_one(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = project / "Pulumi.aws.yaml"
+    old = path.read_bytes()
+    promotion = promote.promote(project, NEXT, "aws")
+    new = promotion.text.encode("utf-8")
+    seen: list[bytes | None] = []
+    _watch_every_step(monkeypatch, path, seen)
+    promote.write(project, promotion)
+    monkeypatch.undo()
+    assert len(seen) > 3  # every step was watched
+    assert [state for state in seen if state not in {old, new}] == []
+    assert (seen[0], seen[-1]) == (old, new)
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".Pulumi")) == []
+
+
+def test_an_output_file_is_never_absent_while_it_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "report.md"
+    out.write_bytes(b"old\n")
+    seen: list[bytes | None] = []
+    _watch_every_step(monkeypatch, out, seen)
+    outputs.write_file(out, "new\n")
+    monkeypatch.undo()
+    assert [state for state in seen if state not in {b"old\n", b"new\n"}] == []
+    assert (seen[0], seen[-1], out.read_bytes()) == (b"old\n", b"new\n", b"new\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+
+
+def test_an_undone_replacement_puts_the_old_file_back_in_one_rename(tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    out.write_bytes(b"old\n")
+    with pytest.raises(RuntimeError), interrupts.transaction():
+        outputs.write_file(out, "new\n")
+        raise RuntimeError("a later step failed")
+    assert out.read_bytes() == b"old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
 
 
 def test_edit_bindings_refuses_what_it_cannot_find() -> None:

@@ -203,15 +203,19 @@ def test_present_bundles_are_ready(project: Path) -> None:
     ("content", "problem"),
     [
         ("", " holds no PEM certificate (-----BEGIN CERTIFICATE-----); not a CA bundle"),
-        ("-----BEGIN CERTIFICATE-----\n", " holds no PEM certificate"),
+        (
+            "-----BEGIN CERTIFICATE-----\n",
+            " has a BEGIN CERTIFICATE at line 1 that no END closes",
+        ),
         ("not a certificate\n", " holds no PEM certificate"),
         (
             "-----BEGIN CERTIFICATE-----\nnot*base64!\n-----END CERTIFICATE-----\n",
-            " holds no PEM certificate",
+            " has a certificate at line 1 that is not base64",
         ),
         (
             "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
-            " holds no PEM certificate",
+            " holds a 'PRIVATE KEY' block at line 1; a CA bundle holds certificates only (its"
+            " whole text is published): remove that block",
         ),
     ],
 )

@@ -483,6 +483,40 @@ def test_a_changed_release_is_refused_committed_or_not(tmp_path: Path) -> None:
     assert _history(repo) == (expected, [])  # committed on top
 
 
+@pytest.mark.parametrize("how", ["renamed in one commit", "removed, then added again"])
+def test_a_release_is_immutable_by_name_whatever_its_file(tmp_path: Path, how: str) -> None:
+    # releases/r1.yaml becomes releases/r1.yml with another digest: the same release, changed.
+    repo = _repo(tmp_path)
+    first = git(repo, "rev-parse", "HEAD")[:12]
+    if how == "renamed in one commit":
+        git(repo, "rm", "-q", "releases/r1.yaml")
+    else:
+        git(repo, "rm", "-q", "releases/r1.yaml")
+        git(repo, "commit", "-q", "-m", "drop r1")
+    write_release(repo, "r1", file="r1.yml", gateway=GOOD)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "r1 again, as .yml")
+
+    assert _history(repo) == (
+        [
+            (
+                "releases/r1.yml",
+                "spec.images.gateway",
+                f"changed since the release was first committed ({first}); a release is"
+                " immutable: put the change in a new release (a new file) and promote it",
+            )
+        ],
+        [],
+    )
+
+
+def test_a_release_moved_to_yml_unchanged_passes(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    git(repo, "mv", "releases/r1.yaml", "releases/r1.yml")
+    git(repo, "commit", "-q", "-m", "rename only")
+    assert _history(repo) == ([], [])
+
+
 def test_a_fresh_clone_checks_the_history(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     write_release(repo, "r1", supervisor=GOOD.replace("gateway", "supervisor"))

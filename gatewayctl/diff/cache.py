@@ -18,6 +18,10 @@ for another key, or that disagrees with a file (missing, extra, changed) makes t
 stale: it is removed and the base rendered again. Entries are written beside the cache and
 renamed into place, so a reader never sees half of one.
 
+The cache is a directory this tool creates (it holds :data:`OWNED`): a symbolic link there, or
+a directory the tool did not create, is refused before the diff starts (:func:`problems`), and
+pruning (:data:`KEEP`) removes only entries the tool wrote, whatever else the directory holds.
+
 The cache never holds a secret value: the render redacts secrets already, and every file is
 scrubbed again (:class:`gatewayctl.secrets.Scrubber`, by value) with the plaintext
 ``clusterSecrets`` of every stack of the base before it is written. The secrets themselves,
@@ -30,6 +34,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -38,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl import interrupts
+from gatewayctl.errors import Problem
 from gatewayctl.secrets import MANIFESTS, Scrubber
 
 FORMAT = 1
@@ -75,8 +81,69 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+OWNED = ".gatewayctl-diff-cache"
+"""Written into the cache directory when this tool creates it: only such a directory is used,
+and only its entries are ever removed."""
+_OWNED_TEXT = (
+    "Written by `python -m gatewayctl diff`: the base renders it keeps. `rm -rf` of this"
+    " directory is always safe.\n"
+)
+_ENTRY_NAME = re.compile(r"[0-9a-f]{64}")
+"""An entry is named by its key (:func:`key`, a SHA-256)."""
+
+
+def _is_entry(path: Path) -> bool:
+    """``path`` is an entry this tool wrote: a directory (not a link) named by a key, whose
+    manifest names that key. Nothing else is ever pruned."""
+    if not _ENTRY_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("key") == path.name
+
+
+def _owned_problem(directory: Path) -> str | None:
+    """Why the tool may not keep its cache in ``directory``, or None (see :func:`problems`)."""
+    if directory.is_symlink():
+        return (
+            "is a symbolic link; the diff cache is a directory this tool creates itself (it"
+            " removes old entries there): remove the link"
+        )
+    if not directory.exists():
+        return None
+    if not directory.is_dir():
+        return "exists and is not a directory; the diff cache is a directory: remove it"
+    marker = directory / OWNED
+    if marker.is_file() and not marker.is_symlink():
+        return None
+    children = list(directory.iterdir())
+    # Before the marker, the tool wrote entries only (and its own scratch, ``.writing-*``).
+    if all(_is_entry(c) or (c.name.startswith(".writing-") and c.is_dir()) for c in children):
+        return None
+    return (
+        f"exists and was not created by this tool (no {OWNED} in it), and the cache removes"
+        " old entries there: move it away or choose another place for it"
+    )
+
+
+def problems(root: Path) -> list[Problem]:
+    """Why the diff may not keep its base renders in ``root/build/diff-cache``: a symbolic link
+    (pruning would remove directories wherever it leads), or a directory this tool did not
+    create (it holds no :data:`OWNED`; an empty one, or one holding only entries, is taken).
+    Checked before anything is rendered, as every output path is."""
+    directory = root / DIRECTORY
+    try:
+        reason = _owned_problem(directory)
+    except OSError as error:
+        reason = f"is not a usable path ({error.strerror or error})"
+    return [] if reason is None else [Problem(DIRECTORY.as_posix(), "diff cache", reason)]
+
+
 class Cache:
-    """The entries under ``root/build/diff-cache``."""
+    """The entries under ``root/build/diff-cache``: used only when :func:`problems` has none
+    (checked again here), and pruned of its own entries only."""
 
     def __init__(self, root: Path) -> None:
         self.directory = root / DIRECTORY
@@ -84,9 +151,17 @@ class Cache:
     def _path(self, name: str) -> Path:
         return self.directory / name
 
+    def _usable(self) -> bool:
+        try:
+            return _owned_problem(self.directory) is None
+        except OSError:
+            return False
+
     def get(self, name: str) -> Entry | None:
         """The entry ``name`` if it is whole and its own; a stale or corrupt one is removed."""
         path = self._path(name)
+        if not _ENTRY_NAME.fullmatch(name) or not self._usable():
+            return None
         if not path.exists() and not path.is_symlink():
             return None
         entry = _read(path, name)
@@ -101,8 +176,10 @@ class Cache:
         """Write the entry ``name``, every file scrubbed of ``secrets`` first; the files as
         written. Best effort: a cache that cannot be written costs the next run a render."""
         files = scrub(entry.files, secrets)
+        if not _ENTRY_NAME.fullmatch(name) or not self._usable():
+            return files
         with contextlib.suppress(OSError):
-            self.directory.mkdir(parents=True, exist_ok=True)
+            self._own()
             with interrupts.temporary_directory(".writing-", self.directory) as scratch:
                 staging = Path(scratch)
                 for relative, text in files.items():
@@ -125,15 +202,23 @@ class Cache:
             self._prune()
         return files
 
+    def _own(self) -> None:
+        """Create the directory, or take an empty one or one holding only entries, with its
+        marker."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        marker = self.directory / OWNED
+        if not marker.is_file():
+            marker.write_text(_OWNED_TEXT, encoding="utf-8")
+
     def _prune(self) -> None:
         entries = []
         for child in self.directory.iterdir():
-            if child.name.startswith("."):
-                continue
+            if not _is_entry(child):
+                continue  # not one this tool wrote: never removed
             try:
                 entries.append(((child / MANIFEST).stat().st_mtime, child))
             except OSError:
-                entries.append((0.0, child))
+                continue
         for _, child in sorted(entries, reverse=True)[KEEP:]:
             _remove(child)
 
