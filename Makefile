@@ -76,7 +76,7 @@ e2e: e2e-build
 # Record the JSON the real CLI prints (refresh --preview-only --json, stack export) as the
 # fixtures the offline status tests read (tests/fixtures/engine/).
 e2e-fixtures: e2e-build
-	HYPERSHELL_E2E_RECORD=$(CURDIR)/tests/fixtures/engine $(E2E_PYTEST) tests/e2e/test_e2e_drift.py
+	HYPERSHELL_E2E_RECORD=$(CURDIR)/tests/fixtures/engine $(E2E_PYTEST) tests/e2e/test_e2e_b_drift.py
 
 # Real figures: preview and up from empty for 10, 50 and 100 gateways (bench/engine_bench.py).
 engine-bench: e2e-build

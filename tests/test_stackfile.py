@@ -381,3 +381,16 @@ def test_raw_config_bypasses_the_stack_file(tmp_path: Path) -> None:
     assert [(g.name, g.hostname) for g in loaded.gateways] == [
         ("team-a", f"gw-openshell-team-a.{BASE_DOMAIN}")
     ]
+
+
+@pytest.mark.parametrize(("written", "read"), [("true", True), ("false", False), (True, True)])
+def test_a_boolean_key_as_the_cli_writes_it_back(tmp_path: Path, written: Any, read: bool) -> None:
+    # `pulumi stack init` (and any CLI save) writes `selfHeal: true` back as "true": the
+    # real-engine lane saw it (e2e/project.py's stacks); both spellings are the same value.
+    from tests.builders import PREFIX, STACK, write_stack
+
+    write_stack(tmp_path, extra={f"{PREFIX}selfHeal": written, f"{PREFIX}production": "false"})
+    raw = yaml.safe_load((tmp_path / f"Pulumi.{STACK}.yaml").read_text())["config"]
+    config = {k.removeprefix(PREFIX): v for k, v in raw.items() if k.startswith(PREFIX)}
+    loaded = load_stack(tmp_path, STACK, config)
+    assert (loaded.config.self_heal, loaded.config.production) == (read, False)

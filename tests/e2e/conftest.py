@@ -21,7 +21,7 @@ from e2e import build
 from e2e.cluster import Cluster, StatusStandIn, running_cluster
 from e2e.engine import Engine
 from e2e.project import E2EProject, make_project
-from tests.e2e.lane import Deployed, deploy
+from tests.e2e.lane import FIGURES, Deployed, deploy
 
 SHARED_GATEWAY = ("openshift-ingress", "openshell-grpc-gateway")
 NODE_READER = "openshell-gateway-node-reader"
@@ -68,7 +68,7 @@ def cluster(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Cluster
         namespace, name = SHARED_GATEWAY
         live.apply(shared_gateway(namespace, name))
         # The node-reader ClusterRole as upstream's reconciler leaves it: applied (client-side)
-        # from upstream's own template before any stack (tests/e2e/test_e2e_teardown.py).
+        # from upstream's own template before any stack (tests/e2e/test_e2e_z_teardown.py).
         role = next(
             d
             for d in yaml.safe_load_all((UPSTREAM / "rbac.yaml").read_text())
@@ -191,3 +191,10 @@ def pytest_report_header() -> list[str]:
         + versions["kwok"]["version"],
         f"cache: {build.cache_root()}",
     ]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if FIGURES:
+        terminalreporter.section("real-engine figures")
+        for line in FIGURES:
+            terminalreporter.write_line(line)

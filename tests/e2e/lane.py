@@ -15,6 +15,13 @@ from e2e.engine import Engine, Result
 from e2e.project import E2EProject
 from gatewayctl import render
 
+FIGURES: list[str] = []
+"""Figures the tests measured, printed at the end of the run (conftest's terminal summary)."""
+
+
+def figure(text: str) -> None:
+    FIGURES.append(text)
+
 
 @dataclass
 class Deployed:

@@ -24,6 +24,7 @@ from tests.e2e.conftest import E2E_STACKS
 from tests.e2e.lane import (
     Deployed,
     diagnostics,
+    figure,
     leaves,
     lookup,
     manifests,
@@ -47,7 +48,7 @@ def test_preview_then_up_from_empty(deployed: dict[str, Deployed], stack: str) -
     # The preview counts the stack itself among its creates; the summary too.
     assert changes == {"create": steps["create"]}, (changes, steps)
     assert diagnostics(run.up) == []
-    print(
+    figure(
         f"{stack}: preview {steps['create']} creates in {run.preview_seconds:.1f} s; "
         f"up created {changes['create']} in {run.up_seconds:.1f} s"
     )
@@ -193,7 +194,9 @@ def test_render_fidelity(deployed: dict[str, Deployed], cluster: Cluster, stack:
                 problems.append(
                     f"{path}: {'.'.join(map(str, field))}: render {value!r}, live {live_value!r}"
                 )
-    print(f"{stack}: render fidelity {found} of {len(files)} objects, {matched} of {fields} fields")
+    figure(
+        f"{stack}: render fidelity {found} of {len(files)} objects, {matched} of {fields} fields"
+    )
     assert problems == []
     assert found == len(files) and matched == fields
 

@@ -1,0 +1,86 @@
+"""`gatewayctl status` on what the real Pulumi CLI printed (tests/fixtures/engine/).
+
+The fixtures are recorded by ``make e2e-fixtures`` (tests/e2e/test_e2e_b_drift.py): the
+``e2e-local`` stack brought up by the real engine and pulumi-kubernetes against a real API
+server, then drifted with kubectl (Deployment ``openshell-gateway`` of ``dev`` scaled to 3,
+NetworkPolicy ``openshell-default-deny-ingress`` of ``offline`` edited, ConfigMap
+``openshell-gateway-config`` of ``dev-build`` deleted), and a preview of a replicas change to
+``dev``. Where the hand-made fixtures of tests/test_status.py disagree with these, these win.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e.project import make_project
+from tests.support import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "engine"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The e2e-local project the fixtures were recorded from (e2e/project.py)."""
+    return make_project(
+        tmp_path_factory.mktemp("engine"), stack="e2e-local", source="local", context="kwok-e2e"
+    ).root
+
+
+def _status(project: Path, *names: str) -> tuple[int, Any]:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gatewayctl",
+            "--root",
+            str(project),
+            "status",
+            "e2e-local",
+            "--format",
+            "json",
+            "--from",
+            *[str(FIXTURES / f"e2e-local-{n}.json") for n in names],
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else proc.stderr
+
+
+def _by_gateway(report: Any) -> dict[str, Any]:
+    return {g["name"]: g for g in report["gateways"]}
+
+
+def test_the_recorded_drift_names_exactly_the_drifted_gateways(project: Path) -> None:
+    code, report = _status(project, "drift-refresh", "drift-state")
+    assert code == 3, report
+    gateways = _by_gateway(report)
+    assert sorted(gateways) == ["dev", "dev-build", "offline"]
+    assert {name: g["sync"] for name, g in gateways.items()} == {
+        "dev": "OutOfSync",
+        "dev-build": "Missing",
+        "offline": "OutOfSync",
+    }
+
+
+def test_the_recorded_clean_and_healed_states_are_synced(project: Path) -> None:
+    for tag in ("clean", "healed"):
+        code, report = _status(project, f"{tag}-refresh", f"{tag}-state")
+        assert code == 0, (tag, report)
+        assert {g["sync"] for g in report["gateways"]} == {"Synced"}
+
+
+def test_the_recorded_preview_of_a_change_names_its_gateway(project: Path) -> None:
+    code, report = _status(project, "change-preview")
+    assert code == 3, report
+    assert [n for n, g in _by_gateway(report).items() if g["sync"] != "Synced"] == ["dev"]
