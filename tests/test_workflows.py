@@ -787,9 +787,12 @@ def test_self_heal_and_reissue_run_only_for_their_remedy_after_the_report() -> N
         )
     ]
     assert order == sorted(order)  # the report first, then any remedy
+    # The self-heal lets git win a server-side apply conflict (a field `kubectl scale` took):
+    # without it the real engine fails the up (tests/e2e/test_e2e_b_drift.py).
+    assert heal["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN, "PULUMI_K8S_ENABLE_PATCH_FORCE": "true"}
+    assert reissue["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN}
     for action in (heal, reissue):
         assert action["uses"].startswith("pulumi/actions@")
-        assert action["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN}
         assert action["with"]["command"] == "up"
         assert action["with"]["stack-name"] == "${{ env.PULUMI_STACK }}"
         assert action["with"]["policyPacks"] == "policy"
