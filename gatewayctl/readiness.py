@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.render import Prepared
+from gatewayctl.preparation import Prepared
 from gatewayctl.resolve import LoadedStack
 from gatewayctl.secrets import placeholder_problems, standard_b64
 from gatewayctl.stackfile import PROJECT
