@@ -34,7 +34,6 @@ Provider behaviour relied on:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,101 +46,87 @@ from pulumi_kubernetes.core.v1 import Secret, Service
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 
 from components import naming, tokens, trusted_ca
+from components.console_types import (
+    ALLOW_CONSOLE as ALLOW_CONSOLE,
+)
+from components.console_types import (
+    ALLOW_ROUTER as ALLOW_ROUTER,
+)
+from components.console_types import (
+    CALLBACK_PATH as CALLBACK_PATH,
+)
+from components.console_types import (
+    CLIENT_SECRET_KEY as CLIENT_SECRET_KEY,
+)
+from components.console_types import (
+    COOKIE_BYTES as COOKIE_BYTES,
+)
+from components.console_types import (
+    COOKIE_SECRET_KEY as COOKIE_SECRET_KEY,
+)
+from components.console_types import (
+    DASHBOARD_PORT as DASHBOARD_PORT,
+)
+from components.console_types import (
+    GATEWAY_CA_DIR as GATEWAY_CA_DIR,
+)
+from components.console_types import (
+    GATEWAY_CLIENT_DIR as GATEWAY_CLIENT_DIR,
+)
+from components.console_types import (
+    HOST_PREFIX as HOST_PREFIX,
+)
+from components.console_types import (
+    HTTPROUTE_READY as HTTPROUTE_READY,
+)
+from components.console_types import (
+    NAME as NAME,
+)
+from components.console_types import (
+    OIDC_CA_PATH as OIDC_CA_PATH,
+)
+from components.console_types import (
+    PORT_FORWARD_ORIGIN as PORT_FORWARD_ORIGIN,
+)
+from components.console_types import (
+    PROXY_PORT as PROXY_PORT,
+)
+from components.console_types import (
+    SECRET as SECRET,
+)
+from components.console_types import (
+    ConsoleExposure as ConsoleExposure,
+)
+from components.console_types import (
+    ConsoleHttpRoute as ConsoleHttpRoute,
+)
+from components.console_types import (
+    ConsolePortForward as ConsolePortForward,
+)
+from components.console_types import (
+    ConsoleRoute as ConsoleRoute,
+)
+from components.console_types import (
+    ConsoleSettings as ConsoleSettings,
+)
+from components.console_types import (
+    console_address as console_address,
+)
+from components.console_types import (
+    console_client_id as console_client_id,
+)
+from components.console_types import (
+    console_host as console_host,
+)
+from components.console_types import (
+    console_url as console_url,
+)
 from components.deployment import RESTRICTED_CONTAINER_SECURITY_CONTEXT, UPSTREAM_FS_GROUP
-from components.exposure import ROUTE_ADMITTED, WAIT_FOR, SharedGateway
+from components.exposure import ROUTE_ADMITTED, WAIT_FOR
 from components.identity import DEFAULT_SCOPES, PKCE_METHOD, ROLES_CLAIM
 from components.metadata import metadata
 from components.network import OPENSHIFT_INGRESS_POLICY_GROUP
 from components.wire import wire
-
-NAME = "openshell-console"
-"""Deployment, Service, HTTPRoute or Route."""
-SECRET = "openshell-console-oauth2"
-CLIENT_SECRET_KEY = "client-secret"
-COOKIE_SECRET_KEY = "cookie-secret"
-DASHBOARD_PORT = 8000
-PROXY_PORT = 4180
-ALLOW_ROUTER = "openshell-console-allow-router"
-"""Ingress to the proxy from the router or the shared Gateway's namespace."""
-ALLOW_CONSOLE = "openshell-gateway-allow-console"
-"""Ingress to the gateway's gRPC port from the console pod (the dashboard dials it)."""
-HOST_PREFIX = "console-"
-CALLBACK_PATH = "/oauth2/callback"
-PORT_FORWARD_ORIGIN = f"http://localhost:{PROXY_PORT}"
-"""Where the console is reached on a cluster without ingress (``kubectl port-forward``)."""
-COOKIE_BYTES = 32
-"""oauth2-proxy decodes the secret and needs 16, 24 or 32 bytes (AES)."""
-
-# The Route's router shard admits it; the HTTPRoute must be accepted by its parent listener and
-# its backend resolved (upstream's ConsoleRouteReady).
-HTTPROUTE_READY = json.dumps(
-    [
-        'jsonpath={.status.parents[0].conditions[?(@.type=="Accepted")].status}=True',
-        'jsonpath={.status.parents[0].conditions[?(@.type=="ResolvedRefs")].status}=True',
-    ]
-)
-GATEWAY_CA_DIR = "/etc/openshell-tls/gateway"
-GATEWAY_CLIENT_DIR = "/etc/openshell-tls/gateway-client"
-OIDC_CA_PATH = "/etc/openshell-tls/oidc/ca-bundle.crt"
-
-
-def console_host(namespace: str, base_domain: str) -> str:
-    """``console-<namespace>.<baseDomain>`` (upstream's ``deriveConsoleHost``)."""
-    return f"{HOST_PREFIX}{namespace}.{base_domain}"
-
-
-def console_client_id(gateway_client_id: str) -> str:
-    """The console's Keycloak client: the gateway's client id and ``-console``."""
-    return f"{gateway_client_id}-console"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConsoleRoute:
-    """An OpenShift Route, TLS terminated at the router (edge), HTTP redirected to HTTPS."""
-
-    host: str
-    router_namespace: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConsoleHttpRoute:
-    """An HTTPRoute on the shared Gateway's HTTPS listener (``gateway.section_name``)."""
-
-    host: str
-    gateway: SharedGateway
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConsolePortForward:
-    """No ingress on the cluster: deployed, reached with ``kubectl port-forward``."""
-
-    @property
-    def host(self) -> None:
-        return None
-
-
-ConsoleExposure = ConsoleRoute | ConsoleHttpRoute | ConsolePortForward
-
-
-def console_url(exposure: ConsoleExposure) -> str:
-    """The console's origin: ``https://<host>``, or the port-forward's local address."""
-    return f"https://{exposure.host}" if exposure.host is not None else PORT_FORWARD_ORIGIN
-
-
-def console_address(exposure: ConsoleExposure) -> str | None:
-    """The published address: None when the console is not exposed."""
-    return console_url(exposure) if exposure.host is not None else None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConsoleSettings:
-    """What the resolution decides for a gateway whose console is enabled."""
-
-    exposure: ConsoleExposure
-    dashboard_image: str
-    """Final image (precedence and mirrors applied)."""
-    proxy_image: str
-    """Final oauth2-proxy image."""
 
 
 @dataclass(frozen=True, kw_only=True)

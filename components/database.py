@@ -20,20 +20,9 @@ import pulumi_random as random
 from pulumi_kubernetes.core.v1 import Secret
 
 from components import naming, tokens
+from components.database_types import DatabaseEndpoint as DatabaseEndpoint
 from components.metadata import metadata
 from components.wire import wire
-
-
-@dataclass(frozen=True, kw_only=True)
-class DatabaseEndpoint:
-    """PostgreSQL as Pulumi reaches it: the cluster admin connection's host, port and CA."""
-
-    host: str
-    """Host Pulumi connects to (``database.adminHost``)."""
-    port: int
-    """Port Pulumi connects to (``database.adminPort``)."""
-    ssl_root_cert: str | None
-    """CA bundle path for ``sslmode=verify-full``, or None for the system's."""
 
 
 @dataclass(frozen=True, kw_only=True)

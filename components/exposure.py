@@ -21,58 +21,35 @@ from pulumi_kubernetes.core.v1 import ConfigMap
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 
 from components import naming, network, tokens
+from components.exposure_types import (
+    GRPCROUTE_ACCEPTED as GRPCROUTE_ACCEPTED,
+)
+from components.exposure_types import (
+    ROUTE_ADMITTED as ROUTE_ADMITTED,
+)
+from components.exposure_types import (
+    ROUTER_TIMEOUT as ROUTER_TIMEOUT,
+)
+from components.exposure_types import (
+    WAIT_FOR as WAIT_FOR,
+)
+from components.exposure_types import (
+    GatewayExposure as GatewayExposure,
+)
+from components.exposure_types import (
+    GrpcRouteExposure as GrpcRouteExposure,
+)
+from components.exposure_types import (
+    NoExposure as NoExposure,
+)
+from components.exposure_types import (
+    RouteExposure as RouteExposure,
+)
+from components.exposure_types import (
+    SharedGateway as SharedGateway,
+)
 from components.metadata import metadata
 from components.wire import wire
-
-WAIT_FOR = "pulumi.com/waitFor"
-# The router admits a Route per router shard; the first is the default router.
-ROUTE_ADMITTED = 'jsonpath={.status.ingress[0].conditions[?(@.type=="Admitted")].status}=True'
-# The GRPCRoute has exactly one parent, the shared Gateway.
-GRPCROUTE_ACCEPTED = 'jsonpath={.status.parents[0].conditions[?(@.type=="Accepted")].status}=True'
-ROUTER_TIMEOUT = {"haproxy.router.openshift.io/timeout": "3600s"}
-
-
-@dataclass(frozen=True, kw_only=True)
-class SharedGateway:
-    """A Gateway API Gateway shared by all tenants of a cluster (an admin prerequisite)."""
-
-    name: str
-    namespace: str
-    section_name: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class NoExposure:
-    """Not reachable from outside the cluster (exposure disabled, or the cluster's mode is
-    ``none``)."""
-
-    @property
-    def host(self) -> None:
-        return None
-
-
-@dataclass(frozen=True, kw_only=True)
-class RouteExposure:
-    """An OpenShift Route with TLS passthrough, admitted by the router."""
-
-    host: str
-    """External host, from the one hostname function."""
-    router_namespace: str
-    """Namespace of the OpenShift router, admitted by the NetworkPolicy."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class GrpcRouteExposure:
-    """A GRPCRoute attached to the cluster's shared Gateway."""
-
-    host: str
-    """External host, under the shared Gateway listener's wildcard."""
-    gateway: SharedGateway
-    """The parent of the GRPCRoute; its namespace is admitted by the NetworkPolicy."""
-
-
-GatewayExposure = NoExposure | RouteExposure | GrpcRouteExposure
-"""How one gateway is reached: decided once when the declaration is resolved."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -34,7 +34,7 @@ from importlib import metadata
 from typing import Any
 
 from components import naming, network, tokens
-from components.identity import ADMIN_ROLE, USER_ROLE
+from components.identity_types import ADMIN_ROLE, USER_ROLE
 from gatewayctl.models import KeycloakImportIds
 from gatewayctl.offline import RecordedResource
 from gatewayctl.render import Rendered

@@ -13,45 +13,23 @@ import json
 import os
 import signal
 import sys
-import time
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from gatewayctl import ROOT, interrupts
+from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable, safe
 
-from gatewayctl import (
-    adoption,
-    diff,
-    identity,
-    interrupts,
-    inventory,
-    operator,
-    outputs,
-    parallel,
-    promote,
-    readiness,
-    releases,
-    render,
-    resolve,
-)
-from gatewayctl import status as status_report
-from gatewayctl.diff import cache as diff_cache
-from gatewayctl.errors import (
-    InvalidInputError,
-    Problem,
-    ToolError,
-    UsageError,
-    printable,
-    safe,
-)
-from gatewayctl.program import ROOT
-from gatewayctl.resolve import load_stack
-from gatewayctl.stackfile import PROJECT, stack_file
-from gatewayctl.status import core, formats, inputs, selfheal
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gatewayctl import parallel, preparation
+
+# Start-up (issue 23): each command imports what it needs when it runs, so ``--help``,
+# ``validate``, ``stacks``, ``status``, ``promote`` and ``driver`` load no provider SDK; only
+# the commands that run the program (render, diff, import-file) import ``gatewayctl.render``.
 
 DEFAULT_OUT = Path("build/rendered")
 SIGN_IN_SHOWN = {
@@ -162,20 +140,26 @@ examples:
 
 
 def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
+    from gatewayctl import inventory
+
     if args.all == bool(args.stack):
         raise UsageError("name one STACK or pass --all")
     return inventory.requested_stacks(root, None if args.all else args.stack)
 
 
-def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[render.Prepared]:
+def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[preparation.Prepared]:
+    from gatewayctl import inventory, preparation
+
     validated: list[parallel.Validated]
     if jobs > 1 and len(stacks) > 1:  # in workers (gatewayctl.parallel)
+        from gatewayctl import parallel
+
         validated = parallel.prepare_stacks(root, stacks, jobs=jobs)
     else:
         validated = []
         for stack in stacks:
             try:
-                validated.append(render.prepare(root, stack))
+                validated.append(preparation.prepare(root, stack))
             except InvalidInputError as error:
                 validated.append(error)
     problems = [
@@ -189,6 +173,10 @@ def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[rende
 
 
 def _summary(console: Console, rendered: parallel.StackRender, out: Path | None) -> None:
+    from rich.table import Table
+
+    from gatewayctl import releases
+
     loaded = rendered.prepared.loaded
     table = Table(title=f"stack {loaded.name}", title_justify="left")
     for column in (
@@ -227,62 +215,15 @@ def _summary(console: Console, rendered: parallel.StackRender, out: Path | None)
     )
 
 
-class _Progress(parallel.Reporter):
-    """One progress display for every stack being rendered (in this process or in workers),
-    a line per stack of at least PROGRESS_MIN_GATEWAYS gateways; drawn by this thread alone
-    (no refresh thread: workers are forked from this process)."""
-
-    def __init__(self, console: Console, prepared: Sequence[render.Prepared]) -> None:
-        self.console = console
-        self.wanted = any(len(p.loaded.gateways) >= PROGRESS_MIN_GATEWAYS for p in prepared)
-        self.display: Progress | None = None
-        self.tasks: dict[str, TaskID] = {}
-        self.drawn = 0.0
-
-    def start(self, stack: str, gateways: int) -> None:
-        if not self.wanted or gateways < PROGRESS_MIN_GATEWAYS:
-            return
-        if self.display is None:
-            # Resources register in waves across all gateways (each waits on the outputs it
-            # uses), so a per-gateway count would sit at zero until the last wave: count
-            # registrations instead.
-            columns = (
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TextColumn("{task.completed} resources"),
-                TimeElapsedColumn(),
-            )
-            self.display = Progress(
-                *columns, console=self.console, transient=True, auto_refresh=False
-            )
-            self.display.start()
-        self.tasks[stack] = self.display.add_task(
-            f"rendering {stack} ({gateways} gateways)", total=None
-        )
-        self.tick()
-
-    def advance(self, stack: str, registered: int) -> None:
-        if self.display is not None and stack in self.tasks:
-            self.display.advance(self.tasks[stack], registered)
-            self.tick()
-
-    def tick(self) -> None:
-        now = time.monotonic()
-        if self.display is not None and now - self.drawn >= parallel.PROGRESS_EVERY:
-            self.display.refresh()
-            self.drawn = now
-
-    def stop(self) -> None:
-        if self.display is not None:
-            self.display.stop()
-
-
 def _render_all(
-    prepared: Sequence[render.Prepared], console: Console, show_progress: bool, jobs: int
+    prepared: Sequence[preparation.Prepared], console: Console, show_progress: bool, jobs: int
 ) -> list[parallel.StackRender]:
+    from gatewayctl import parallel
+    from gatewayctl.progress import RenderProgress
+
     if not show_progress:
         return parallel.render_stacks(prepared, jobs=jobs)
-    progress = _Progress(console, prepared)
+    progress = RenderProgress(console, prepared, PROGRESS_MIN_GATEWAYS)
     with interrupts.on_interrupt(progress.stop):  # the terminal gets its cursor back
         try:
             return parallel.render_stacks(prepared, jobs=jobs, reporter=progress)
@@ -292,14 +233,22 @@ def _render_all(
 
 def _jobs(args: argparse.Namespace, stacks: int) -> int:
     """``--jobs``, or as many workers as there are cores and stacks."""
+    from gatewayctl import parallel
+
     jobs = getattr(args, "jobs", None)
     return parallel.default_jobs(stacks) if jobs is None else min(jobs, max(stacks, 1))
 
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import outputs
+
     root = args.root
     stacks = _stacks(args, root)
-    jobs = _jobs(args, len(stacks))
+    from gatewayctl import parallel
+
+    # Not capped by the stacks: one large stack's gateways are split over the workers, and
+    # gatewayctl.shares decides from the work how many run (small work stays in this process).
+    jobs = args.jobs if args.jobs is not None else parallel.available_cores()
     prepared = _prepare_all(root, stacks, jobs)
     notes = sum(p.secure_placeholders for p in prepared)
     if notes:
@@ -328,6 +277,8 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
 
 def _check_outputs(root: Path, outs: Iterable[Path]) -> None:
     """Every output directory is checked before anything is rendered or written."""
+    from gatewayctl import outputs
+
     problems = [problem for out in outs for problem in outputs.directory_problems(out, root)]
     if problems:
         raise InvalidInputError(problems)
@@ -337,13 +288,15 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> None:
+def _warn(console: Console, root: Path, prepared: Sequence[preparation.Prepared]) -> None:
     """Notes on what the offline run does not need but ``pulumi up`` does, or should not see."""
+    from gatewayctl.preparation import absent_ca_bundles
+
     shown: set[str] = set()  # the releases are the project's: one note for all its stacks
     for item in prepared:
         for warning in [
             *item.plaintext_notes,
-            *render.absent_ca_bundles(root, item.loaded),
+            *absent_ca_bundles(root, item.loaded),
             *item.release_notes,
         ]:
             if warning not in shown:
@@ -352,10 +305,12 @@ def _warn(console: Console, root: Path, prepared: Sequence[render.Prepared]) -> 
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import identity, readiness, resolve
+
     names = _stacks(args, args.root)
     jobs = _jobs(args, len(names))
 
-    def prepare_all(root: Path, stacks: Sequence[str]) -> list[render.Prepared]:
+    def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
         try:
             return _prepare_all(root, stacks, jobs)
         except InvalidInputError as error:
@@ -380,6 +335,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import adoption, inventory, outputs, render
+
     (prepared,) = _prepare_all(args.root, inventory.requested_stacks(args.root, args.stack))
     out = args.out or args.root / "build" / "import" / f"{args.stack}.json"
     if problems := outputs.file_problems(
@@ -406,6 +363,8 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import operator, outputs
+
     files = operator.operator_manifests(args.root, _prepare_all)
     out = args.out or args.root / "build" / "operator"
     _check_outputs(args.root, [out])
@@ -416,6 +375,9 @@ def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_driver(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import inventory, operator
+    from gatewayctl.stackfile import stack_file
+
     known = inventory.all_stacks(args.root)
     unknown = [
         Problem(stack_file(stack), "", f"no such stack; the stacks here are {', '.join(known)}")
@@ -447,6 +409,8 @@ examples:
 
 
 def cmd_promote(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import promote
+
     promotion = promote.promote(args.root, args.release, args.to)
     if not args.dry_run:
         promote.write(args.root, promotion)
@@ -459,12 +423,17 @@ def cmd_promote(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
     """Every stack here, as a JSON list (a workflow matrix: one job per stack)."""
+    from gatewayctl import inventory
+
     stacks = inventory.requested_stacks(args.root, None)
     sys.stdout.write(json.dumps(stacks, separators=(",", ":")) + "\n")
     return EXIT_OK
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import diff, outputs
+    from gatewayctl.diff import cache as diff_cache
+
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
     # Every output path before anything is rendered: the report, and the base renders' cache.
@@ -485,6 +454,11 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import status as status_report
+    from gatewayctl.resolve import load_stack
+    from gatewayctl.stackfile import PROJECT
+    from gatewayctl.status import core, formats, inputs, selfheal
+
     self_heal = selfheal.enabled(args.root, args.stack)
     files = [path for group in args.sources for path in group]
     read = inputs.read(files, stack=args.stack, project=PROJECT)
@@ -536,12 +510,69 @@ def _jobs_argument(command: argparse.ArgumentParser, verb: str) -> None:
         type=_positive,
         metavar="N",
         help=f"{verb} at most N stacks at once, each in a worker process of its own (default:"
-        " as many as there are cores and stacks); 1: one after the other in this process",
+        " as many as there are cores and stacks); 1: one after the other in this process"
+        + (
+            "; a stack of many gateways is split over the workers, as many as its size"
+            " needs (small stacks render in this process)"
+            if verb == "render"
+            else ""
+        ),
+    )
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose description may be written when its help is shown
+    (``describe``): a command's help names constants of modules that the other commands, and
+    ``--help``, need not import."""
+
+    def __init__(
+        self, *args: Any, describe: Callable[[], str] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._describe = describe
+
+    def format_help(self) -> str:
+        if self._describe is not None:
+            self.description, self._describe = self._describe(), None
+        return super().format_help()
+
+
+def _diff_description() -> str:
+    from gatewayctl.diff import REPORT_LIMIT
+
+    return (
+        "Render the stack at --base (from a temporary git worktree, with that"
+        " ref's own program) and in this working tree, and print a Markdown report: a summary"
+        " (gateways, Kubernetes objects per kind, other plan resources), then per-object"
+        f" unified diffs, at most {REPORT_LIMIT:,} characters. Secrets never appear."
+    )
+
+
+def _operator_description() -> str:
+    from gatewayctl import operator
+
+    return (
+        f"Write one pulumi.com/v1 Stack per stack the operator owns in"
+        f" {operator.SETTINGS} (git source, refresh, resync, Secret references, the workspace"
+        f" image pinned to {operator.PULUMI_VERSION_FILE}), so each stack runs in its own"
+        " workspace pod, and the workspaces' ServiceAccount with its system:auth-delegator"
+        " binding. Each owned stack must pass `validate --deploy` first. The output directory"
+        " is replaced whole."
+    )
+
+
+def _driver_description() -> str:
+    from gatewayctl import operator
+
+    return (
+        f"Print who runs `pulumi up`, refresh and drift correction for each STACK:"
+        f" `operator` for the stacks {operator.SETTINGS} gives the operator, `ci` for the"
+        " others (all of them without that file). The workflows skip the operator's stacks."
     )
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="python -m gatewayctl",
         description="Validate and render HyperShell gateway stacks offline, with no Pulumi CLI,"
         " backend, cluster or credentials.",
@@ -591,10 +622,7 @@ def parser() -> argparse.ArgumentParser:
     dif = commands.add_parser(
         "diff",
         help="Markdown report of what changes against a git ref (for PR comments)",
-        description="Render the stack at --base (from a temporary git worktree, with that"
-        " ref's own program) and in this working tree, and print a Markdown report: a summary"
-        " (gateways, Kubernetes objects per kind, other plan resources), then per-object"
-        f" unified diffs, at most {diff.REPORT_LIMIT:,} characters. Secrets never appear.",
+        describe=_diff_description,
         epilog=DIFF_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -625,12 +653,7 @@ def parser() -> argparse.ArgumentParser:
     opm = commands.add_parser(
         "operator-manifests",
         help="Pulumi Kubernetes Operator Stack objects, one per stack the operator owns",
-        description=f"Write one pulumi.com/v1 Stack per stack the operator owns in"
-        f" {operator.SETTINGS} (git source, refresh, resync, Secret references, the workspace"
-        f" image pinned to {operator.PULUMI_VERSION_FILE}), so each stack runs in its own"
-        " workspace pod, and the workspaces' ServiceAccount with its system:auth-delegator"
-        " binding. Each owned stack must pass `validate --deploy` first. The output directory"
-        " is replaced whole.",
+        describe=_operator_description,
         epilog=OPERATOR_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -668,9 +691,7 @@ def parser() -> argparse.ArgumentParser:
     drv = commands.add_parser(
         "driver",
         help="who deploys each stack: the operator (deploy/operator.yaml stacks) or CI",
-        description=f"Print who runs `pulumi up`, refresh and drift correction for each STACK:"
-        f" `operator` for the stacks {operator.SETTINGS} gives the operator, `ci` for the"
-        " others (all of them without that file). The workflows skip the operator's stacks.",
+        describe=_driver_description,
         epilog=DRIVER_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -723,6 +744,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     # Full-width tables in logs and CI, where there is no terminal to measure.
+    from rich.console import Console
+
     console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
     errors = Console(stderr=True, highlight=False, emoji=False)
     # The one place an error becomes an exit code (gatewayctl.errors: the kinds).

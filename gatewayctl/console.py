@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from components import images
-from components.console import (
+from components.console_types import (
     ConsoleExposure,
     ConsoleHttpRoute,
     ConsolePortForward,
@@ -30,7 +30,7 @@ from components.console import (
     console_client_id,
     console_host,
 )
-from components.exposure import SharedGateway
+from components.exposure_types import SharedGateway
 from components.hostnames import HostnameError, check_dns_name
 from components.images import ImageReferenceError
 from components.ingress import IngressMode

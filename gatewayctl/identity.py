@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from components.console import console_client_id
 from components.gateway_config import OidcSettings
-from components.identity import (
+from components.identity_types import (
     ADMIN_ROLE,
     JWKS_TTL_SECONDS,
     ROLES_CLAIM,

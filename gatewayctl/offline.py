@@ -24,7 +24,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime import resource as sdk_resource
-from pulumi.runtime.proto import resource_pb2, source_pb2
+from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -276,6 +276,27 @@ class RecordingMonitor(mocks.MockMonitor):
         if computed:
             response.object.update(_finish(rpc.serialize_properties(computed, {})))
         return response
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        # The stock mock serialises the answer with ``_sync_await``, which, on a thread whose
+        # event loop is running, pumps that loop until the answer is serialised. The SDK calls
+        # the monitor from a thread pool (pulumi/runtime/invoke.py, ``run_in_executor``), where
+        # no loop runs; the offline engine calls it inline on the loop's own thread
+        # (``_InlineExecutor``), so each pump ran the next gateway's invoke, which pumped
+        # again: one nesting per lookup ready at once, a stack depth growing with the
+        # gateways (RecursionError at about 100 gateways with one ``access`` principal each).
+        # The answer is plain values: serialising it never waits, so it runs to its end here.
+        args = rpc.deserialize_properties(request.args)
+        answer, failures = self.mocks.call(
+            pulumi.runtime.MockCallArgs(token=request.tok, args=args, provider=request.provider)
+        )
+        return resource_pb2.ResourceInvokeResponse(
+            failures=[
+                provider_pb2.CheckFailure(property=prop, reason=reason)
+                for prop, reason in failures or ()
+            ],
+            **{"return": _finish(rpc.serialize_properties(answer, {}))},
+        )
 
 
 @contextlib.contextmanager

@@ -34,11 +34,16 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkContext, SpawnContext
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gatewayctl import interrupts, render
+from gatewayctl import interrupts, preparation
 from gatewayctl.errors import InvalidInputError, ToolError
-from gatewayctl.offline import RecordedResource
+
+if TYPE_CHECKING:
+    # The program and its SDKs are imported where a stack renders (``_render``), not to
+    # validate one (``prepare_stacks``: ``validate --all``).
+    from gatewayctl import render
+    from gatewayctl.offline import RecordedResource
 
 PROGRESS_EVERY = 0.1
 """Seconds between two progress messages of a worker."""
@@ -50,7 +55,7 @@ class StackRender:
     """One stack's render as the writer and the summary need it: what a worker sends back
     (the recording of every resource stays in the worker)."""
 
-    prepared: render.Prepared
+    prepared: preparation.Prepared
     files: dict[str, str]
     gateways: tuple[render.GatewaySummary, ...]
     resources: int
@@ -105,27 +110,64 @@ def render_stacks(
     prepared: Sequence[render.Prepared], *, jobs: int, reporter: Reporter | None = None
 ) -> list[StackRender]:
     """Render every validated stack, ``jobs`` at a time; the results in the order given."""
+    # Imported here, before any worker is forked: the workers share the program and its SDKs
+    # with this process (copy-on-write) instead of importing them each.
+    from gatewayctl import shares
+
     reporter = reporter or Reporter()
-    if jobs <= 1 or len(prepared) <= 1:
+    # A large stack is split into shares of its gateways (gatewayctl.shares), decided from the
+    # work: small work stays in this process, as with jobs=1.
+    counts = shares.share_counts([len(p.loaded.gateways) for p in prepared], jobs)
+    if jobs <= 1 or sum(counts) <= 1:
         return [_in_process(item, reporter) for item in prepared]
-    # The largest stacks first (by gateways): a large stack started last would leave the other
-    # cores idle while it finishes. The results keep the order given.
-    largest = sorted(prepared, key=lambda p: len(p.loaded.gateways), reverse=True)
-    tasks = [(p.loaded.name, _RENDER, p) for p in largest]
+    # The largest pieces of work first (by gateways): a large one started last would leave the
+    # other cores idle while it finishes. The results keep the order given.
+    tasks: list[Task] = []
+    for item, count in sorted(
+        zip(prepared, counts, strict=True),
+        key=lambda pair: len(pair[0].loaded.gateways) / pair[1],
+        reverse=True,
+    ):
+        stack = item.loaded.name
+        if count == 1:
+            tasks.append((stack, _RENDER, item))
+            continue
+        names = [g.name for g in item.loaded.gateways]
+        tasks += [
+            (stack, _SHARE, (item, index, part))
+            for index, part in enumerate(shares.split(names, count))
+        ]
     results = _Pool(tasks, jobs, reporter).run()
-    return [
-        StackRender(
-            prepared=item,
-            files=results[item.loaded.name][0],
-            gateways=results[item.loaded.name][1],
-            resources=results[item.loaded.name][2],
-            peak_kib=results[item.loaded.name][3],
+    rendered = []
+    for item, count in zip(prepared, counts, strict=True):
+        stack = item.loaded.name
+        if count == 1:
+            files, gateways, resources, peak = results[stack]
+            rendered.append(
+                StackRender(
+                    prepared=item,
+                    files=files,
+                    gateways=gateways,
+                    resources=resources,
+                    peak_kib=peak,
+                )
+            )
+            continue
+        parts = [results[_share_key(stack, index)] for index in range(count)]
+        merged = shares.merge(item, [share for share, _ in parts])
+        rendered.append(
+            StackRender(
+                prepared=item,
+                files=merged.files,
+                gateways=merged.gateways,
+                resources=merged.resources,
+                peak_kib=max(peak for _, peak in parts),
+            )
         )
-        for item in prepared
-    ]
+    return rendered
 
 
-Validated = render.Prepared | InvalidInputError
+Validated = preparation.Prepared | InvalidInputError
 """A stack validated, or its problems."""
 
 
@@ -141,18 +183,20 @@ def prepare_stacks(root: Path, stacks: Sequence[str], *, jobs: int) -> list[Vali
 def _validated(result: Any) -> Validated:
     if isinstance(result, tuple) and result[0] == "invalid":
         return InvalidInputError(result[1])
-    assert isinstance(result, render.Prepared)
+    assert isinstance(result, preparation.Prepared)
     return result
 
 
 def _prepared(root: Path, stack: str) -> Validated:
     try:
-        return render.prepare(root, stack)
+        return preparation.prepare(root, stack)
     except InvalidInputError as error:
         return error
 
 
 def _in_process(prepared: render.Prepared, reporter: Reporter) -> StackRender:
+    from gatewayctl import render
+
     reporter.start(prepared.loaded.name, len(prepared.loaded.gateways))
     stack = prepared.loaded.name
 
@@ -164,9 +208,20 @@ def _in_process(prepared: render.Prepared, reporter: Reporter) -> StackRender:
 
 # --- the worker -------------------------------------------------------------------------------
 
-_RENDER, _PREPARE = "render", "prepare"
+_RENDER, _PREPARE, _SHARE = "render", "prepare", "share"
 Task = tuple[str, str, Any]
-"""(stack, what to do, its input): render a ``render.Prepared``, or prepare from a root."""
+"""(stack, what to do, its input): render a ``render.Prepared``, prepare from a root, or
+render a share of a stack's gateways (``(prepared, index, names)``, ``gatewayctl.shares``)."""
+
+
+def _share_key(stack: str, index: int) -> str:
+    return f"{stack}/{index}"  # a stack name holds no '/'
+
+
+def _key(task: Task) -> str:
+    """The key of a task's result: its stack, or its stack and share."""
+    stack, kind, payload = task
+    return _share_key(stack, payload[1]) if kind == _SHARE else stack
 
 
 def _context() -> ForkContext | SpawnContext:
@@ -225,7 +280,17 @@ def _work(writer: Connection, task: Task, report_progress: bool) -> None:
             result = _prepared(payload, stack)
             if isinstance(result, InvalidInputError):
                 result = ("invalid", result.problems)
+        elif kind == _SHARE:
+            from gatewayctl import shares
+
+            prepared, _, names = payload
+            share = shares.execute_share(prepared, names, on_register if report_progress else None)
+            if sent[0]:
+                writer.send(("progress", int(sent[0])))
+            result = (share, _peak_kib())
         else:
+            from gatewayctl import render
+
             rendered = render.execute(payload, on_register if report_progress else None)
             if sent[0]:
                 writer.send(("progress", int(sent[0])))
@@ -254,6 +319,7 @@ class WorkerError(Exception):
 @dataclass
 class _Running:
     stack: str
+    key: str
     process: BaseProcess
     reader: Connection
 
@@ -270,7 +336,8 @@ class _Pool:
         self.results: dict[str, Any] = {}
 
     def run(self) -> dict[str, Any]:
-        """Every task's result by stack; the first error raised as is (the others stopped)."""
+        """Every task's result by stack (by stack and share for a share: ``_key``); the first
+        error raised as is (the others stopped)."""
         with interrupts.on_interrupt(self.stop), self._stopped_at_the_end():
             while self.waiting or self.running:
                 while self.waiting and len(self.running) < self.jobs:
@@ -302,12 +369,13 @@ class _Pool:
         blocked = _mask(signal.SIG_BLOCK, _BLOCKED)
         try:
             process.start()
-            self.running[reader] = _Running(stack, process, reader)
+            self.running[reader] = _Running(stack, _key(task), process, reader)
         finally:
             _mask(signal.SIG_SETMASK, blocked)
             writer.close()
-        if kind == _RENDER:
-            self.reporter.start(stack, len(payload.loaded.gateways))
+        if kind == _RENDER or (kind == _SHARE and payload[1] == 0):
+            prepared = payload if kind == _RENDER else payload[0]
+            self.reporter.start(stack, len(prepared.loaded.gateways))
 
     def _receive(self, worker: _Running) -> None:
         try:
@@ -329,7 +397,7 @@ class _Pool:
             return
         self._end(worker)
         if kind == "done":
-            self.results[worker.stack] = message[1]
+            self.results[worker.key] = message[1]
             return
         error: BaseException = InvalidInputError(message[1]) if kind == "invalid" else message[1]
         raise error from WorkerError(message[2])

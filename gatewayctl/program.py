@@ -16,12 +16,11 @@ import pulumi_keycloak as keycloak
 from components.cluster import Cluster, ClusterArgs
 from components.gateway import Gateway
 from components.identity import KeycloakServerArgs, keycloak_provider, server_key
+from gatewayctl import ROOT
 from gatewayctl.resolve import LoadedStack, load_stack
 from gatewayctl.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_KEYS
 from gatewayctl.yamlfile import SECRETS_KEY
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str, Gateway]:
@@ -119,8 +118,13 @@ def export(gateways: Mapping[str, Gateway]) -> None:
     )
 
 
-def main(root: Path = ROOT) -> dict[str, Gateway]:
-    """Read the stack's config through ``pulumi.Config``, validate, build and export."""
+def main(root: Path = ROOT, *, only: frozenset[str] | None = None) -> dict[str, Gateway]:
+    """Read the stack's config through ``pulumi.Config``, validate, build and export.
+
+    ``only``: build these gateways of the validated stack and no other (every stack-level
+    resource is built whatever it holds). The offline render runs one stack's gateways in
+    several worker processes, each on its share (``gatewayctl.shares``); ``pulumi up`` never
+    passes it."""
     config = pulumi.Config(PROJECT)
     raw = (
         {key: config.get(key) for key in STRING_KEYS}
@@ -138,6 +142,8 @@ def main(root: Path = ROOT) -> dict[str, Gateway]:
         stack.config_path,
         [n for n, c in stack.config.clusters.items() if c.identity.keycloak is not None],
     )
+    if only is not None:
+        stack = replace(stack, gateways=tuple(g for g in stack.gateways if g.name in only))
     gateways = build(stack, secrets)
     export(gateways)
     return gateways

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode
 
-from gatewayctl import interrupts, outputs, render
+from gatewayctl import interrupts, outputs, preparation
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError
 from gatewayctl.inventory import all_stacks, requested_stacks
 from gatewayctl.releases import RELEASES_DIR, history_problems, known, load_releases
@@ -262,7 +262,7 @@ def promote(root: Path, release: str, target: str) -> Promotion:
         if edited != _expected(document, moving, release):  # the edit is the binding, only
             raise unsafe
     # Every rule the render checks (declarations, bindings, secrets), on the text to write.
-    after = render.offline_config(root, stack, text)[0]
+    after = preparation.offline_config(root, stack, text)[0]
     return Promotion(
         stack=stack,
         path=display,

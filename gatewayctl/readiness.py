@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.pem import NO_CERTIFICATE, bundle_problem
-from gatewayctl.render import Prepared
+from gatewayctl.preparation import Prepared
 from gatewayctl.resolve import LoadedStack
 from gatewayctl.secrets import placeholder_problems
 from gatewayctl.stackfile import PROJECT

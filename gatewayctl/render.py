@@ -13,29 +13,23 @@ import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pulumi
 
 from components import tokens
-from gatewayctl import inventory, program
+from gatewayctl import program
 from gatewayctl.console import console_cell, console_entry
-from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.identity import access_entry
 from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
-from gatewayctl.releases import history_problems
-from gatewayctl.resolve import LoadedStack, load_stack
-from gatewayctl.secrets import (
-    KEYCLOAK_SECRET,
-    REDACTED,
-    SECURE_PLACEHOLDER,
-    all_cluster_secrets,
-    clean,
-    plaintext_notes,
-    replace_secure,
-)
-from gatewayctl.stackfile import PROJECT, read_stack_config
+from gatewayctl.preparation import Prepared as Prepared
+from gatewayctl.preparation import absent_ca_bundles as absent_ca_bundles
+from gatewayctl.preparation import keycloak_clusters as keycloak_clusters
+from gatewayctl.preparation import offline_config as offline_config
+from gatewayctl.preparation import prepare as prepare
+from gatewayctl.resolve import LoadedStack
+from gatewayctl.secrets import REDACTED, clean
+from gatewayctl.stackfile import PROJECT
 from gatewayctl.yamlfile import SECRETS_KEY, dump_yaml
 
 CLUSTER_SCOPED = "_cluster"
@@ -59,73 +53,6 @@ class GatewaySummary:
 
 
 # --- config ---------------------------------------------------------------------------------
-
-
-def keycloak_clusters(clusters: Any) -> list[str]:
-    """The clusters of a raw ``clusters`` value that name a Keycloak server (their secrets need
-    its admin client's); tolerant of a malformed value, which the stack's validation reports."""
-    if not isinstance(clusters, dict):
-        return []
-    return sorted(
-        (
-            str(name)
-            for name, cluster in clusters.items()
-            if isinstance(cluster, dict)
-            and isinstance(cluster.get("identity"), dict)
-            and cluster["identity"].get("keycloak") is not None
-        ),
-    )
-
-
-def _secret_problems(
-    display: str, secrets: Any, clusters: list[str], keycloak: list[str]
-) -> list[Problem]:
-    try:
-        all_cluster_secrets(secrets, clusters, display, keycloak)
-    except InvalidInputError as error:
-        return error.problems
-    return []
-
-
-def offline_config(
-    root: Path, stack: str, text: str | None = None
-) -> tuple[LoadedStack, dict[str, str], int, tuple[str, ...]]:
-    """Validate the stack and build the config map a real ``pulumi up`` would hand the program;
-    also count its ``secure:`` values and warn of its plaintext secrets. ``text``: the stack
-    file's content about to be written (``promote``), instead of the file's.
-
-    Declaration, config and secret problems are reported together.
-    """
-    display, raw = read_stack_config(root, stack, text)
-    problems: list[Problem] = []
-    try:
-        loaded: LoadedStack | None = load_stack(root, stack, raw)
-    except InvalidInputError as error:
-        problems += error.problems
-        loaded = None
-    notes = plaintext_notes(loaded, raw.get(SECRETS_KEY)) if loaded is not None else ()
-    counter = [0]
-    raw = replace_secure(raw, counter)
-    clusters = raw.get("clusters")
-    names = sorted(clusters, key=str) if isinstance(clusters, dict) else []
-    if raw.get(SECRETS_KEY) == SECURE_PLACEHOLDER:
-        # The whole object is one `secure:` value: its shape is unknown offline.
-        raw[SECRETS_KEY] = {
-            name: {"dbAdminPassword": SECURE_PLACEHOLDER}
-            | ({KEYCLOAK_SECRET: SECURE_PLACEHOLDER} if name in keycloak_clusters(clusters) else {})
-            for name in names
-        }
-    if names:  # else the clusters are the problem: no secret can be matched to one
-        problems += _secret_problems(
-            display, raw.get(SECRETS_KEY), names, keycloak_clusters(clusters)
-        )
-    if problems or loaded is None:
-        raise InvalidInputError(problems)
-    config = {
-        f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
-        for key, value in raw.items()
-    }
-    return loaded, config, counter[0], notes
 
 
 # --- the render -----------------------------------------------------------------------------
@@ -172,6 +99,26 @@ def manifest_files(recording: Recording) -> dict[str, str]:
 
 def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) -> dict[str, Any]:
     """The reviewable plan: gateways with their decisions, every resource with its inputs."""
+    return plan_of(loaded, facts, {r.urn: plan_entry(r) for r in recording.resources.values()})
+
+
+def plan_entry(r: RecordedResource) -> dict[str, Any]:
+    """One resource of ``plan.json``."""
+    return {
+        "type": r.type,
+        "name": r.name,
+        "parent": r.parent,
+        "provider": r.provider,
+        "retainOnDelete": r.retain_on_delete,
+        "ignoreChanges": list(r.ignore_changes),
+        "inputs": clean(r.inputs),
+    }
+
+
+def plan_of(
+    loaded: LoadedStack, facts: Mapping[str, Any], entries: Mapping[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The plan from each gateway's facts and every resource's entry by URN."""
     gateways = []
     for gateway in loaded.gateways:
         namespace, hostname, address, database, console_address = facts[gateway.name]
@@ -198,19 +145,12 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
                 "console": console_entry(gateway, console_address),
             }
         )
-    resources = [
-        {
-            "type": r.type,
-            "name": r.name,
-            "parent": r.parent,
-            "provider": r.provider,
-            "retainOnDelete": r.retain_on_delete,
-            "ignoreChanges": list(r.ignore_changes),
-            "inputs": clean(r.inputs),
-        }
-        for r in sorted(recording.resources.values(), key=lambda r: r.urn)
-    ]
+    resources = [entries[urn] for urn in sorted(entries)]
     return {"stack": loaded.name, "gateways": gateways, "resources": resources}
+
+
+def plan_text(plan_: Mapping[str, Any]) -> str:
+    return json.dumps(plan_, indent=2, sort_keys=True) + "\n"
 
 
 def _facts(gateways: Mapping[str, Any]) -> pulumi.Output[Any]:
@@ -222,20 +162,6 @@ def _facts(gateways: Mapping[str, Any]) -> pulumi.Output[Any]:
             for name, gw in gateways.items()
         }
     )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Prepared:
-    """A validated stack and the config map its program will read."""
-
-    root: Path
-    loaded: LoadedStack
-    config: dict[str, str]
-    secure_placeholders: int
-    plaintext_notes: tuple[str, ...] = ()
-    """Warnings for plaintext ``clusterSecrets`` (see ``secrets.plaintext_notes``)."""
-    release_notes: tuple[str, ...] = ()
-    """What could not be checked of the releases' history (``releases.history_problems``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -252,76 +178,49 @@ class Rendered:
         return sum(1 for path in self.files if path.startswith("manifests/"))
 
 
-def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
-    """Warnings for ``database.sslRootCert`` files that are not in the project directory.
-
-    The offline render never connects, so it does not need them; ``pulumi up`` does (the
-    PostgreSQL provider verifies the admin connection with the bundle, ``verify-full``).
-    """
-    return [
-        f"{loaded.config_path}: clusters.{name}.database.sslRootCert:"
-        f" {cluster.database.ssl_root_cert!r} is not in the project directory;"
-        " `pulumi up` needs it to verify the database server (the offline render does not)"
-        for name, cluster in sorted(loaded.config.clusters.items())
-        if cluster.database.ssl_root_cert is not None
-        and not (root / cluster.database.ssl_root_cert).is_file()
-    ]
-
-
-def prepare(root: Path, stack: str) -> Prepared:
-    """Validate config, declarations and secrets; raise InvalidInputError with every problem."""
-    if problems := inventory.stack_name_problems(stack):
-        raise InvalidInputError(problems)  # before its name makes a path
-    loaded, config, placeholders, notes = offline_config(root, stack)
-    # Immutability needs git: checked by the tooling (validate, render, diff, promote), not by
-    # the program that `pulumi up` runs (docs/design-notes.md, "Releases").
-    problems, release_notes = history_problems(root, loaded.releases)
-    if problems:
-        raise InvalidInputError(problems)
-    return Prepared(
-        root=root,
-        loaded=loaded,
-        config=config,
-        secure_placeholders=placeholders,
-        plaintext_notes=notes,
-        release_notes=tuple(release_notes),
+def _run(
+    prepared: Prepared, on_register: OnRegister | None, only: frozenset[str] | None = None
+) -> tuple[Recording, Any]:
+    return run_program(
+        lambda: _facts(program.main(prepared.root, only=only)),
+        project=PROJECT,
+        stack=prepared.loaded.name,
+        config=prepared.config,
+        secret_keys=[f"{PROJECT}:{SECRETS_KEY}"],
+        on_register=on_register,
     )
 
 
 def execute(prepared: Prepared, on_register: OnRegister | None = None) -> Rendered:
     """Run the stack's real program offline and produce its files; nothing is written."""
     loaded = prepared.loaded
-    recording, facts = run_program(
-        lambda: _facts(program.main(prepared.root)),
-        project=PROJECT,
-        stack=loaded.name,
-        config=prepared.config,
-        secret_keys=[f"{PROJECT}:{SECRETS_KEY}"],
-        on_register=on_register,
-    )
+    recording, facts = _run(prepared, on_register)
     files = manifest_files(recording)
-    files["plan.json"] = json.dumps(plan(loaded, recording, facts), indent=2, sort_keys=True) + "\n"
+    files["plan.json"] = plan_text(plan(loaded, recording, facts))
     return Rendered(
         prepared=prepared,
         recording=recording,
         files=files,
-        gateways=summarise(loaded, recording, facts),
+        gateways=summarise(loaded, resource_counts(recording), facts),
     )
+
+
+def resource_counts(recording: Recording) -> Counter[str | None]:
+    """Resources of each gateway's subtree (the component not included) by gateway name; None:
+    the stack-level ones."""
+    return Counter(recording.ancestor_name(r, tokens.GATEWAY) for r in recording.resources.values())
 
 
 def summarise(
-    loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]
+    loaded: LoadedStack, counts: Mapping[str | None, int], facts: Mapping[str, Any]
 ) -> tuple[GatewaySummary, ...]:
-    counts = Counter(
-        recording.ancestor_name(r, tokens.GATEWAY) for r in recording.resources.values()
-    )
     return tuple(
         GatewaySummary(
             name=g.name,
             cluster=g.cluster,
             mode=str(g.ingress_mode),
             address=facts[g.name][2],
-            resources=counts[g.name] + 1,  # the Gateway component itself
+            resources=counts.get(g.name, 0) + 1,  # the Gateway component itself
             release=g.release,
             release_pinned=g.release_pinned,
             image_overrides=g.image_overrides,

@@ -17,15 +17,15 @@ from typing import Any
 
 from components import images, naming
 from components.credentials import GatewayCredentials
-from components.database import DatabaseEndpoint
-from components.exposure import (
+from components.database_types import DatabaseEndpoint
+from components.exposure_types import (
     GatewayExposure,
     GrpcRouteExposure,
     NoExposure,
     RouteExposure,
     SharedGateway,
 )
-from components.gateway import GatewayArgs, GatewayImages
+from components.gateway_types import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname, grpcs_address
 from components.images import ImageReferenceError
 from components.ingress import IngressMode

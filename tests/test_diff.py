@@ -482,7 +482,9 @@ def test_base_without_any_render_is_an_empty_side(pristine: Path, tmp_path: Path
 
 def test_base_render_failure_exits_1(pristine: Path, tmp_path: Path) -> None:
     repo = clone(pristine, tmp_path / "repo")
-    module = repo / "gatewayctl" / "render.py"
+    # The CLI itself: every command imports it first (the render's modules are imported only
+    # when a stack renders, and an error there is the CLI's one-line report).
+    module = repo / "gatewayctl" / "cli.py"
     good = module.read_text(encoding="utf-8")
     module.write_text('raise RuntimeError("broken base")\n', encoding="utf-8")
     git(repo, "commit", "--quiet", "--all", "--message", "broken render")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl import cli, diff, render
+from gatewayctl import cli, diff, preparation
 from gatewayctl.errors import (
     GatewayctlError,
     InvalidInputError,
@@ -199,7 +199,7 @@ def _boom(*_: object, **__: object) -> None:
 def test_an_unexpected_error_exits_1_with_one_line_naming_its_type_or_its_traceback(
     mode: str, main: Main, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(render, "prepare", _boom)
+    monkeypatch.setattr(preparation, "prepare", _boom)
     code, out, err = main(["validate", "local"], mode)
     assert (code, out) == (1, "")
     if mode not in DEBUG_MODES:
@@ -218,7 +218,7 @@ def test_an_unexpected_error_without_a_message_is_named_by_its_type(
     def lookup(*_: object, **__: object) -> None:
         raise LookupError
 
-    monkeypatch.setattr(render, "prepare", lookup)
+    monkeypatch.setattr(preparation, "prepare", lookup)
     assert main(["validate", "local"], "plain") == (1, "", f"error: LookupError ({HINT})\n")
 
 
@@ -232,7 +232,7 @@ def test_debug_leaves_an_interrupt_as_it_is(
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(render, "prepare", interrupted)
+    monkeypatch.setattr(preparation, "prepare", interrupted)
     plain = main(["validate", "local"], "plain")
     assert plain[0] == cli.EXIT_INTERRUPTED == 130
     assert main(["validate", "local"], mode) == plain

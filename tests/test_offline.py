@@ -13,7 +13,7 @@ import pulumi
 import pytest
 from pulumi.runtime import mocks, rpc, settings, stack, sync_await
 from pulumi.runtime import resource as sdk_resource
-from pulumi.runtime.proto import resource_pb2, source_pb2
+from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
 
 from gatewayctl import offline
 from gatewayctl.offline import RecordedResource, is_secret, run_program, secret
@@ -197,6 +197,14 @@ def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> N
     assert read <= set(fields)
     assert fields["retainOnDelete"].has_presence
     assert fields["protect"].has_presence
+    # RecordingMonitor.Invoke: the invoke request and response fields, the mock's call.
+    invoke = resource_pb2.ResourceInvokeRequest.DESCRIPTOR.fields_by_name
+    assert {"tok", "args", "provider"} <= set(invoke)
+    answer = resource_pb2.ResourceInvokeResponse.DESCRIPTOR.fields_by_name
+    assert {"failures", "return"} <= set(answer)
+    assert {"property", "reason"} <= set(provider_pb2.CheckFailure.DESCRIPTOR.fields_by_name)
+    assert _parameters(mocks.MockMonitor.Invoke) == ["self", "request"]
+    assert _parameters(pulumi.runtime.MockCallArgs) == ["token", "args", "provider"]
 
 
 def test_every_registration_asks_the_offline_engine_for_its_stack_trace(

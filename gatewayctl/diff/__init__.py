@@ -27,11 +27,12 @@ to have changed, and counts as a change.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gatewayctl import parallel, render
+from gatewayctl import parallel
 from gatewayctl.diff import report as markdown
 from gatewayctl.diff.compare import StackDiff, compare
 from gatewayctl.diff.report import REPORT_LIMIT, is_report
@@ -48,6 +49,9 @@ from gatewayctl.diff.sides import (
 )
 from gatewayctl.inventory import all_stacks
 
+if TYPE_CHECKING:
+    from gatewayctl import render
+
 __all__ = ["REPORT_LIMIT", "BaseRefError", "DiffError", "Result", "is_report", "run"]
 
 LOCK_FILE = "uv.lock"
@@ -61,6 +65,31 @@ class Result:
     @property
     def changed(self) -> bool:
         return any(d.changed for d in self.diffs)
+
+
+def _incremental(
+    root: Path,
+    commit: str,
+    present: Sequence[render.Prepared],
+    cached: Mapping[str, Mapping[str, str]],
+) -> dict[str, parallel.StackRender]:
+    """The working-tree render of each stack that can reuse its cached base render."""
+    if not any(p.loaded.name in cached for p in present):
+        return {}
+    from gatewayctl.diff import incremental  # the program and its SDKs
+
+    changed = incremental.changed_paths(root, commit)
+    rendered = {}
+    for item in present:
+        stack = item.loaded.name
+        names = incremental.affected(item, changed) if stack in cached else None
+        if names is None:
+            continue
+        try:
+            rendered[stack] = incremental.head_render(item, cached[stack], names)
+        except incremental.NotReusableError:
+            continue  # rendered whole, with the others
+    return rendered
 
 
 def run(
@@ -88,10 +117,12 @@ def run(
         # renders here, in workers of its own when there are several stacks.
         with rendering_base(base_root, names, key, root) as base:
             present = [prepared[stack] for stack in names if stack in prepared]
-            jobs = parallel.default_jobs(len(present))
-            rendered = {
-                r.prepared.loaded.name: r for r in parallel.render_stacks(present, jobs=jobs)
-            }
+            # With the base cached, a stack whose change is only some declarations renders
+            # only those gateways (gatewayctl.diff.incremental).
+            rendered = _incremental(root, commit, present, base.cached())
+            rest = [p for p in present if p.loaded.name not in rendered]
+            jobs = parallel.default_jobs(len(rest))
+            rendered |= {r.prepared.loaded.name: r for r in parallel.render_stacks(rest, jobs=jobs)}
             bases = base.result()
         heads = {
             stack: head_side(rendered[stack]) if stack in rendered else missing_head(stack)

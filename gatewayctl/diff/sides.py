@@ -23,9 +23,9 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gatewayctl import interrupts, outputs, parallel, render
+from gatewayctl import interrupts, outputs
 from gatewayctl.diff.cache import INVALID, RENDERED, Cache, Entry
 from gatewayctl.diff.cache import key as entry_key
 from gatewayctl.errors import ToolError, UsageError
@@ -33,6 +33,9 @@ from gatewayctl.inventory import all_stacks
 from gatewayctl.secrets import SecretPath, is_secure, plaintext_leaves, scrub, secure_leaves
 from gatewayctl.stackfile import PROJECT, stack_file
 from gatewayctl.yamlfile import SECRETS_KEY
+
+if TYPE_CHECKING:
+    from gatewayctl import parallel, render
 
 RENDER_TIMEOUT = 900
 """Seconds the base render may take."""
@@ -295,6 +298,15 @@ class PendingBase:
         self.store = store
         self.started: tuple[list[str], interrupts.Child] | None = None
 
+    def cached(self) -> dict[str, Mapping[str, str]]:
+        """The files of each stack whose base render came from the cache (before ``result``:
+        nothing rendered yet)."""
+        return {
+            stack: side.files
+            for stack, side in self.sides.items()
+            if stack not in self.todo and side.note is None
+        }
+
     def result(self) -> dict[str, Side]:
         """Every stack's base side (DiffError if the base render fails)."""
         if self.started is not None:
@@ -418,6 +430,8 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
 
 def render_head(prepared: render.Prepared) -> Side:
     """Render a validated working-tree stack in process."""
+    from gatewayctl import render  # the program and its SDKs: only when a side renders
+
     stack = prepared.loaded.name
     return stack_side(prepared.root, stack, render.execute(prepared).files)
 

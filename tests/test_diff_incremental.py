@@ -1,0 +1,139 @@
+"""Issue 23: the working tree's side of a diff in proportion to the change. With the base's
+render cached, a change to some declarations renders only those gateways; every other one comes
+from the cached base render, checked, and the result is the full render's byte for byte. A
+change to the stack's config or to the program renders everything."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gatewayctl import render, shares
+from gatewayctl.diff import incremental
+from tests.builders import git
+from tests.test_diff import clone, declare, pristine_repo, run_diff
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+STACK = "local"
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return pristine_repo(tmp_path_factory.mktemp("incremental"))
+
+
+@dataclass
+class Renders:
+    whole: list[str]
+    """Stacks rendered whole (``render.execute``)."""
+    shares: list[list[str]]
+    """The gateways of each share run (``shares.execute_share``)."""
+
+
+@pytest.fixture
+def renders(monkeypatch: pytest.MonkeyPatch) -> Iterator[Renders]:
+    found = Renders(whole=[], shares=[])
+    execute, execute_share = render.execute, shares.execute_share
+
+    def counting_execute(prepared: render.Prepared, *args: Any) -> render.Rendered:
+        found.whole.append(prepared.loaded.name)
+        return execute(prepared, *args)
+
+    def counting_share(prepared: render.Prepared, names: frozenset[str], *args: Any) -> Any:
+        found.shares.append(sorted(names))
+        return execute_share(prepared, names, *args)
+
+    monkeypatch.setattr(render, "execute", counting_execute)
+    monkeypatch.setattr(shares, "execute_share", counting_share)
+    yield found
+
+
+def _change_dev(repo: Path) -> None:
+    declare(repo, STACK, "dev", spec="  replicas: 3")  # dev.yaml, declared anew
+
+
+def test_only_the_changed_declarations_render_and_the_result_is_the_full_render(
+    pristine: Path, tmp_path: Path
+) -> None:
+    base = render.execute(render.prepare(pristine, STACK)).files
+    repo = clone(pristine, tmp_path / "repo")
+    _change_dev(repo)  # changed
+    declare(repo, STACK, "team-b")  # added
+    (repo / "gateways" / STACK / "offline.yaml").unlink()  # removed
+    prepared = render.prepare(repo, STACK)
+    names = incremental.affected(prepared, incremental.changed_paths(repo, "main"))
+    assert names == {"dev", "team-b"}
+    head = incremental.head_render(prepared, base, names)
+    full = render.execute(prepared)
+    assert head.files == full.files  # every manifest and plan.json, byte for byte
+    assert head.gateways == full.gateways
+    assert head.resources == len(full.recording.resources)
+
+
+def test_a_second_diff_renders_only_the_changed_gateway(
+    pristine: Path, tmp_path: Path, renders: Renders
+) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    _change_dev(repo)
+    first = run_diff(repo, STACK, "--base", "main")  # the base is rendered and cached
+    assert (first.code, renders.whole, renders.shares) == (3, [STACK], []), first.err
+    second = run_diff(repo, STACK, "--base", "main")
+    assert (second.code, renders.whole, renders.shares) == (3, [STACK], [["dev"]]), second.err
+    assert second.out == first.out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "the stack's config",
+        "the program",
+        "the lock file",
+        "a release",
+    ],
+)
+def test_a_change_beyond_the_declarations_renders_everything(
+    pristine: Path, tmp_path: Path, renders: Renders, change: str
+) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    _change_dev(repo)
+    run_diff(repo, STACK, "--base", "main")  # warms the cache
+    path = {
+        "the stack's config": f"Pulumi.{STACK}.yaml",
+        "the program": "components/naming.py",
+        "the lock file": "uv.lock",
+        "a release": sorted((repo / "releases").glob("*.yaml"))[0].relative_to(repo).as_posix(),
+    }[change]
+    with (repo / path).open("a", encoding="utf-8") as handle:
+        handle.write("\n# changed\n")
+    again = run_diff(repo, STACK, "--base", "main")
+    assert again.code == 3, again.err
+    assert (renders.whole, renders.shares) == ([STACK, STACK], [])
+
+
+def test_a_change_no_render_reads_keeps_the_reuse(pristine: Path, tmp_path: Path) -> None:
+    repo = clone(pristine, tmp_path / "repo")
+    _change_dev(repo)
+    (repo / "docs" / "notes.md").write_text("a note\n", encoding="utf-8")
+    (repo / "README.md").write_text("changed\n", encoding="utf-8")
+    git(repo, "add", "--all")  # staged, or not: the working tree is what renders
+    prepared = render.prepare(repo, STACK)
+    assert incremental.affected(prepared, incremental.changed_paths(repo, "main")) == {"dev"}
+
+
+def test_a_cached_render_that_does_not_match_its_plan_is_not_reused(
+    pristine: Path, tmp_path: Path
+) -> None:
+    base = dict(render.execute(render.prepare(pristine, STACK)).files)
+    repo = clone(pristine, tmp_path / "repo")
+    _change_dev(repo)
+    prepared = render.prepare(repo, STACK)
+    path = next(p for p in sorted(base) if "/openshell-offline/" in p)
+    base[path] += "# tampered\n"
+    with pytest.raises(incremental.NotReusableError, match="is not what its plan entry renders"):
+        incremental.head_render(prepared, base, frozenset({"dev"}))

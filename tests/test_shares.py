@@ -1,0 +1,84 @@
+"""Issue 23: one stack's gateways split over worker processes (``gatewayctl.shares``) render the
+same files, summary and resource count as one run of the whole stack, byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gatewayctl import parallel, render, shares
+from tests.scale_builders import STACK, research_stack
+from tests.support import ROOT, STACKS, rendered
+
+
+def _serial(prepared: render.Prepared) -> parallel.StackRender:
+    return parallel.light(render.execute(prepared))
+
+
+def _same(split: parallel.StackRender, whole: parallel.StackRender) -> None:
+    assert split.files == whole.files  # the manifests and plan.json, byte for byte
+    assert split.gateways == whole.gateways
+    assert split.resources == whole.resources
+
+
+def test_the_work_decides_how_many_shares_a_stack_renders_in() -> None:
+    # The committed samples (at most 4 gateways a stack) render in one piece: never slower
+    # than --jobs 1.
+    sizes = [len(rendered(stack).gateways) for stack in STACKS]
+    assert max(sizes) < shares.MIN_SHARE
+    assert shares.share_counts(sizes, jobs=2) == [1, 1, 1]
+    assert shares.share_counts([500], jobs=2) == [4]
+    assert shares.share_counts([500], jobs=1) == [1]
+    assert shares.share_counts([100] * 10, jobs=2) == [1] * 10  # the stacks keep 2 cores busy
+    assert shares.share_counts([100, 100, 100], jobs=2) == [2, 2, 2]
+    assert shares.share_counts([1000, 10], jobs=4) == [8, 1]
+    assert shares.share_counts([79], jobs=2) == [1]  # two shares of 40 at least
+    assert shares.share_counts([80], jobs=2) == [2]
+
+
+def test_split_keeps_the_order_and_sizes_within_one() -> None:
+    names = [f"g{i}" for i in range(10)]
+    parts = shares.split(names, 3)
+    assert [sorted(p, key=names.index) for p in parts] == [
+        names[0:4],
+        names[4:7],
+        names[7:10],
+    ]
+
+
+def test_shares_of_the_committed_stacks_merge_into_their_serial_render() -> None:
+    for stack in STACKS:
+        prepared = render.prepare(ROOT, stack)
+        names = [g.name for g in prepared.loaded.gateways]
+        parts = [shares.execute_share(prepared, part) for part in shares.split(names, 3)]
+        merged = shares.merge(prepared, parts)
+        whole = _serial(prepared)
+        assert merged.files == whole.files
+        assert merged.gateways == whole.gateways
+        assert merged.resources == whole.resources
+
+
+def test_a_stack_split_over_worker_processes_renders_as_one_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The richest sample's shape (console, Vault, access to shared principals), 6 gateways in
+    # 3 shares (small shares allowed for the test) over 2 workers.
+    monkeypatch.setattr(shares, "MIN_SHARE", 1)
+    prepared = render.prepare(research_stack(tmp_path, 6), STACK)
+    assert shares.share_counts([6], jobs=2) == [3]
+    (split,) = parallel.render_stacks([prepared], jobs=2)
+    assert split.peak_kib is not None  # rendered in workers
+    _same(split, _serial(prepared))
+
+
+def test_render_all_splits_stacks_and_keeps_every_stacks_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(shares, "MIN_SHARE", 1)
+    prepared = [render.prepare(ROOT, stack) for stack in STACKS]
+    assert shares.share_counts([len(p.loaded.gateways) for p in prepared], jobs=2) == [2, 2, 1]
+    results = parallel.render_stacks(prepared, jobs=2)
+    assert [r.prepared.loaded.name for r in results] == list(STACKS)
+    for result, item in zip(results, prepared, strict=True):
+        _same(result, _serial(item))
