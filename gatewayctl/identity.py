@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from components.console import console_client_id
+from components.console_types import console_client_id
 from components.gateway_config import OidcSettings
 from components.identity_types import (
     ADMIN_ROLE,

@@ -344,7 +344,12 @@ class DiffRun:
     temp: Path
 
     def worktrees(self, repo: Path) -> int:
-        return git(repo, "worktree", "list", "--porcelain").count("worktree ")
+        # Polled while the diff's own `git worktree add` writes the repository's worktree
+        # records: a listing that fails in that moment (exit 128) counts as "not yet".
+        try:
+            return git(repo, "worktree", "list", "--porcelain").count("worktree ")
+        except subprocess.CalledProcessError:
+            return -1
 
     def base_rendering(self) -> bool:
         return any(p.name.startswith("stacks-diff-render-") for p in self.temp.iterdir())
