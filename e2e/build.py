@@ -27,7 +27,8 @@ small wrapper module repeats the proxy-hosted ones and substitutes the local one
 - oauth2_proxy: no replaces, so ``go install mod@version`` with the version ldflag.
 
 Debian packages (``chromium``) are not built: each run checks the installed version (it can
-change under the cache) and fails with the ``apt-get install`` command when it differs.
+change under the cache) and fails with the ``apt-get install`` command when it differs, or with
+``--apt`` (``make e2e-build``) runs that command itself.
 """
 
 from __future__ import annotations
@@ -91,8 +92,11 @@ class Item:
 
 
 class Builder:
-    def __init__(self, root: Path, versions: dict[str, dict[str, Any]], *, log: Any) -> None:
+    def __init__(
+        self, root: Path, versions: dict[str, dict[str, Any]], *, log: Any, apt: bool = False
+    ) -> None:
         self.root = root
+        self.apt = apt
         self.versions = versions
         self.log = log
         self.go_env = {
@@ -343,8 +347,19 @@ class Builder:
         return {"oauth2-proxy": str(item.bin / "oauth2-proxy")}
 
     def build_chromium(self, item: Item) -> dict[str, Any]:
-        """Debian's packages, installed by the machine's owner: checked, never installed here."""
-        return check_debian_packages(item.table)
+        """Debian's packages: checked; installed with apt-get only when asked (``--apt``, as
+        ``make e2e-build`` does: CI and a fresh machine run as root)."""
+        try:
+            return check_debian_packages(item.table)
+        except BuildError:
+            if not self.apt:
+                raise
+        t = item.table
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        self.run(item.name, ["apt-get", "update", "-q"], cwd=self.root, env=env)
+        pinned = [f"{p}={t['version']}" for p in t["packages"]]
+        self.run(item.name, ["apt-get", "install", "-y", "-q", *pinned], cwd=self.root, env=env)
+        return check_debian_packages(t)
 
     # --- driving ------------------------------------------------------------------------------
 
@@ -434,6 +449,9 @@ def main(argv: list[str] | None = None) -> int:
         "--paths", action="store_true", help="print built paths as JSON; build nothing"
     )
     parser.add_argument("--only", action="append", help="build only this item (repeatable)")
+    parser.add_argument(
+        "--apt", action="store_true", help="install missing Debian packages with apt-get (root)"
+    )
     args = parser.parse_args(argv)
     root = cache_root()
     if args.paths:
@@ -449,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     try:
-        Builder(root, load_versions(), log=log).ensure_all(args.only)
+        Builder(root, load_versions(), log=log, apt=args.apt).ensure_all(args.only)
     except BuildError as error:
         print(f"[e2e build] FAILED {error}", file=sys.stderr)
         return 1
