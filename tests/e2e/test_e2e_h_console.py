@@ -324,7 +324,9 @@ class Upstream:
     @staticmethod
     def text(headers: dict[str, str]) -> str:
         names = ("X-Forwarded-User", "X-Forwarded-Email", "X-Forwarded-Preferred-Username")
-        return "\n".join(f"{n}: {headers.get(n, '-')}" for n in names)
+        lines = [f"{n}: {headers.get(n, '-')}" for n in names]
+        groups = sorted(g for g in headers.get("X-Forwarded-Groups", "").split(",") if g)
+        return "\n".join([*lines, f"X-Forwarded-Groups: {','.join(groups) or '-'}"])
 
     @contextlib.contextmanager
     def serving(self) -> Iterator[Upstream]:
@@ -683,6 +685,7 @@ def test_an_unverified_email_is_refused_then_the_permitted_user_reaches_the_upst
             f"X-Forwarded-User: {person['id']}",
             f"X-Forwarded-Email: {PERMITTED}@hypershell.test",
             f"X-Forwarded-Preferred-Username: {PERMITTED}",
+            "X-Forwarded-Groups: openshell-admin,openshell-user",
         ]
     )
     headers = console.upstream.seen[-1]
@@ -698,15 +701,21 @@ def test_an_unverified_email_is_refused_then_the_permitted_user_reaches_the_upst
     figure(f"console: browser sign-in of a permitted user {admitted.seconds:.1f} s")
 
 
-def test_a_user_outside_access_gets_no_role_of_the_gateway(console: Console) -> None:
-    """Measured: the proxy admits any user of the realm with a verified email (the console's
-    flags allow every email domain and name no group), and the upstream gets a token with no
-    role of this gateway."""
-    outsider = sign_in(console, OUTSIDER, "3-outsider")
-    person = user(console.kc, console.admin, OUTSIDER)
-    assert outsider.final_url == console.url + "/"
-    assert outsider.documents[-1] == (console.url + "/", 200), outsider.documents
-    headers = console.upstream.seen[-1]
-    token = claims(headers["X-Forwarded-Access-Token"])
-    assert token["sub"] == person["id"]
-    assert "hypershell" not in token, token
+def test_a_user_outside_access_is_refused(console: Console) -> None:
+    """A user of the realm with a verified email but no role of this gateway: the proxy's
+    allowed groups (the gateway's two roles, read from the roles claim) refuse it."""
+    seen_before = len(console.upstream.seen)
+    refused = sign_in(console, OUTSIDER, "3-outsider")
+    callback = f"{console.url}/oauth2/callback"
+    [status] = [s for u, s in refused.documents if u.startswith(callback)]
+    assert status == 403, refused.documents
+    assert refused.title == "403 Forbidden", refused.title
+    assert len(console.upstream.seen) == seen_before  # the upstream was never reached
+    [line] = [
+        line
+        for line in console.proxy_log.read_text().splitlines()
+        if "Invalid authentication via OAuth2: unauthorized" in line
+    ]
+    assert f"{OUTSIDER}@hypershell.test" in line, line
+    assert console.env["OAUTH2_PROXY_ALLOWED_GROUPS"] == "openshell-admin,openshell-user"
+    assert console.env["OAUTH2_PROXY_OIDC_GROUPS_CLAIM"] == "hypershell.roles"
