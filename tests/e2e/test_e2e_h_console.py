@@ -28,8 +28,9 @@ JSON, ``provider/resource_*.go`` for the schema defaults of inputs the program l
   ``redirectUris``; ``pkceCodeChallengeMethod`` and ``oauth2DeviceAuthorizationGrantEnabled``
   → the attributes ``pkce.code.challenge.method`` and
   ``oauth2.device.authorization.grant.enabled``; the secret Keycloak generates is read back
-  (GET ``/clients/{id}``, ``secret``).
-- ``index/role:Role`` (role.go: POST ``/clients/{id}/roles``).
+  (openid_client.go: GET ``/clients/{id}/client-secret``, ``value``).
+- ``index/role:Role`` (role.go ``CreateRole``: POST ``/clients/{id}/roles``, then GET
+  ``roles/{name}`` for its id).
 - ``openid/clientDefaultScopes`` (resource_keycloak_openid_client_default_scopes.go
   reconcile: the client's default scopes not listed are detached, DELETE
   ``default-client-scopes/{scope}``; the listed attached, PUT).
@@ -467,7 +468,9 @@ def console(
     for resource in needed:
         provisioner.make(resource)
     console_uuid = provisioner.ids[f"{GATEWAY}-console-client-id"]
-    client_secret = provisioner.call("GET", f"/clients/{console_uuid}", 200).json()["secret"]
+    client_secret = provisioner.call("GET", f"/clients/{console_uuid}/client-secret", 200).json()[
+        "value"
+    ]
     # random.RandomBytes.base64 is standard base64 of the bytes; the program makes it url-safe.
     cookie_secret = _url_safe(base64.b64encode(os.urandom(32)).decode())
     env = proxy_environment(
