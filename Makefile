@@ -68,7 +68,7 @@ bench: setup
 E2E_PYTEST := HYPERSHELL_E2E=1 $(PY) -m pytest -ra
 
 e2e-build: setup
-	$(PY) e2e/build.py
+	$(PY) e2e/build.py --apt
 
 e2e: e2e-build
 	$(E2E_PYTEST) tests/e2e

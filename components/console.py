@@ -12,7 +12,14 @@ resources here are upstream's; where this differs, it says why.
 Differences: the console follows the cluster's ingress mode (upstream creates an HTTPRoute in
 every mode, which route-mode clusters reject, §7.2 "Gaps"): an edge Route in ``route`` mode,
 nothing in ``none`` (reached with ``kubectl port-forward``); the client, its mappers and its
-scope mappings are Pulumi resources, so a deleted gateway deletes them.
+scope mappings are Pulumi resources, so a deleted gateway deletes them; and the proxy admits
+only a holder of one of the gateway's two roles (upstream's flags admit every user of the realm
+whose email is verified, who then reaches the dashboard with no role): its groups claim is the
+roles claim (``hypershell.roles``, which Keycloak writes nested as ``{"hypershell": {"roles":
+[...]}}`` and oauth2-proxy reads as a dotted path, ``getClaimFrom`` in
+``pkg/providers/util/claim_extractor.go``, v7.7.1 as v7.15.6) and the allowed groups are the
+two roles, so anyone else gets oauth2-proxy's 403 at ``/oauth2/callback``
+(tests/e2e/test_e2e_h_console.py, against the real proxy, Keycloak and Chromium).
 
 Provider behaviour relied on:
 
@@ -123,7 +130,13 @@ from components.console_types import (
 )
 from components.deployment import RESTRICTED_CONTAINER_SECURITY_CONTEXT, UPSTREAM_FS_GROUP
 from components.exposure import ROUTE_ADMITTED, WAIT_FOR
-from components.identity import DEFAULT_SCOPES, PKCE_METHOD, ROLES_CLAIM
+from components.identity import (
+    ADMIN_ROLE,
+    DEFAULT_SCOPES,
+    PKCE_METHOD,
+    ROLES_CLAIM,
+    USER_ROLE,
+)
 from components.metadata import metadata
 from components.network import OPENSHIFT_INGRESS_POLICY_GROUP
 from components.wire import wire
@@ -257,6 +270,9 @@ def deployment_spec(
         _env("OAUTH2_PROXY_COOKIE_REFRESH", "2m"),
         _env("OAUTH2_PROXY_EMAIL_DOMAINS", "*"),
         _env("OAUTH2_PROXY_SCOPE", "openid profile email roles"),
+        # Only holders of one of the gateway's roles get in (module docstring).
+        _env("OAUTH2_PROXY_OIDC_GROUPS_CLAIM", ROLES_CLAIM),
+        _env("OAUTH2_PROXY_ALLOWED_GROUPS", f"{ADMIN_ROLE},{USER_ROLE}"),
     ]
     proxy_mounts: list[dict[str, Any]] = [{"name": "tmp-proxy", "mountPath": "/tmp"}]
     volumes: list[dict[str, Any]] = [

@@ -24,6 +24,11 @@ small wrapper module repeats the proxy-hosted ones and substitutes the local one
 - kubernetes: every ``k8s.io/<staging>`` module is ``=> ./staging/...``; replaced by its
   published ``v0.34.x`` copy.
 - etcd: ``server/v3`` replaces its siblings with ``../``; required at the same version.
+- oauth2_proxy: no replaces, so ``go install mod@version`` with the version ldflag.
+
+Debian packages (``chromium``) are not built: each run checks the installed version (it can
+change under the cache) and fails with the ``apt-get install`` command when it differs, or with
+``--apt`` (``make e2e-build``) runs that command itself.
 """
 
 from __future__ import annotations
@@ -87,8 +92,11 @@ class Item:
 
 
 class Builder:
-    def __init__(self, root: Path, versions: dict[str, dict[str, Any]], *, log: Any) -> None:
+    def __init__(
+        self, root: Path, versions: dict[str, dict[str, Any]], *, log: Any, apt: bool = False
+    ) -> None:
         self.root = root
+        self.apt = apt
         self.versions = versions
         self.log = log
         self.go_env = {
@@ -320,13 +328,58 @@ class Builder:
             script.chmod(0o755)
         return {"home": str(home), "kc.sh": str(home / "bin" / "kc.sh")}
 
+    def build_oauth2_proxy(self, item: Item) -> dict[str, Any]:
+        t = item.table
+        item.bin.mkdir(parents=True, exist_ok=True)
+        self.run(
+            item.name,
+            [
+                "go",
+                "install",
+                "-trimpath",
+                "-ldflags",
+                f"-X {t['version_ldflag']}={t['version']}",
+                f"{t['module']}@{t['version']}",
+            ],
+            cwd=self.root,
+            env={**self.go_env, "GOBIN": str(item.bin)},
+        )
+        return {"oauth2-proxy": str(item.bin / "oauth2-proxy")}
+
+    def build_chromium(self, item: Item) -> dict[str, Any]:
+        """Debian's packages: checked; installed with apt-get only when asked (``--apt``, as
+        ``make e2e-build`` does: CI and a fresh machine run as root)."""
+        try:
+            return check_debian_packages(item.table)
+        except BuildError:
+            if not self.apt:
+                raise
+        t = item.table
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        self.run(item.name, ["apt-get", "update", "-q"], cwd=self.root, env=env)
+        pinned = [f"{p}={t['version']}" for p in t["packages"]]
+        self.run(item.name, ["apt-get", "install", "-y", "-q", *pinned], cwd=self.root, env=env)
+        return check_debian_packages(t)
+
     # --- driving ------------------------------------------------------------------------------
+
+    CHECKED_EVERY_RUN = frozenset({"chromium"})
+    """Installed outside the cache (Debian packages): checked again on every run."""
 
     def ensure(self, name: str) -> dict[str, Any]:
         item = self.item(name)
+        started = time.monotonic()
+        if name in self.CHECKED_EVERY_RUN:
+            item.dir.mkdir(parents=True, exist_ok=True)
+            paths = getattr(self, f"build_{name}")(item)
+            item.done.write_text(json.dumps({"item": name, "paths": paths}, sort_keys=True))
+            self.log(
+                f"[e2e build] {name} {item.table['version']}: installed"
+                f" ({time.monotonic() - started:.1f} s)"
+            )
+            return dict(paths)
         if item.done.exists():
             return dict(json.loads(item.done.read_text())["paths"])
-        started = time.monotonic()
         self.log(f"[e2e build] {name} {item.table.get('version', '')}: building ...")
         builder: Callable[[Item], dict[str, Any]] = getattr(self, f"build_{name}")
         paths = builder(item)
@@ -346,11 +399,35 @@ class Builder:
         result: dict[str, dict[str, Any]] = {}
         for name in names or list(self.versions):
             started = time.monotonic()
-            cached = self.item(name).done.exists()
+            cached = self.item(name).done.exists() and name not in self.CHECKED_EVERY_RUN
             result[name] = self.ensure(name)
             if cached:
                 self.log(f"[e2e build] {name}: cached ({time.monotonic() - started:.1f} s)")
         return result
+
+
+def check_debian_packages(table: Mapping[str, Any]) -> dict[str, Any]:
+    """The installed version of each of ``table['packages']`` is ``table['version']`` and its
+    binaries exist, or a BuildError telling how to install them."""
+    wanted = str(table["version"])
+    install = "apt-get update && apt-get install -y " + " ".join(
+        f"{p}={wanted}" for p in table["packages"]
+    )
+    for package in table["packages"]:
+        proc = subprocess.run(
+            ["dpkg-query", "-W", "-f", "${Version}", package],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            check=False,
+        )
+        found = proc.stdout.strip() if proc.returncode == 0 else "not installed"
+        if found != wanted:
+            raise BuildError(f"{package} {wanted} is needed, found {found}: run `{install}`")
+    missing = [b for b in table["binaries"] if not Path(b).exists()]
+    if missing:
+        raise BuildError(f"{', '.join(missing)} missing: run `{install}`")
+    return {Path(b).name: b for b in table["binaries"]}
 
 
 def built_paths(root: Path | None = None) -> dict[str, dict[str, Any]] | None:
@@ -372,6 +449,9 @@ def main(argv: list[str] | None = None) -> int:
         "--paths", action="store_true", help="print built paths as JSON; build nothing"
     )
     parser.add_argument("--only", action="append", help="build only this item (repeatable)")
+    parser.add_argument(
+        "--apt", action="store_true", help="install missing Debian packages with apt-get (root)"
+    )
     args = parser.parse_args(argv)
     root = cache_root()
     if args.paths:
@@ -387,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     try:
-        Builder(root, load_versions(), log=log).ensure_all(args.only)
+        Builder(root, load_versions(), log=log, apt=args.apt).ensure_all(args.only)
     except BuildError as error:
         print(f"[e2e build] FAILED {error}", file=sys.stderr)
         return 1

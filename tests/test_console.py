@@ -495,6 +495,9 @@ def test_the_deployment(tmp_path: Path) -> None:
         "secretKeyRef": {"name": "openshell-console-oauth2", "key": "cookie-secret"}
     }
     assert "OAUTH2_PROXY_PROVIDER_CA_FILES" not in env
+    # Only holders of the gateway's roles are let in (tests/e2e/test_e2e_h_console.py).
+    assert env["OAUTH2_PROXY_OIDC_GROUPS_CLAIM"] == "hypershell.roles"
+    assert env["OAUTH2_PROXY_ALLOWED_GROUPS"] == "openshell-admin,openshell-user"
     dashboard_env = {e["name"]: e["value"] for e in dashboard["env"]}
     assert dashboard_env["OPENSHELL_GATEWAY_URL"] == (
         f"grpcs://openshell-gateway.{NS}.svc.cluster.local:8080"
