@@ -32,9 +32,11 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# The tests CI runs: lint, types, then pytest.
+# The tests CI runs: lint, types, then pytest on every core (pytest-xdist: one worker per
+# CPU; each worker starts its own throwaway PostgreSQL on a free port, tests/pg_server.py).
+# The printed wall time is the suite's, for the before/after figures of the README.
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 # Regenerate the golden snapshots after a reviewed change to the rendered output. They are
 # removed first: a merged golden tree holds files no single render wrote, and the render
