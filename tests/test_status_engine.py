@@ -5,7 +5,9 @@ The fixtures are recorded by ``make e2e-fixtures`` (tests/e2e/test_e2e_b_drift.p
 server, then drifted with kubectl (Deployment ``openshell-gateway`` of ``dev`` scaled to 3,
 NetworkPolicy ``openshell-default-deny-ingress`` of ``offline`` edited, ConfigMap
 ``openshell-gateway-config`` of ``dev-build`` deleted), and a preview of a replicas change to
-``dev``. Where the hand-made fixtures of tests/test_status.py disagree with these, these win.
+``dev``; ``added-*``: an addition the refresh's diff cannot see (the ``dev-build`` default-deny
+policy's selector narrowed), before and after a real ``pulumi refresh --yes``. Where the
+hand-made fixtures of tests/test_status.py disagree with these, these win.
 """
 
 from __future__ import annotations
@@ -84,3 +86,33 @@ def test_the_recorded_preview_of_a_change_names_its_gateway(project: Path) -> No
     code, report = _status(project, "change-preview")
     assert code == 3, report
     assert [n for n, g in _by_gateway(report).items() if g["sync"] != "Synced"] == ["dev"]
+
+
+def test_an_addition_the_refresh_cannot_see_is_named_from_the_refreshed_state(
+    project: Path,
+) -> None:
+    """``added-*``: the default-deny policy of ``dev-build`` narrowed by kubectl, then a real
+    ``pulumi refresh --yes``: the refresh digest has no step for it (the provider prunes the
+    live object to the inputs' shape), the state's outputs hold it."""
+    refresh = json.loads((FIXTURES / "e2e-local-added-refresh.json").read_text())
+    assert [s["op"] for s in refresh["steps"] if s["op"] not in {"same", "refresh"}] == []
+    code, report = _status(project, "added-refresh", "added-state")
+    assert code == 3, report
+    changed = {
+        g["name"]: [(c["name"], c["op"], c["source"], c["paths"]) for c in g["changes"]]
+        for g in report["gateways"]
+        if g["changes"]
+    }
+    assert changed == {
+        "dev-build": [
+            (
+                "dev-build-workload-netpol-default-deny-ingress",
+                "addition",
+                "live",
+                ["spec.podSelector"],
+            )
+        ]
+    }
+    # The refresh digest alone (its states are the old ones) cannot tell.
+    code, report = _status(project, "added-unseen-refresh", "added-unseen-state")
+    assert code == 0, report

@@ -17,7 +17,7 @@ The work is linear in the resources: every lookup is by URN or by gateway name, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -25,12 +25,12 @@ from typing import Any, Literal
 from components import tokens
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.stackfile import PROJECT
-from gatewayctl.status import certificates, health
+from gatewayctl.status import additions, certificates, health
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
 from gatewayctl.status.models import OP_CREATE, OP_DELETE, ResourceV3
-from gatewayctl.status.sync import Change, changes
+from gatewayctl.status.sync import OP_ADDITION, Change, changes
 from gatewayctl.status.tree import Tree, name_of, stack_outputs, type_of
 
 Sync = Literal["Synced", "OutOfSync", "Missing", "Unknown"]
@@ -146,6 +146,7 @@ def build(
         for s in (inputs.preview.steps if inputs.preview is not None else [])
         if type_of(s.urn) == tokens.GATEWAY and s.op == OP_CREATE
     }
+    found += _additions(live, found)
     per_gateway: dict[str | None, list[Change]] = {}
     for change in found:
         per_gateway.setdefault(tree.gateway_of(change.urn), []).append(change)
@@ -218,6 +219,29 @@ def build(
         other_changes=tuple(per_gateway.get(None, ())),
         inputs=dict(inputs.paths),
     )
+
+
+def _additions(live: Mapping[str, ResourceV3 | None], found: Sequence[Change]) -> list[Change]:
+    """Live additions (:mod:`.additions`) of the resources no other change names already."""
+    named = {c.urn for c in found}
+    result: list[Change] = []
+    for urn, resource in sorted(live.items()):
+        type_ = type_of(urn)
+        if resource is None or urn in named or type_ not in additions.TYPES:
+            continue
+        paths = additions.additions(type_, resource.inputs, resource.outputs)
+        if paths:
+            result.append(
+                Change(
+                    urn=urn,
+                    type=type_,
+                    name=name_of(urn),
+                    op=OP_ADDITION,
+                    paths=paths,
+                    source="live",
+                )
+            )
+    return result
 
 
 def _undeclared(stack: str, name: str) -> Change:

@@ -17,7 +17,7 @@ from gatewayctl.errors import printable
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.core import GatewayStatus, StackStatus
 from gatewayctl.status.selfheal import Remedy
-from gatewayctl.status.sync import Change
+from gatewayctl.status.sync import OP_ADDITION, Change
 
 MARKDOWN_LIMIT = 60_000
 """Characters of the Markdown report (an issue body holds 65,536)."""
@@ -47,6 +47,10 @@ def _paths(change: Change) -> str:
 def change_line(change: Change) -> str:
     where = "live" if change.source == "live" else "git"
     what = "live object missing" if change.missing else change.op
+    if change.op == OP_ADDITION:
+        what = (
+            "added by another manager (up leaves it: delete the object, then pulumi up --refresh)"
+        )
     paths = f": {_paths(change)}" if change.paths else ""
     return f"{printable(change.type)} {printable(change.name)} ({where}) {what}{paths}"
 

@@ -6,7 +6,8 @@ and corrects its stacks itself, and a second driver would race it (:mod:`gateway
 
 - ``up-refresh``: the only problem is drift (live objects differ from, or are missing
   against, the state; nothing degraded, nothing from git pending): ``pulumi up --refresh``
-  puts the cluster back as git declares it, and reissues any certificate that is due.
+  puts the cluster back as git declares it, and reissues any certificate that is due. Not
+  for a live addition (:mod:`.additions`), which it would leave in place.
 - ``reissue``: otherwise, when certificates are inside their renewal window: ``pulumi up
   --target <each due certificate> --target-dependents`` (the Secrets holding them and the
   Deployment whose pod-template hash covers them follow), so a quiet repository never lets a
@@ -26,6 +27,7 @@ from gatewayctl import operator
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.stackfile import PROJECT, parse_stack_config, read_stack_config
 from gatewayctl.status.core import StackStatus
+from gatewayctl.status.sync import OP_ADDITION
 
 Action = Literal["none", "up-refresh", "reissue"]
 KEY = f"{PROJECT}:selfHeal"
@@ -67,6 +69,8 @@ def remedy(status: StackStatus, self_heal: bool) -> Remedy:
         and not status.degraded
         and all(c.source == "live" for g in status.gateways for c in g.changes)
         and all(c.source == "live" for c in status.other_changes)
+        # `up --refresh` leaves another manager's additions in place: only a replace does.
+        and not any(c.op == OP_ADDITION for g in status.gateways for c in g.changes)
     )
     if drift_only:
         return Remedy(action="up-refresh")

@@ -32,6 +32,8 @@ from gatewayctl.status.models import (
 from gatewayctl.status.tree import STACK_TYPE, name_of, type_of
 
 Source = Literal["live", "git"]
+OP_ADDITION = "addition"
+"""A live addition (:mod:`.additions`): only a replace undoes it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +42,8 @@ class Change:
     type: str
     name: str
     op: str
-    """The engine's op; ``missing`` for a live object that is gone."""
+    """The engine's op; ``missing`` for a live object that is gone; ``addition`` for what
+    another manager added that neither refresh nor up sees (:mod:`.additions`)."""
     paths: tuple[str, ...]
     source: Source
     """``live``: found by the refresh (drift); ``git``: found by the preview (undeployed)."""

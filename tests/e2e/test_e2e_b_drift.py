@@ -159,3 +159,89 @@ def test_a_change_in_git_is_named_by_status_from_the_real_preview(
     assert code == 3, report
     out_of_sync = [g["name"] for g in report["gateways"] if g["sync"] != "Synced"]
     assert out_of_sync == ["dev"], report
+
+
+def test_an_addition_refresh_cannot_see_is_named_from_a_refreshed_state(
+    deployed: dict[str, Deployed],
+    engine: Engine,
+    cluster: Cluster,
+    kube_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    """A default-deny policy's empty ``podSelector`` (every pod) narrowed by kubectl to a label
+    no pod carries denies nothing: the namespace is open. pulumi-kubernetes prunes the live
+    object to the inputs' shape before it diffs, so neither refresh nor preview sees it and up
+    leaves it; a real refresh writes it to the state's outputs, where status finds it
+    (gatewayctl/status/additions.py); deleting the object and ``up --refresh`` removes it."""
+    project = deployed[STACK].project
+    namespace = "openshell-dev-build"
+    name = "openshell-default-deny-ingress"
+    resource = "dev-build-workload-netpol-default-deny-ingress"
+    narrowed = {"matchLabels": {"nobody": "here"}}
+    cluster.kubectl(
+        "patch",
+        "networkpolicy",
+        name,
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        json.dumps({"spec": {"podSelector": narrowed}}),
+    )
+
+    def ops(result: Any) -> list[tuple[str, str]]:
+        return [
+            (s["op"], s["urn"].rsplit("::", 1)[-1])
+            for s in result["steps"]
+            if s["op"] not in {"same", "refresh"}
+        ]
+
+    files = observe(engine, project, kube_env, tmp_path, "added-unseen")
+    assert ops(json.loads(files[0].read_text())) == []
+    assert ops(pulumi(engine, project, kube_env, "preview", "--json").json()) == []
+    code, report = status(project, files)
+    assert code == 0, report  # what the engine's refresh diff can tell: nothing
+
+    refresh = pulumi(engine, project, kube_env, "refresh", "--yes", "--json", program=False)
+    assert refresh.returncode == 0
+    files = observe(engine, project, kube_env, tmp_path, "added")
+    state = json.loads(files[1].read_text())
+    (policy,) = [r for r in state["deployment"]["resources"] if r["urn"].endswith(resource)]
+    assert policy["outputs"]["spec"]["podSelector"] == narrowed
+    assert policy["inputs"]["spec"]["podSelector"] == {}
+    code, report = status(project, files)
+    assert code == 3, report
+    changed = {
+        g["name"]: [(c["name"], c["op"], c["source"], c["paths"]) for c in g["changes"]]
+        for g in report["gateways"]
+        if g["changes"]
+    }
+    assert changed == {"dev-build": [(resource, "addition", "live", ["spec.podSelector"])]}, report
+
+    # `up --refresh` (the self-heal) leaves it: the server-side apply does not own the field.
+    pulumi(engine, project, {**kube_env, **FORCE}, "up", "--refresh", "--yes", "--skip-preview")
+    live = cluster.get("networkpolicy", name, namespace=namespace)
+    assert live["spec"]["podSelector"] == narrowed
+    # `up --replace` is no remedy: with no replace reason from the provider the engine creates
+    # the replacement first (with force: an apply onto the same object) and then deletes "the
+    # original", the same object. Measured: no policy is left at all.
+    pulumi(
+        engine,
+        project,
+        {**kube_env, **FORCE},
+        "up",
+        "--replace",
+        policy["urn"],
+        "--yes",
+        "--skip-preview",
+    )
+    gone = cluster.run("get", "networkpolicy", name, "-n", namespace)
+    assert gone.returncode == 1 and "NotFound" in gone.stderr, gone.stderr
+    # The object gone (`kubectl delete`, or after that replace), `up --refresh` recreates it
+    # as declared.
+    pulumi(engine, project, kube_env, "up", "--refresh", "--yes", "--skip-preview")
+    live = cluster.get("networkpolicy", name, namespace=namespace)
+    assert live["spec"]["podSelector"] == {}
+    pulumi(engine, project, kube_env, "refresh", "--yes", program=False)
+    code, report = status(project, observe(engine, project, kube_env, tmp_path, "recreated"))
+    assert code == 0, report
