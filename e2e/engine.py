@@ -31,6 +31,7 @@ Secret) carry the placeholders.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import subprocess
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import yaml
 from google.protobuf import empty_pb2
 from pulumi.automation._server import LanguageServer
 from pulumi.runtime import rpc, settings
@@ -168,7 +170,31 @@ def language_server(program: Callable[[], Any]) -> Iterator[str]:
     try:
         yield f"127.0.0.1:{port}"
     finally:
-        server.stop(0)
+        server.stop(60).wait()
+        # A program the engine gave up on (a preview that failed in the engine) leaves its
+        # coroutine suspended in a closed event loop. Collected at a random allocation, its
+        # finaliser once ran inside pytest's ast.parse and broke CPython 3.11.7's AST recursion
+        # check ("SystemError: AST constructor recursion depth mismatch"); collect it here.
+        gc.collect()
+
+
+@contextlib.contextmanager
+def client_runtime(project_dir: Path, program: Callable[[], Any]) -> Iterator[None]:
+    """The project's runtime set to the in-process language server, for commands that have no
+    ``--client`` flag (``pulumi import``). ``--client`` does exactly this to the project it
+    loads (pulumi/pulumi pkg/cmd/pulumi/operations/io.go, ``readProjectForUpdate``: runtime
+    ``client`` with option ``address``), and the engine then connects to that address instead
+    of launching a language plugin (pkg/engine/deployment.go, ``ProjectInfoContext``)."""
+    path = project_dir / "Pulumi.yaml"
+    original = path.read_text()
+    with language_server(hybrid(program)) as address:
+        document = yaml.safe_load(original)
+        document["runtime"] = {"name": "client", "options": {"address": address}}
+        path.write_text(yaml.safe_dump(document, sort_keys=False))
+        try:
+            yield
+        finally:
+            path.write_text(original)
 
 
 @dataclass
