@@ -31,6 +31,10 @@ from components.gateway_config import (
 from components.metadata import metadata
 from components.wire import wire
 
+SERVICE_IGNORED = ["spec.clusterIP", "spec.clusterIPs"]
+"""Fields of the gateway Service the API server assigns and never changes (an adopted
+Service's imported state holds them; the program does not set them)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class WorkloadArgs:
@@ -213,7 +217,12 @@ class Workload(pulumi.ComponentResource):
                     ],
                 }
             ),
-            opts=child,
+            # An imported (adopted) Service's state holds the cluster IP the API server gave it;
+            # the program sets none, and pulumi-kubernetes replaces a Service whose
+            # spec.clusterIP changes (measured: tests/e2e/test_e2e_f_adoption.py). Keep it.
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(ignore_changes=SERVICE_IGNORED)
+            ),
         )
         for policy, spec in network.tenant_policies(args.namespace, args.metrics_namespace).items():
             NetworkPolicy(

@@ -389,3 +389,15 @@ def test_an_adopted_client_and_its_roles_are_imported_by_realm_and_keycloak_id(
 def test_without_import_ids_no_keycloak_resource_is_imported(adopted: render.Rendered) -> None:
     document = adoption.import_file(adopted)
     assert not [r for r in document["resources"] if r["type"].startswith("keycloak:")]
+
+
+def test_an_imported_service_keeps_its_cluster_ip(adopted: render.Rendered) -> None:
+    """After ``pulumi import`` the Service's state holds the cluster IP the API server gave it
+    and the program sets none; pulumi-kubernetes replaces a Service whose ``spec.clusterIP``
+    changes (the real engine's preview: replace, reason ``spec.clusterIP``, in
+    tests/e2e/test_e2e_f_adoption.py). Ignoring both fields keeps the imported ones."""
+    document = adoption.import_file(adopted)
+    (service,) = [e for e in document["resources"] if e["type"] == "kubernetes:core/v1:Service"]
+    registered = adopted.recording.resources[service["name"]]
+    assert registered.ignore_changes == ("spec.clusterIP", "spec.clusterIPs")
+    assert "clusterIP" not in registered.inputs["spec"]

@@ -285,8 +285,13 @@ def test_kek_secret_is_never_updated_once_created() -> None:
     recording, _ = build(BASE_ARGS)
     kek = raw(recording, "Secret", "openshell-gateway-credential-kek", NS)
     assert kek.ignore_changes == ("data", "stringData")
-    others = [r.name for r in recording.resources.values() if r.ignore_changes and r is not kek]
-    assert others == []
+    others = {
+        r.name: r.ignore_changes
+        for r in recording.resources.values()
+        if r.ignore_changes and r is not kek
+    }
+    # and the Service's API-assigned cluster IP (an adopted Service keeps its imported one)
+    assert others == {"acme-workload-svc": ("spec.clusterIP", "spec.clusterIPs")}
 
 
 def test_shared_node_reader_cluster_role_is_never_deleted() -> None:

@@ -20,6 +20,7 @@ import yaml
 from e2e import build
 from e2e.cluster import Cluster, StatusStandIn, running_cluster
 from e2e.engine import Engine
+from e2e.keycloak import Keycloak, running_keycloak
 from e2e.project import E2EProject, make_project
 from tests.e2e.lane import FIGURES, Deployed, deploy
 
@@ -157,6 +158,15 @@ def projects(workdir: Path, cluster: Cluster) -> dict[str, E2EProject]:
             if store.get("namespace"):
                 cluster.kubectl("create", "namespace", store["namespace"])
     return made
+
+
+@pytest.fixture(scope="session")
+def keycloak(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Keycloak]:
+    """One real Keycloak for the session (its start takes a minute on 2 cores); each test file
+    works in realms of its own."""
+    home = Path(paths["keycloak"]["home"])
+    with running_keycloak(home, workdir / "keycloak") as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

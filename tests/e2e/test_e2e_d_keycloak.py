@@ -12,14 +12,12 @@ grant the gateway's roles.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from e2e import build
-from e2e.keycloak import Keycloak, running_keycloak
+from e2e.keycloak import Keycloak
 from e2e.project import E2EProject
 from tests.e2e.lane import rendered
 
@@ -33,13 +31,6 @@ README_ROLES = [
     "manage-users",
     "view-realm",
 ]
-
-
-@pytest.fixture(scope="module")
-def keycloak(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Keycloak]:
-    home = Path(paths["keycloak"]["home"])
-    with running_keycloak(home, workdir / "keycloak") as server:
-        yield server
 
 
 def _ok(response: Any, *codes: int) -> Any:
