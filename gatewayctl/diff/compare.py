@@ -21,7 +21,9 @@ from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
 from gatewayctl.diff.operations import Operation, hazards, predict
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
+from gatewayctl.diff.steps import Step, predicted_steps
 from gatewayctl.secrets import MANIFESTS, Scrubber
+from gatewayctl.stackfile import PROJECT
 
 _PLAN = "plan.json"
 _COMPONENT_PREFIXES = (f"{tokens.PACKAGE}:", "pulumi:pulumi:")
@@ -91,6 +93,8 @@ class StackDiff:
     """Principals that gain or lose a gateway's role (:mod:`gatewayctl.diff.access`)."""
     sign_in: tuple[SignInChange, ...] = ()
     """Gateways whose sign-in (mode, issuer, client id) changed."""
+    steps: tuple[Step, ...] = ()
+    """The predicted step of every resource, by URN (:mod:`.steps`; ``diff --json``)."""
 
     @property
     def rendered_changed(self) -> bool:
@@ -300,4 +304,5 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         hazards=tuple(hazards(base_plan, head_plan, operations)),
         access=tuple(access),
         sign_in=tuple(sign_in),
+        steps=predicted_steps(base_plan, head_plan, operations, stack=stack, project=PROJECT),
     )
