@@ -123,3 +123,58 @@ def test_diff_json_refuses_to_overwrite_another_file(pristine: Path, tmp_path: P
     assert "--json" in run.err
     assert out.read_text() == '{"mine": true}\n'
     assert not is_document("not json") and not is_document("[]")
+
+
+# --- a Secret's redacted data (the real engine's answer to "database host for pods") ---------
+
+
+def test_a_change_of_a_secrets_redacted_data_is_predicted_an_update(tmp_path: Path) -> None:
+    """The render redacts every Secret's data, so without its digest the diff saw no change
+    where the engine updates the credentials Secret (tests/e2e/test_e2e_e_predictions.py,
+    "database host for pods")."""
+    from gatewayctl import render
+    from gatewayctl.diff.compare import compare
+    from gatewayctl.diff.sides import Side
+    from tests.builders import copy_project, edited_config
+
+    root = copy_project(tmp_path / "project")
+    before = render.execute(render.prepare(root, "local"))
+    with edited_config(root, "local") as config:
+        config["hypershell-gateways:clusters"]["kind"]["database"]["host"] = "pg.example.com"
+    after = render.execute(render.prepare(root, "local"))
+    diff = compare("local", Side(files=before.files), Side(files=after.files))
+    secrets = sorted(
+        (o.name, o.op, o.because) for o in diff.operations if o.type.endswith(":Secret")
+    )
+    assert secrets == [
+        (f"{name}-database-db-credentials", "update", ("stringData.(dataDigest)",))
+        for name in ("dev-build", "dev", "offline")
+    ]
+    changed = sorted(o.path for o in diff.objects if o.kind == "Secret")
+    assert changed == [
+        f"manifests/kind/openshell-{name}/secret-openshell-gateway-db-credentials.yaml"
+        for name in ("dev-build", "dev", "offline")
+    ]
+    # The manifests themselves read the same: their data is redacted.
+    assert all(before.files[p] == after.files[p] for p in changed)
+
+
+def test_no_secret_of_the_stack_reaches_a_kubernetes_secret() -> None:
+    """What ``data_digest`` hashes is never a ``clusterSecrets`` value: every stack's Secrets
+    hold plain config and the offline placeholders only (``local`` has plaintext secrets)."""
+    from gatewayctl.diff.sides import stack_secrets
+    from gatewayctl.render import _revealed
+    from tests.support import ROOT
+
+    checked = 0
+    for stack in ("aws", "ibm", "local"):
+        result = rendered(stack)
+        secrets = stack_secrets(ROOT, stack)
+        assert secrets or stack != "local"
+        for resource in result.recording.resources.values():
+            if resource.type != "kubernetes:core/v1:Secret":
+                continue
+            text = json.dumps(_revealed(resource.inputs), default=str)
+            checked += 1
+            assert not [s for s in secrets if s in text], resource.name
+    assert checked > 20

@@ -345,7 +345,7 @@ def _gateway(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None
     return None
 
 
-def _manifest(
+def manifest_path(
     resource: Mapping[str, Any], resources: Mapping[Key, Mapping[str, Any]]
 ) -> str | None:
     """The manifest path the render gives the object (``gatewayctl.render.manifest_files``)."""
@@ -456,6 +456,23 @@ def _provider_replaced(
     return predicted is not None and predicted[0] != "update"
 
 
+DATA_DIGEST = "dataDigest"
+"""A Secret's plan entry: the digest of its redacted data (``gatewayctl.render.data_digest``)."""
+
+
+def _with_data_digest(resource: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A resource's inputs; a Secret's with its data digest in ``stringData``, so that a change
+    of its redacted data is a change of ``.stringData`` (updated in place under our providers'
+    ``enableSecretMutable``, replaced when immutable: :func:`kubernetes_force_new`)."""
+    inputs = resource.get("inputs") or {}
+    digest = resource.get(DATA_DIGEST)
+    if digest is None:
+        return inputs
+    string_data = inputs.get("stringData")
+    merged = dict(string_data) if isinstance(string_data, Mapping) else {}
+    return {**inputs, "stringData": {**merged, f"({DATA_DIGEST})": digest}}
+
+
 def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]:
     """An :class:`Operation` for every plan resource on both sides whose inputs differ, or
     whose provider is replaced."""
@@ -474,8 +491,8 @@ def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]
         else:
             predicted = predict_one(
                 key[0],
-                old.get("inputs") or {},
-                new.get("inputs") or {},
+                _with_data_digest(old),
+                _with_data_digest(new),
                 (provider or {}).get("inputs") or {},
                 [str(i) for i in new.get("ignoreChanges") or []],
             )
@@ -489,7 +506,7 @@ def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]
                 gateway=_gateway(key, new_res),
                 op=op,
                 because=because,
-                manifest=_manifest(new, new_res) if key[0].startswith("kubernetes:") else None,
+                manifest=manifest_path(new, new_res) if key[0].startswith("kubernetes:") else None,
             )
         )
     return operations
