@@ -433,6 +433,7 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import diff, outputs
     from gatewayctl.diff import cache as diff_cache
+    from gatewayctl.diff import steps
 
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
@@ -442,6 +443,10 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
         problems += outputs.file_problems(
             args.output, root, ours=diff.is_report, kind="a diff report", flag="--output"
         )
+    if args.json is not None:
+        problems += outputs.file_problems(
+            args.json, root, ours=steps.is_document, kind="a diff steps file", flag="--json"
+        )
     if problems:
         raise InvalidInputError(problems)
     result = diff.run(root, prepared, args.base, every_stack=args.all)
@@ -450,6 +455,9 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     sys.stdout.flush()
     if args.output is not None:
         outputs.write_file(args.output, result.report)
+    if args.json is not None:
+        text = json.dumps(steps.document(result.diffs), indent=2, sort_keys=True) + "\n"
+        outputs.write_file(args.json, text)
     return EXIT_CHANGES if result.changed else EXIT_OK
 
 
@@ -634,6 +642,13 @@ def parser() -> argparse.ArgumentParser:
         "--base", required=True, metavar="REF", help="git ref to compare against (origin/main)"
     )
     dif.add_argument("--output", type=Path, metavar="FILE", help="also write the report to FILE")
+    dif.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help="also write the predicted step of every resource (by URN) and the changed"
+        " objects to FILE as JSON",
+    )
     dif.set_defaults(func=cmd_diff)
 
     imp = commands.add_parser(

@@ -9,6 +9,7 @@ whole only once everything has been rendered.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -21,7 +22,7 @@ from components import tokens
 from gatewayctl import program
 from gatewayctl.console import console_cell, console_entry
 from gatewayctl.identity import access_entry
-from gatewayctl.offline import OnRegister, RecordedResource, Recording, run_program
+from gatewayctl.offline import OnRegister, RecordedResource, Recording, is_secret, run_program
 from gatewayctl.preparation import Prepared as Prepared
 from gatewayctl.preparation import absent_ca_bundles as absent_ca_bundles
 from gatewayctl.preparation import keycloak_clusters as keycloak_clusters
@@ -102,9 +103,37 @@ def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) ->
     return plan_of(loaded, facts, {r.urn: plan_entry(r) for r in recording.resources.values()})
 
 
+_SECRET_TYPE = "kubernetes:core/v1:Secret"
+
+
+def _revealed(value: Any) -> Any:
+    if is_secret(value):
+        return _revealed(value["value"])
+    if isinstance(value, dict):
+        return {k: _revealed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_revealed(v) for v in value]
+    return value
+
+
+def data_digest(inputs: Mapping[str, Any]) -> str:
+    """SHA-256 of a Kubernetes Secret's ``data`` and ``stringData`` as rendered, which the plan
+    and the manifests redact: the diff compares it to see that a Secret's data changes (a
+    database host, say), as the real engine does (tests/e2e/test_e2e_e_predictions.py).
+
+    What it hashes is never a secret of the stack: the program fills Secrets only from the
+    stack's plain config and from the outputs of tls, random and keycloak resources, which the
+    offline render answers with its placeholders (``RecordedResource`` outputs); no
+    ``clusterSecrets`` value reaches a Secret (``tests/test_diff_steps.py`` checks it).
+    """
+    body = {key: _revealed(inputs.get(key)) for key in ("data", "stringData")}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def plan_entry(r: RecordedResource) -> dict[str, Any]:
-    """One resource of ``plan.json``."""
-    return {
+    """One resource of ``plan.json``; a Secret's also with its :func:`data_digest`."""
+    entry = {
         "type": r.type,
         "name": r.name,
         "parent": r.parent,
@@ -113,6 +142,9 @@ def plan_entry(r: RecordedResource) -> dict[str, Any]:
         "ignoreChanges": list(r.ignore_changes),
         "inputs": clean(r.inputs),
     }
+    if r.type == _SECRET_TYPE:
+        entry["dataDigest"] = data_digest(r.inputs)
+    return entry
 
 
 def plan_of(

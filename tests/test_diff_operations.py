@@ -500,9 +500,30 @@ def test_operations_are_data() -> None:
         # Providers: pulumi-kubernetes DiffConfig replaces when the active cluster moves ...
         (
             "pulumi:providers:kubernetes",
+            {"context": "a", "kubeconfig": "/k", "enableSecretMutable": "true"},
+            {"context": "b", "kubeconfig": "/k", "enableSecretMutable": "true"},
+            ("replace", ("context",)),
+        ),
+        # ... found only through a kubeconfig input on both sides (util.go
+        # getActiveClusterFromConfig: an empty config finds no cluster); the real engine's
+        # answer in tests/e2e/test_e2e_e_predictions.py ("kubeconfig context change").
+        (
+            "pulumi:providers:kubernetes",
             {"context": "a", "enableSecretMutable": "true"},
             {"context": "b", "enableSecretMutable": "true"},
-            ("replace", ("context",)),
+            ("update", ("context",)),
+        ),
+        (
+            "pulumi:providers:kubernetes",
+            {"context": "a"},
+            {"context": "b", "kubeconfig": "/k"},
+            ("update", ("context", "kubeconfig")),
+        ),
+        (
+            "pulumi:providers:kubernetes",
+            {"kubeconfig": "/k", "cluster": "c1"},
+            {"kubeconfig": "/k", "cluster": "c2"},
+            ("replace", ("cluster",)),
         ),
         (
             "pulumi:providers:kubernetes",
@@ -579,9 +600,13 @@ def test_each_force_new_attribute_is_an_input_of_its_type_in_the_providers_schem
 def test_a_kubeconfig_context_change_replaces_every_object_of_the_cluster(
     local_plan: dict[str, Any],
 ) -> None:
-    head = copy.deepcopy(local_plan)
+    # With a kubeconfig input (KUBECONFIG in the program's environment, or the cluster's
+    # kubeconfig secret) on both sides, the provider finds the active cluster in it.
+    base = copy.deepcopy(local_plan)
+    edit(base, "kind-k8s", "kubeconfig", "/home/operator/.kube/config")
+    head = copy.deepcopy(base)
     edit(head, "kind-k8s", "context", "kind-other")
-    operations = predict(local_plan, head)
+    operations = predict(base, head)
     provider = "urn:pulumi:local::hypershell-gateways::hypershell:cluster:Cluster$pulumi:providers"
     on_cluster = sorted(
         r["name"]
@@ -600,7 +625,28 @@ def test_a_kubeconfig_context_change_replaces_every_object_of_the_cluster(
         f" {len(on_cluster)} resource(s) are created on the new cluster and deleted from the old"
         " one."
     ) in warnings(operations)
-    assert hazards(local_plan, head, operations) == []  # a new cluster: nothing collides
+    assert hazards(base, head, operations) == []  # a new cluster: nothing collides
+
+
+def test_a_context_change_without_a_kubeconfig_input_is_an_update_in_place(
+    local_plan: dict[str, Any],
+) -> None:
+    """The real engine's answer (tests/e2e/test_e2e_e_predictions.py): without a `kubeconfig`
+    input DiffConfig finds no active cluster, so the provider is updated and no object on it
+    changes (pulumi-kubernetes provider.go DiffConfig, util.go getActiveClusterFromConfig)."""
+    assert "kubeconfig" not in next(
+        r["inputs"] for r in local_plan["resources"] if r["name"] == "kind-k8s"
+    )
+    head = copy.deepcopy(local_plan)
+    edit(head, "kind-k8s", "context", "kind-other")
+    operations = predict(local_plan, head)
+    assert [(o.name, o.op, o.because) for o in operations] == [("kind-k8s", "update", ("context",))]
+    assert warnings(operations) == [
+        "the stack: `kind-k8s` changes `context` and is updated in place (no `kubeconfig`"
+        " input to find the active cluster in, or the same `clusterIdentifier`): nothing is"
+        " recreated; if it now names another cluster, the objects in the state are looked for"
+        " there."
+    ]
 
 
 def test_a_renamed_cluster_key_is_flagged(tmp_path: Any) -> None:

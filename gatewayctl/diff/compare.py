@@ -18,10 +18,12 @@ import yaml
 
 from components import tokens
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
-from gatewayctl.diff.operations import Operation, hazards, predict
+from gatewayctl.diff.operations import DATA_DIGEST, Operation, hazards, manifest_path, predict
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
+from gatewayctl.diff.steps import Step, predicted_steps
 from gatewayctl.secrets import MANIFESTS, Scrubber
+from gatewayctl.stackfile import PROJECT
 
 _PLAN = "plan.json"
 _COMPONENT_PREFIXES = (f"{tokens.PACKAGE}:", "pulumi:pulumi:")
@@ -91,6 +93,8 @@ class StackDiff:
     """Principals that gain or lose a gateway's role (:mod:`gatewayctl.diff.access`)."""
     sign_in: tuple[SignInChange, ...] = ()
     """Gateways whose sign-in (mode, issuer, client id) changed."""
+    steps: tuple[Step, ...] = ()
+    """The predicted step of every resource, by URN (:mod:`.steps`; ``diff --json``)."""
 
     @property
     def rendered_changed(self) -> bool:
@@ -133,6 +137,27 @@ def compare_objects(base: Mapping[str, str], head: Mapping[str, str]) -> list[Ob
                     path=path, kind=_kind(path, text), status=status, old=old or "", new=new or ""
                 )
             )
+    return changes
+
+
+def secret_data_changes(
+    base: Mapping[str, Any],
+    head: Mapping[str, Any],
+    files: Mapping[str, str],
+    seen: Iterable[str],
+) -> list[ObjectChange]:
+    """Secrets whose manifest reads the same (their data is redacted) but whose data digest
+    differs (``gatewayctl.render.data_digest``): changed objects too, as the engine sees them."""
+    old_res, new_res = _resources(base), _resources(head)
+    known = set(seen)
+    changes = []
+    for key in sorted(old_res.keys() & new_res.keys()):
+        old, new = old_res[key].get(DATA_DIGEST), new_res[key].get(DATA_DIGEST)
+        path = manifest_path(new_res[key], new_res)
+        if old is None or new is None or old == new or path is None or path in known:
+            continue
+        text = files.get(path, "")
+        changes.append(ObjectChange(path=path, kind="Secret", status="changed", old=text, new=text))
     return changes
 
 
@@ -286,12 +311,15 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
     gateways, resources = compare_plans(base_plan, head_plan)
     access, sign_in = access_changes(base_plan, head_plan)
     operations = tuple(predict(base_plan, head_plan))
+    head_files = scrubber.files(head.files)
+    objects = compare_objects(scrubber.files(base.files), head_files)
+    objects += secret_data_changes(base_plan, head_plan, head_files, (o.path for o in objects))
     return StackDiff(
         stack=stack,
         base_note=base.note,
         head_note=head.note,
         gateways=tuple(gateways),
-        objects=tuple(compare_objects(scrubber.files(base.files), scrubber.files(head.files))),
+        objects=tuple(sorted(objects, key=lambda o: o.path)),
         resources=tuple(r for r in resources if not r.type.startswith("kubernetes:"))
         + tuple(r for r in resources if r.type.startswith("kubernetes:")),
         secrets_changed=secrets_changed(base, head),
@@ -300,4 +328,5 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         hazards=tuple(hazards(base_plan, head_plan, operations)),
         access=tuple(access),
         sign_in=tuple(sign_in),
+        steps=predicted_steps(base_plan, head_plan, operations, stack=stack, project=PROJECT),
     )

@@ -27,8 +27,9 @@ resource option asks for it).
 **Providers** (:data:`PROVIDER_FORCE_NEW`): a provider's own configuration change replaces it
 only when its ``DiffConfig`` says so: pulumi-kubernetes when the active cluster changes
 (``provider/pkg/provider/provider.go`` ``DiffConfig``: a change of ``kubeconfig``,
-``context`` or ``cluster`` that moves the active cluster, or of ``clusterIdentifier``; a
-context names one cluster here, the README's rule for clusters across stacks); the bridged
+``context`` or ``cluster`` that moves the active cluster, found only through a ``kubeconfig``
+input on both sides, or of ``clusterIdentifier``; a context names one cluster here, the
+README's rule for clusters across stacks; :func:`_cluster_moves`); the bridged
 providers never (pulumi-terraform-bridge ``pkg/tfbridge/provider.go`` ``configDiffer``:
 only a config key marked ``ForcesProviderReplace``, and pulumi-postgresql and pulumi-keycloak
 ``provider/resources.go`` mark none). A resource whose provider is replaced is replaced too,
@@ -344,7 +345,7 @@ def _gateway(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None
     return None
 
 
-def _manifest(
+def manifest_path(
     resource: Mapping[str, Any], resources: Mapping[Key, Mapping[str, Any]]
 ) -> str | None:
     """The manifest path the render gives the object (``gatewayctl.render.manifest_files``)."""
@@ -403,16 +404,36 @@ def predict_one(
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 
 
+ACTIVE_CLUSTER_KEYS = frozenset({"kubeconfig", "context", "cluster"})
+"""The provider inputs that name the active cluster (pulumi-kubernetes ``util.go``
+``getActiveClusterFromConfig``)."""
+
+
 def _cluster_moves(
     old: Mapping[str, Any], new: Mapping[str, Any], forcing: tuple[str, ...]
 ) -> tuple[str, ...]:
     """pulumi-kubernetes ``DiffConfig``'s exceptions: ``clusterIdentifier`` replaces only when
     it changes (not when it is added or removed), and a ``clusterIdentifier`` kept the same
-    means the cluster is the same whatever else changed."""
+    means the cluster is the same whatever else changed.
+
+    ``kubeconfig``, ``context`` and ``cluster`` replace only when the active cluster is found
+    in the old and in the new ``kubeconfig`` input and differs (``DiffConfig``: ``oldFound &&
+    found && !reflect.DeepEqual(...)``). Without a ``kubeconfig`` input (the operator's own
+    kubeconfig, no ``KUBECONFIG`` in the program's environment: the Python SDK puts its value
+    there, ``pulumi_kubernetes/provider.py``), ``parseKubeconfigPropertyValue`` yields an empty
+    config, the active cluster is never found, and a context change is an update in place: the
+    real engine's answer in ``tests/e2e/test_e2e_e_predictions.py``. With one on both sides the
+    render cannot read the kubeconfig, and a changed context or cluster is taken to move the
+    cluster (the README's rule: a context names one cluster)."""
     key = "clusterIdentifier"
     if key in old and key in new and old[key] == new[key]:
         return ()
-    return tuple(p for p in forcing if p != key or (key in old and key in new))
+    found = "kubeconfig" in old and "kubeconfig" in new
+    return tuple(
+        p
+        for p in forcing
+        if (p != key or (key in old and key in new)) and (found or p not in ACTIVE_CLUSTER_KEYS)
+    )
 
 
 def _provider_replaced(
@@ -435,6 +456,23 @@ def _provider_replaced(
     return predicted is not None and predicted[0] != "update"
 
 
+DATA_DIGEST = "dataDigest"
+"""A Secret's plan entry: the digest of its redacted data (``gatewayctl.render.data_digest``)."""
+
+
+def _with_data_digest(resource: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A resource's inputs; a Secret's with its data digest in ``stringData``, so that a change
+    of its redacted data is a change of ``.stringData`` (updated in place under our providers'
+    ``enableSecretMutable``, replaced when immutable: :func:`kubernetes_force_new`)."""
+    inputs = resource.get("inputs") or {}
+    digest = resource.get(DATA_DIGEST)
+    if digest is None:
+        return inputs
+    string_data = inputs.get("stringData")
+    merged = dict(string_data) if isinstance(string_data, Mapping) else {}
+    return {**inputs, "stringData": {**merged, f"({DATA_DIGEST})": digest}}
+
+
 def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]:
     """An :class:`Operation` for every plan resource on both sides whose inputs differ, or
     whose provider is replaced."""
@@ -453,8 +491,8 @@ def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]
         else:
             predicted = predict_one(
                 key[0],
-                old.get("inputs") or {},
-                new.get("inputs") or {},
+                _with_data_digest(old),
+                _with_data_digest(new),
                 (provider or {}).get("inputs") or {},
                 [str(i) for i in new.get("ignoreChanges") or []],
             )
@@ -468,7 +506,7 @@ def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]
                 gateway=_gateway(key, new_res),
                 op=op,
                 because=because,
-                manifest=_manifest(new, new_res) if key[0].startswith("kubernetes:") else None,
+                manifest=manifest_path(new, new_res) if key[0].startswith("kubernetes:") else None,
             )
         )
     return operations
@@ -569,6 +607,15 @@ def warnings(operations: Iterable[Operation]) -> list[str]:
     found: list[str] = []
     operations = list(operations)
     for item in operations:
+        if item.type == KUBERNETES_PROVIDER and item.op == "update":
+            keys = sorted(ACTIVE_CLUSTER_KEYS.intersection(item.because))
+            if keys:
+                found.append(
+                    f"the stack: `{item.name}` changes {', '.join(f'`{k}`' for k in keys)}"
+                    " and is updated in place (no `kubeconfig` input to find the active cluster"
+                    " in, or the same `clusterIdentifier`): nothing is recreated; if it now"
+                    " names another cluster, the objects in the state are looked for there."
+                )
         if item.op == "update":
             continue
         who = f"gateway `{item.gateway}`" if item.gateway else "the stack"
