@@ -461,6 +461,22 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     return EXIT_CHANGES if result.changed else EXIT_OK
 
 
+SCHEMA_EPILOG = """\
+exit codes: 0 ok; 1 any other error.
+
+examples:
+  python -m gatewayctl schema > schemas/gateway.schema.json
+"""
+
+EXPLAIN_EPILOG = """\
+exit codes: 0 ok; 2 no such field (with the closest known paths); 1 any other error.
+
+examples:
+  python -m gatewayctl explain spec.credentials.vault
+  python -m gatewayctl explain spec.deletionPolicy
+"""
+
+
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import status as status_report
     from gatewayctl.resolve import load_stack
@@ -491,6 +507,22 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
         "renewal-due": EXIT_RENEWAL,
         "synced": EXIT_OK,
     }[state]
+
+
+def cmd_schema(args: argparse.Namespace, console: Console) -> int:
+    """The declaration file's JSON Schema on stdout (``schemas/gateway.schema.json``)."""
+    from gatewayctl import schema
+
+    sys.stdout.write(schema.schema_text())
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace, console: Console) -> int:
+    """One field of the declaration file, from the same schema."""
+    from gatewayctl import schema
+
+    sys.stdout.write(schema.explain(args.field))  # raw: rich would read `[x]` as markup
+    return EXIT_OK
 
 
 def _utc(value: str) -> datetime:
@@ -749,6 +781,31 @@ def parser() -> argparse.ArgumentParser:
         help="ISO 8601 time to count certificate days from (default: now)",
     )
     sta.set_defaults(func=cmd_status)
+    sch = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of a declaration file (schemas/gateway.schema.json)",
+        description="Print the JSON Schema (draft 2020-12) of a gateway declaration file,"
+        " generated from the models that validate it, with a description for every field."
+        " The committed schemas/gateway.schema.json is this output; every sample declaration"
+        " names it in a first-line `# yaml-language-server: $schema=...` comment, so editors"
+        " with the YAML language server complete and check the fields.",
+        epilog=SCHEMA_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sch.set_defaults(func=cmd_schema)
+    exp = commands.add_parser(
+        "explain",
+        help="describe one field of a declaration file: type, default, its fields",
+        description="Print one field of a gateway declaration file, as `kubectl explain`"
+        " does: its description, type, default and, for an object, its own fields. Read from"
+        " the same schema as `schema`.",
+        epilog=EXPLAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    exp.add_argument(
+        "field", metavar="FIELD", help="dotted path of the field, as in the YAML (spec.replicas)"
+    )
+    exp.set_defaults(func=cmd_explain)
     for command in commands.choices.values():  # also after the command; unset, the top's stays
         command.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP

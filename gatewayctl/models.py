@@ -32,7 +32,13 @@ API_VERSION = "hypershell.redhat.io/v1alpha1"
 
 class Model(BaseModel):
     model_config = ConfigDict(
-        frozen=True, extra="forbid", populate_by_name=False, strict=True, hide_input_in_errors=True
+        frozen=True,
+        extra="forbid",
+        populate_by_name=False,
+        strict=True,
+        hide_input_in_errors=True,
+        # Attribute docstrings are the fields' descriptions in the JSON Schema (gatewayctl.schema).
+        use_attribute_docstrings=True,
     )
 
 
@@ -226,12 +232,20 @@ class OidcSpec(Model):
     """Bring your own issuer: ``[openshell.gateway.oidc]`` as the gateway reads it."""
 
     issuer: HttpsUrl
+    """The issuer's https URL; the gateway reads its discovery document and keys from it."""
     audience: str = Field("openshell-cli", min_length=1, max_length=255)
+    """The audience the gateway requires in tokens (``aud``)."""
     roles_claim: str | None = Field(None, alias="rolesClaim", min_length=1, max_length=255)
+    """The claim holding the user's roles; unset: the gateway's default."""
     admin_role: str | None = Field(None, alias="adminRole", min_length=1, max_length=255)
+    """The role granting admin; set with ``userRole`` or neither."""
     user_role: str | None = Field(None, alias="userRole", min_length=1, max_length=255)
+    """The role granting use; set with ``adminRole`` or neither (neither: every signed-in user
+    is a user, no one an admin)."""
     scopes_claim: str | None = Field(None, alias="scopesClaim", min_length=1, max_length=255)
+    """The claim holding the token's scopes; unset: the gateway's default."""
     jwks_ttl_seconds: int = Field(3600, alias="jwksTtlSeconds", ge=60, le=86400)
+    """How long the gateway caches the issuer's keys, 60-86400 seconds."""
 
     @field_validator("audience", "roles_claim", "admin_role", "user_role", "scopes_claim")
     @classmethod
@@ -306,7 +320,9 @@ class AccessSpec(Model):
     """Who holds the gateway's roles: principals of the cluster's Keycloak realm."""
 
     admins: Principals = Field(default_factory=list, max_length=200)
+    """Principals holding the admin role: ``group:/<path>`` or ``user:<username>``."""
     users: Principals = Field(default_factory=list, max_length=200)
+    """Principals holding the user role: ``group:/<path>`` or ``user:<username>``."""
 
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -326,8 +342,11 @@ class KeycloakImportIds(Model):
     and its two roles: the provider imports each by ``<realm>/<id>``."""
 
     client: KeycloakId
+    """The UUID of the adopted gateway's client."""
     admin_role: KeycloakId = Field(alias="adminRole")
+    """The UUID of the client's admin role."""
     user_role: KeycloakId = Field(alias="userRole")
+    """The UUID of the client's user role."""
 
 
 class KeycloakClientSpec(Model):
@@ -617,18 +636,24 @@ def _namespace(value: object) -> object:
 
 class Metadata(Model):
     name: Annotated[str, BeforeValidator(_gateway_name)]
+    """The gateway's name and identity: a DNS-1123 label, the declaration's file name."""
     labels: dict[LabelKey, LabelValue] = Field(default_factory=dict)
     """Free labels; a shared inventory selects gateways by them."""
 
 
 class ExposureSpec(Model):
     enabled: bool = True
+    """False: no Route or GRPCRoute, and no address."""
     host: str | None = None
+    """Explicit external host; default ``gw-<namespace>.<baseDomain>``. Under the base domain
+    it must be that slot."""
 
 
 class ImageOverrides(Model):
     gateway: ImageReference | None = None
+    """The gateway image, in place of its release's (an OCI reference)."""
     supervisor: ImageReference | None = None
+    """The sandbox supervisor image, in place of its release's (an OCI reference)."""
 
 
 def _postgres_identifier(value: object) -> object:
@@ -685,30 +710,40 @@ class KubernetesSecretsSpec(Model):
 
 class VaultSpec(Model):
     address: Annotated[str, BeforeValidator(_checked(credentials.check_vault_address))]
+    """Vault's http(s) URL."""
     role: Annotated[str, BeforeValidator(_checked(credentials.check_identifier))]
+    """The Vault role the gateway logs in as (through the Kubernetes auth method)."""
     mount: Annotated[str, BeforeValidator(_checked(credentials.check_vault_path))] = (
         credentials.VAULT_DEFAULT_MOUNT
     )
+    """The KV mount path the credentials are kept under."""
     auth_method: Annotated[str, BeforeValidator(_checked(credentials.check_auth_method))] = Field(
         credentials.VAULT_DEFAULT_AUTH_METHOD, alias="authMethod"
     )
+    """How the gateway logs in to Vault: ``kubernetes`` only (its ServiceAccount token)."""
     kubernetes_auth_mount: Annotated[
         str, BeforeValidator(_checked(credentials.check_vault_path))
     ] = Field(credentials.VAULT_DEFAULT_KUBERNETES_AUTH_MOUNT, alias="kubernetesAuthMount")
+    """The path the Kubernetes auth method is mounted at."""
     timeout_seconds: int = Field(
         credentials.VAULT_DEFAULT_TIMEOUT_SECONDS,
         alias="timeoutSeconds",
         ge=1,
         le=credentials.VAULT_MAX_TIMEOUT_SECONDS,
     )
+    """How long one request to Vault may take, 1-3600 seconds."""
 
 
 class CredentialsSpec(Model):
     driver: Literal["kek", "kubernetes-secrets", "vault"] = "kek"
+    """``kek``: encrypted in the database with a key in a Secret; ``kubernetes-secrets``: in
+    Secrets; ``vault``: in a HashiCorp Vault KV mount."""
     kubernetes_secrets: KubernetesSecretsSpec | None = Field(
         None, alias="kubernetesSecrets", validate_default=True
     )
+    """Settings of the ``kubernetes-secrets`` driver; only with that driver."""
     vault: VaultSpec | None = Field(None, validate_default=True)
+    """Settings of the ``vault`` driver; required with it, and only with it."""
 
     @field_validator("kubernetes_secrets", "vault")
     @classmethod
@@ -726,28 +761,39 @@ class CredentialsSpec(Model):
 
 class ConsoleImages(Model):
     dashboard: ImageReference | None = None
+    """The console's dashboard image (an OCI reference)."""
     oauth2_proxy: ImageReference | None = Field(None, alias="oauth2Proxy")
+    """The console's oauth2-proxy image, which signs people in (an OCI reference)."""
 
 
 class ConsoleSpec(Model):
     """The gateway's web console (``components.console``); needs the cluster's Keycloak."""
 
     enabled: bool = False
+    """True: the gateway gets a web console."""
     images: ConsoleImages = ConsoleImages()
     """Per-gateway images, in place of its release's (or the built-in defaults)."""
 
 
 class GatewaySpec(Model):
     cluster: DnsLabel | None = None
-    """Key of the stack's clusters; checked against them when validated with the context
-    ``{"clusters": [...]}``, so an unknown cluster is reported with every other problem."""
+    """Key of the stack's clusters (``Pulumi.<stack>.yaml``); optional when the stack has one."""
+    # Checked against them when validated with the context ``{"clusters": [...]}``, so an
+    # unknown cluster is reported with every other problem.
     namespace: Annotated[str, BeforeValidator(_namespace)] | None = None
+    """The tenant namespace; default ``openshell-<name>``. Set it to adopt an upstream
+    gateway's existing namespace."""
     exposure: ExposureSpec = ExposureSpec()
+    """Whether and where the gateway is reachable from outside the cluster."""
     images: ImageOverrides = ImageOverrides()
+    """Per-gateway images, in place of its release's."""
     release: ReleaseName | None = None
     """Pin this gateway to a release other than its cluster's (a canary)."""
     replicas: int = Field(1, ge=1, le=10)
+    """Gateway pods, 1-10."""
     deletion_policy: Literal["Retain", "Delete"] = Field("Retain", alias="deletionPolicy")
+    """``Retain`` keeps the PostgreSQL role and database when the gateway is removed;
+    ``Delete`` drops them (the data is lost)."""
     database_name: Annotated[str, BeforeValidator(_database_name)] | None = Field(
         None, alias="databaseName"
     )
@@ -797,6 +843,10 @@ class GatewaySpec(Model):
 
 class GatewayDeclaration(Model):
     api_version: Literal["hypershell.redhat.io/v1alpha1"] = Field(alias="apiVersion")
+    """The declaration's API version."""
     kind: Literal["Gateway"]
+    """Always ``Gateway``."""
     metadata: Metadata
+    """The gateway's name and labels."""
     spec: GatewaySpec = GatewaySpec()
+    """What the gateway is: cluster, exposure, images, database, credentials, sign-in."""
