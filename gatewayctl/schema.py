@@ -117,7 +117,7 @@ def explain(path: str) -> str:
     schema = declaration_schema()
     known = {name: (node, required) for name, node, required in fields(schema)}
     if path not in known:
-        close = difflib.get_close_matches(path, list(known), n=3)
+        close = difflib.get_close_matches(path, list(known), n=3, cutoff=0.75)
         hint = (
             f"; did you mean {' or '.join(repr(c) for c in close)}?"
             if close
