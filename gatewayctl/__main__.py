@@ -1,4 +1,5 @@
-"""``python -m gatewayctl``: see ``gatewayctl.cli``.
+"""``python -m gatewayctl`` and the ``gatewayctl`` command (``[project.scripts]``): see
+``gatewayctl.cli``.
 
 Interrupts are taken over first, before the heavy imports (see ``gatewayctl.interrupts``): a
 provisional handler only records a signal until the real one is installed and handles it.
@@ -6,15 +7,22 @@ provisional handler only records a signal until the real one is installed and ha
 
 import signal
 import sys
+from typing import NoReturn
 
-_early: list[int] = []
-for _signum in (signal.SIGINT, signal.SIGTERM):
-    signal.signal(_signum, lambda signum, _frame: _early.append(signum))
 
-from gatewayctl import interrupts  # noqa: E402
+def run() -> NoReturn:
+    early: list[int] = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda signum, _frame: early.append(signum))
 
-interrupts.install(_early)
+    from gatewayctl import interrupts
 
-from gatewayctl.cli import main  # noqa: E402
+    interrupts.install(early)
 
-sys.exit(main())
+    from gatewayctl.cli import main
+
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

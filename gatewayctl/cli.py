@@ -611,6 +611,31 @@ def _driver_description() -> str:
     )
 
 
+DISTRIBUTION = "hypershell-gateways"
+"""The project's name in pyproject.toml: ``--version`` prints its version."""
+
+
+def version() -> str:
+    """The installed project's version (``[project] version``; ``uv sync`` installs it)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # modules run from a checkout nothing installed
+        raise ToolError(f"{DISTRIBUTION} is not installed here; run `make setup`") from None
+
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        sys.stdout.write(f"gatewayctl {version()}\n")
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     top = _Parser(
         prog="python -m gatewayctl",
@@ -623,6 +648,7 @@ def parser() -> argparse.ArgumentParser:
         "--root", type=Path, default=ROOT, help="project root (default: this checkout)"
     )
     top.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    top.add_argument("--version", action=_Version, help="print the project's version and exit")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     rend = commands.add_parser(
