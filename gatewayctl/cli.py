@@ -468,6 +468,14 @@ examples:
   python -m gatewayctl schema > schemas/gateway.schema.json
 """
 
+COMPLETION_EPILOG = """\
+exit codes: 0 ok; 2 another shell; 1 any other error.
+
+examples:
+  echo 'source <(gatewayctl completion bash)' >> ~/.bashrc
+  echo 'source <(gatewayctl completion zsh)' >> ~/.zshrc
+"""
+
 EXPLAIN_EPILOG = """\
 exit codes: 0 ok; 2 no such field (with the closest known paths); 1 any other error.
 
@@ -522,6 +530,14 @@ def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import schema
 
     sys.stdout.write(schema.explain(args.field))  # raw: rich would read `[x]` as markup
+    return EXIT_OK
+
+
+def cmd_completion(args: argparse.Namespace, console: Console) -> int:
+    """The shell's completion script on stdout, generated from this parser."""
+    from gatewayctl import completion
+
+    sys.stdout.write(completion.script(args.shell, parser()))
     return EXIT_OK
 
 
@@ -832,6 +848,17 @@ def parser() -> argparse.ArgumentParser:
         "field", metavar="FIELD", help="dotted path of the field, as in the YAML (spec.replicas)"
     )
     exp.set_defaults(func=cmd_explain)
+    com = commands.add_parser(
+        "completion",
+        help="print a bash or zsh completion script for the gatewayctl command",
+        description="Print the completion script of SHELL for the `gatewayctl` command (its"
+        " commands and each command's options; file names as the shell completes them)."
+        " Load it in the shell's start-up file.",
+        epilog=COMPLETION_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    com.add_argument("shell", choices=["bash", "zsh"], metavar="SHELL", help="bash or zsh")
+    com.set_defaults(func=cmd_completion)
     for command in commands.choices.values():  # also after the command; unset, the top's stays
         command.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP
