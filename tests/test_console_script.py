@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tomllib
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -60,3 +61,25 @@ def test_the_installed_entry_point_is_the_one_python_m_runs() -> None:
 def test_uv_run_finds_the_command() -> None:
     done = run(UV, "run", "--frozen", "--no-sync", "gatewayctl", "--version")
     assert (done.returncode, done.stdout) == (0, "gatewayctl 0.1.0\n")
+
+
+@pytest.mark.skipif(not UV.exists(), reason="uv is installed by `make setup`")
+def test_the_wheel_holds_only_the_projects_packages(tmp_path: Path) -> None:
+    done = run(UV, "build", "--wheel", "--out-dir", tmp_path)
+    assert done.returncode == 0, done.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name == "hypershell_gateways-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert {name.split("/")[0] for name in names} == {
+        "components",
+        "gatewayctl",
+        "hypershell_gateways-0.1.0.dist-info",
+    }
+    assert "gatewayctl/__main__.py" in names
+    assert "gatewayctl/diff/__init__.py" in names  # subpackages too
+    entry_points = "hypershell_gateways-0.1.0.dist-info/entry_points.txt"
+    with zipfile.ZipFile(wheel) as archive:
+        assert archive.read(entry_points).decode() == (
+            "[console_scripts]\ngatewayctl = gatewayctl.__main__:run\n\n"
+        )
