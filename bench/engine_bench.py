@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from e2e import build  # noqa: E402
-from e2e.cluster import StatusStandIn, running_cluster  # noqa: E402
+from e2e.cluster import StatusStandIn, running_cluster, terminate_as_interrupt  # noqa: E402
 from e2e.engine import Engine  # noqa: E402
 from e2e.project import make_project  # noqa: E402
 from gatewayctl import render  # noqa: E402
@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10,50,100")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
+    terminate_as_interrupt()  # a terminated bench stops its cluster too
     paths = build.built_paths()
     if paths is None:
         print("build first: python e2e/build.py (or make e2e-build)", file=sys.stderr)
@@ -142,7 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         done = build.Item(name, table, build.cache_root()).done
         if done.exists():
             record = json.loads(done.read_text())
-            print(f"| {name} | {table.get('version', '')} | {record['seconds']:.0f} |")
+            # An item checked, not built (Debian's chromium), records no build time.
+            seconds = f"{record['seconds']:.0f}" if "seconds" in record else "not built"
+            print(f"| {name} | {table.get('version', '')} | {seconds} |")
     return 0
 
 

@@ -36,3 +36,26 @@ def test_the_oauth2_proxy_item_names_the_version_the_console_pins() -> None:
     assert DEFAULT_OAUTH2_PROXY_IMAGE.endswith(
         ":" + build.load_versions()["oauth2_proxy"]["pinned"]
     )
+
+
+def test_sigterm_unwinds_like_ctrl_c_so_the_servers_are_stopped() -> None:
+    """A terminated e2e run or bench leaves no server running: SIGTERM raises KeyboardInterrupt,
+    so the context managers that stop the servers run (e2e/cluster.py)."""
+    import os
+    import signal
+
+    from e2e.cluster import terminate_as_interrupt
+
+    before = signal.getsignal(signal.SIGTERM)
+    stopped: list[str] = []
+    try:
+        terminate_as_interrupt()
+        with pytest.raises(KeyboardInterrupt):
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                signal.pause()  # the handler runs here at the latest
+            finally:
+                stopped.append("servers")
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert stopped == ["servers"]

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from e2e import build
-from e2e.cluster import Cluster, StatusStandIn, running_cluster
+from e2e.cluster import Cluster, StatusStandIn, running_cluster, terminate_as_interrupt
 from e2e.engine import Engine
 from e2e.keycloak import Keycloak, running_keycloak
 from e2e.project import E2EProject, make_project
@@ -27,6 +27,11 @@ from tests.e2e.lane import FIGURES, Deployed, deploy
 SHARED_GATEWAY = ("openshift-ingress", "openshell-grpc-gateway")
 NODE_READER = "openshell-gateway-node-reader"
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-manifests"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A terminated run stops its servers as Ctrl-C does (e2e/cluster.py).
+    terminate_as_interrupt()
 
 
 @pytest.fixture(scope="session")
