@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from gatewayctl import cli, graph
 from tests.builders import DROP, cluster, copy_project, write_gateway, write_stack, write_text
+from tests.support import ROOT
 
 SECRETS = {
     "east": {"c1": {"dbAdminPassword": "pw-east-secret", "keycloakAdminClientSecret": "kc-east"}},
@@ -292,6 +293,19 @@ def test_output_writes_the_file_and_overwrites_only_a_graph(
         " overwritten: remove it or choose a new path\n1 problem(s); nothing written\n",
     )
     assert other.read_text(encoding="utf-8") == "my notes\n"
+
+
+# --- the README's picture ---------------------------------------------------------------------
+
+
+def test_the_readme_embeds_the_mermaid_graph_of_the_committed_stacks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```mermaid\n(.*?)^```$", readme, flags=re.MULTILINE | re.DOTALL)
+    code, out, err = run(capsys, "graph", "--all")
+    assert (code, err) == (0, "")
+    assert blocks == [out], "run: python -m gatewayctl graph --all, and paste it into README.md"
 
 
 def test_the_help_lists_graph() -> None:
