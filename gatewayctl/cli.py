@@ -466,6 +466,7 @@ exit codes: 0 ok; 1 any other error.
 
 examples:
   python -m gatewayctl schema > schemas/gateway.schema.json
+  python -m gatewayctl schema --markdown > docs/reference.md
 """
 
 COMPLETION_EPILOG = """\
@@ -521,7 +522,12 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     """The declaration file's JSON Schema on stdout (``schemas/gateway.schema.json``)."""
     from gatewayctl import schema
 
-    sys.stdout.write(schema.schema_text())
+    if args.markdown:
+        from gatewayctl import reference
+
+        sys.stdout.write(reference.markdown(schema.declaration_schema()))
+    else:
+        sys.stdout.write(schema.schema_text())
     return EXIT_OK
 
 
@@ -869,6 +875,12 @@ def parser() -> argparse.ArgumentParser:
         " with the YAML language server complete and check the fields.",
         epilog=SCHEMA_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sch.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the field reference instead (docs/reference.md): one table per object of"
+        " the schema, with each field's type, default and description",
     )
     sch.set_defaults(func=cmd_schema)
     exp = commands.add_parser(

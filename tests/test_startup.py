@@ -58,6 +58,7 @@ def sdks(modules: set[str]) -> list[str]:
         ["driver", "local", "aws"],
         ["render", "--help"],
         ["schema"],
+        ["schema", "--markdown"],
         ["explain", "spec.credentials.vault"],
         ["completion", "bash"],
         ["graph", "--all"],
