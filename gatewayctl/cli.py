@@ -466,6 +466,7 @@ exit codes: 0 ok; 1 any other error.
 
 examples:
   python -m gatewayctl schema > schemas/gateway.schema.json
+  python -m gatewayctl schema --markdown > docs/reference.md
 """
 
 COMPLETION_EPILOG = """\
@@ -521,7 +522,12 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     """The declaration file's JSON Schema on stdout (``schemas/gateway.schema.json``)."""
     from gatewayctl import schema
 
-    sys.stdout.write(schema.schema_text())
+    if args.markdown:
+        from gatewayctl import reference
+
+        sys.stdout.write(reference.markdown(schema.declaration_schema()))
+    else:
+        sys.stdout.write(schema.schema_text())
     return EXIT_OK
 
 
@@ -538,6 +544,42 @@ def cmd_completion(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import completion
 
     sys.stdout.write(completion.script(args.shell, parser()))
+    return EXIT_OK
+
+
+GRAPH_EPILOG = """\
+exit codes: 0 ok; 2 invalid input (the problems `validate` reports, every one listed as
+`path: field: problem`, or an output file the tool may not write; nothing written); 1 any
+other error.
+
+examples:
+  python -m gatewayctl graph --all                       # Mermaid, for a Markdown page
+  python -m gatewayctl graph aws ibm --format dot -o build/gateways.dot
+  python -m gatewayctl graph --all --format dot | dot -Tsvg > gateways.svg
+"""
+
+
+def cmd_graph(args: argparse.Namespace, console: Console) -> int:
+    """Stacks, clusters, gateways and what they share, as a Mermaid or DOT graph."""
+    from gatewayctl import graph, outputs
+
+    if args.all == bool(args.stacks):
+        raise UsageError("name one or more STACKs or pass --all")
+    names = graph.requested(args.root, args.stacks)
+    jobs = _jobs(args, len(names))
+    stacks = graph.validated(args.root, names, lambda root, s: _prepare_all(root, s, jobs))
+    if args.output is not None and (
+        problems := outputs.file_problems(
+            args.output, args.root, ours=graph.is_graph, kind="a graph", flag="--output"
+        )
+    ):
+        raise InvalidInputError(problems)
+    text = graph.formatted(graph.build(stacks), args.format)
+    if args.output is None:
+        sys.stdout.write(text)  # raw: rich would read `[` as markup
+    else:
+        outputs.write_file(args.output, text)
+        console.print(f"{args.output}", markup=False)
     return EXIT_OK
 
 
@@ -834,6 +876,12 @@ def parser() -> argparse.ArgumentParser:
         epilog=SCHEMA_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    sch.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the field reference instead (docs/reference.md): one table per object of"
+        " the schema, with each field's type, default and description",
+    )
     sch.set_defaults(func=cmd_schema)
     exp = commands.add_parser(
         "explain",
@@ -859,6 +907,31 @@ def parser() -> argparse.ArgumentParser:
     )
     com.add_argument("shell", choices=["bash", "zsh"], metavar="SHELL", help="bash or zsh")
     com.set_defaults(func=cmd_completion)
+    gra = commands.add_parser(
+        "graph",
+        help="draw stacks, clusters, gateways and the database servers, realms and base"
+        " domains they share (Mermaid or DOT)",
+        description="Write a graph of stacks → clusters → gateways, and of each cluster's"
+        " database server, Keycloak realm and base domain (one node for what clusters share),"
+        " read from the stack files and declarations and validated as `validate` does. Only"
+        " names, hosts, realms and domains appear, never a secret; sorted, so the same input"
+        " gives the same bytes.",
+        epilog=GRAPH_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    gra.add_argument("stacks", nargs="*", metavar="STACK", help="stack name(s)")
+    gra.add_argument("--all", action="store_true", help="every Pulumi.*.yaml stack")
+    gra.add_argument(
+        "--format", choices=["mermaid", "dot"], default="mermaid", help="default mermaid"
+    )
+    gra.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write the graph to FILE (a new file, or a graph it wrote) instead of stdout",
+    )
+    gra.set_defaults(func=cmd_graph)
     for command in commands.choices.values():  # also after the command; unset, the top's stays
         command.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP

@@ -1,8 +1,8 @@
 """Issue 23: start-up. The commands that do not run the program (``--help``, ``validate``,
-``stacks``, ``status``, ``promote``, ``driver``, ``schema``, ``explain``, ``completion``)
-import no provider SDK; only the ones that run it (render, diff, import-file) load them. Read
-from ``python -X importtime``, in a fresh interpreter as a user starts it (no timing is
-asserted: bench/scale_bench.py shows the figures).
+``stacks``, ``status``, ``promote``, ``driver``, ``schema``, ``explain``, ``completion``,
+``graph``) import no provider SDK; only the ones that run it (render, diff, import-file) load
+them. Read from ``python -X importtime``, in a fresh interpreter as a user starts it (no timing
+is asserted: bench/scale_bench.py shows the figures).
 """
 
 from __future__ import annotations
@@ -58,8 +58,11 @@ def sdks(modules: set[str]) -> list[str]:
         ["driver", "local", "aws"],
         ["render", "--help"],
         ["schema"],
+        ["schema", "--markdown"],
         ["explain", "spec.credentials.vault"],
         ["completion", "bash"],
+        ["graph", "--all"],
+        ["graph", "local", "--format", "dot"],
         [
             "status",
             "ibm",
