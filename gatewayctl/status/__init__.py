@@ -4,8 +4,9 @@ from what the Pulumi CLI writes (``pulumi refresh --preview-only --json``, ``pul
 
 One concern per module: :mod:`.models` (the CLI's formats, cited), :mod:`.inputs` (reading
 the files), :mod:`.tree` (URN → gateway through the parent chain), :mod:`.sync`,
-:mod:`.health`, :mod:`.certificates`, :mod:`.core` (a gateway's status), :mod:`.selfheal`
-(what the scheduled check may do), :mod:`.formats` (table, Markdown, JSON).
+:mod:`.health`, :mod:`.certificates`, :mod:`.age` (the state's time and age), :mod:`.core`
+(a gateway's status), :mod:`.selfheal` (what the scheduled check may do), :mod:`.formats`
+(table, Markdown, JSON).
 
 The overall state, and the exit code ``gatewayctl.cli`` gives it (:func:`state`):
 ``degraded`` (4: a gateway Degraded or Progressing) before ``out-of-sync`` (3: a resource

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from components import tokens
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.stackfile import PROJECT
-from gatewayctl.status import additions, certificates, health
+from gatewayctl.status import additions, age, certificates, health
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
@@ -65,6 +65,8 @@ class StackStatus:
     other_changes: tuple[Change, ...] = ()
     """Changes outside any gateway (clusters, providers)."""
     inputs: Mapping[str, str] = field(default_factory=dict)
+    state_time: datetime | None = None
+    """The time of the update that wrote the given state (:mod:`.age`); None without one."""
 
     @property
     def degraded(self) -> bool:
@@ -218,6 +220,7 @@ def build(
         gateways=tuple(statuses),
         other_changes=tuple(per_gateway.get(None, ())),
         inputs=dict(inputs.paths),
+        state_time=age.state_time(inputs.checkpoint),
     )
 
 

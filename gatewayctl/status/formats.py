@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gatewayctl.errors import printable
+from gatewayctl.status import age
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.core import GatewayStatus, StackStatus
 from gatewayctl.status.selfheal import Remedy
@@ -111,6 +112,10 @@ def _due(cert: Certificate) -> str:
     )
 
 
+def _state(status: StackStatus) -> str:
+    return age.describe(status.state_time, status.now, exported="checkpoint" in status.inputs)
+
+
 def _md(text: str) -> str:
     """Text from the inputs inside a Markdown code span."""
     return "`" + printable(text).replace("`", "'") + "`"
@@ -120,7 +125,8 @@ def markdown(status: StackStatus, remedy: Remedy, limit: int = MARKDOWN_LIMIT) -
     head = [
         f"## Status of stack `{status.stack}`",
         "",
-        f"{headline(status)}; {live_note(status)}. Checked {_time(status.now)}.",
+        f"{headline(status)}; {live_note(status)}. Checked {_time(status.now)}; state as of"
+        f" {_state(status)}.",
         "",
         "| Gateway | Sync | Health | Certificates | Address |",
         "|---|---|---|---|---|",
@@ -219,9 +225,12 @@ def as_json(status: StackStatus, remedy: Remedy, state: str, self_heal: bool) ->
             for g in items
         ]
 
+    written = status.state_time
     document = {
         "stack": status.stack,
         "checkedAt": status.now.isoformat(),
+        "stateTime": written.isoformat() if written is not None else None,
+        "stateAgeSeconds": int((status.now - written).total_seconds()) if written else None,
         "liveState": status.live,
         "state": state,
         "selfHeal": self_heal,
