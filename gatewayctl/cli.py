@@ -128,13 +128,15 @@ a stack the operator owns); 1 any other error.
 
 Each FILE is told by its shape: `pulumi refresh --preview-only --json` (drift, and the live
 state for health), `pulumi preview --json` (what git would change), `pulumi stack export`
-(the state: certificates, and health when no refresh is given). The gateways are those the
-files mention and those the stack declares. Property values are never shown, only their
-paths.
+(the state: certificates, health when no refresh is given, and the state's age). The gateways
+are those the files mention and those the stack declares (Missing when not in the state).
+Property values are never shown, only their paths. The table goes to stdout, notes (counts,
+the state's age, what differs) to stderr; colour only on a terminal, never with NO_COLOR.
 
 examples:
   pulumi refresh --preview-only --json > refresh.json && pulumi stack export > state.json
   python -m gatewayctl status ibm --from refresh.json --from state.json
+  python -m gatewayctl status ibm -o wide --from refresh.json state.json
   python -m gatewayctl status ibm --from refresh.json state.json --format markdown
 """
 
@@ -486,35 +488,14 @@ examples:
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import status as status_report
-    from gatewayctl.resolve import load_stack
-    from gatewayctl.stackfile import PROJECT
-    from gatewayctl.status import core, formats, inputs, selfheal
+    from gatewayctl.status import command
 
-    self_heal = selfheal.enabled(args.root, args.stack)
-    files = [path for group in args.sources for path in group]
-    read = inputs.read(files, stack=args.stack, project=PROJECT)
-    now = args.now or datetime.now(UTC)
-    # The gateways the stack declares, too: a preview lists only what it changes.
-    declared = [g.name for g in load_stack(args.root, args.stack).gateways]
-    result = core.build(args.stack, read, now, declared)
-    remedy = selfheal.remedy(result, self_heal)
-    state = status_report.state(result)
-    if args.format == "table":
-        formats.table(result, remedy, console)
-    else:
-        if args.format == "json":
-            text = formats.as_json(result, remedy, state, self_heal)
-        else:
-            text = formats.markdown(result, remedy)
-        sys.stdout.write(text)  # raw: rich would read `[x]` as markup
-        sys.stdout.flush()
     return {
         "degraded": EXIT_DEGRADED,
         "out-of-sync": EXIT_CHANGES,
         "renewal-due": EXIT_RENEWAL,
         "synced": EXIT_OK,
-    }[state]
+    }[command.run(args, console)]
 
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
@@ -814,7 +795,17 @@ def parser() -> argparse.ArgumentParser:
         help="a JSON file the CLI wrote; repeat, or give several",
     )
     sta.add_argument(
-        "--format", choices=["table", "markdown", "json"], default="table", help="default table"
+        "-o",
+        "--output",
+        "--format",
+        dest="format",
+        choices=["table", "wide", "json", "yaml", "markdown"],
+        default="table",
+        help="table (default: one row per gateway), wide (also address, console and release),"
+        " json or yaml (the whole status), markdown (the stack's report, for an issue)",
+    )
+    sta.add_argument(
+        "-q", "--quiet", action="store_true", help="no notes on stderr, only the result"
     )
     sta.add_argument(
         "--now",

@@ -1,25 +1,33 @@
 """``gatewayctl status`` as ``argocd app list`` / ``argocd app get`` print it (issue 25 items 2
-and 3): the state's age from the export's ``deployment.manifest.time``.
+and 3): one row per gateway, never folded; ``-o wide``, ``json``, ``yaml``; notes on stderr
+(``-q``: none); colour on a terminal only; the state's age from the export's
+``deployment.manifest.time``.
 
 The fixtures are tests/fixtures/status (``tests.status_builders``) and, for what the real
 engine wrote, tests/fixtures/engine."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from rich.console import Console
 
-from gatewayctl.status import age, inputs
+from gatewayctl import cli
+from gatewayctl.status import age, core, inputs, view
 from tests.hostile_helpers import Outcome, run_cli
-from tests.status_builders import FIXTURES
+from tests.status_builders import FIXTURES, export, gateway_resources, stack_resources
 from tests.support import ROOT
 
 NOW = "2026-12-01T05:30:00Z"
 DRIFT = str(FIXTURES / "refresh-drift.json")
+PREVIEW = str(FIXTURES / "preview.json")
 STATE = str(FIXTURES / "state.json")
 ENGINE = ROOT / "tests" / "fixtures" / "engine"
 
@@ -34,6 +42,166 @@ def _state_file(tmp_path: Path, edit: Any) -> str:
     path = tmp_path / "state.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     return str(path)
+
+
+def _stack_outputs(document: dict[str, Any]) -> dict[str, Any]:
+    resources = document["deployment"]["resources"]
+    (stack,) = [r for r in resources if r["type"] == "pulumi:pulumi:Stack"]
+    gateways: dict[str, Any] = stack["outputs"]["gateways"]
+    return gateways
+
+
+# --- the list --------------------------------------------------------------------------------
+
+DRIFT_LIST = """\
+NAME        SYNC       HEALTH    CERTIFICATES
+batch-jobs  OutOfSync  Degraded  303 days
+canary      Synced     Healthy   303 days
+research    Missing    Missing   303 days
+team-a      OutOfSync  Healthy   18 days, renewal due
+"""
+
+DRIFT_NOTES = """\
+4 gateway(s), 3 out of sync, 2 not healthy, 1 with certificates due; health from the refreshed\
+ live state
+state: 2026-11-20 09:00 UTC (10d ago)
+batch-jobs: kubernetes:apps/v1:Deployment batch-jobs-workload-deploy (live) update: spec.replicas
+batch-jobs: kubernetes:apps/v1:Deployment batch-jobs-workload-deploy Degraded: rollout exceeded\
+ its progress deadline (ProgressDeadlineExceeded)
+research: kubernetes:route.openshift.io/v1:Route research-exposure-route (live) live object missing
+research: kubernetes:route.openshift.io/v1:Route research-exposure-route Missing: the live object\
+ is gone
+team-a: kubernetes:core/v1:Secret team-a-pki-server-tls (live) update: data.tls.key
+team-a: kubernetes:apps/v1:Deployment team-a-workload-deploy (live) update:\
+ spec.template.spec.containers[0].image
+team-a: certificate team-a-pki-client-cert expires 2026-12-20 00:00 UTC, inside its renewal\
+ window since 2026-11-20 00:00 UTC
+team-a: certificate team-a-pki-server-cert expires 2026-12-20 00:00 UTC, inside its renewal\
+ window since 2026-11-20 00:00 UTC
+"""
+
+
+def test_the_list_is_one_row_per_gateway_on_stdout_and_the_notes_on_stderr() -> None:
+    out = status("--from", DRIFT, "--from", STATE)
+    assert out.code == 4
+    assert out.out == DRIFT_LIST
+    assert out.err == DRIFT_NOTES
+
+
+def test_quiet_silences_the_notes_and_keeps_the_result_and_the_exit_code() -> None:
+    out = status("-q", "--from", DRIFT, STATE)
+    assert (out.code, out.out, out.err) == (4, DRIFT_LIST, "")
+
+
+def test_wide_adds_the_address_the_console_and_the_release(tmp_path: Path) -> None:
+    def console(document: dict[str, Any]) -> None:
+        _stack_outputs(document)["team-a"]["consoleAddress"] = "https://console.example.com"
+
+    out = status("-o", "wide", "-q", "--from", _state_file(tmp_path, console))
+    assert out.code == 5
+    # The releases are what git binds (Pulumi.ibm.yaml; canary pins its own).
+    address = "grpcs://gw-openshell-{}.apps.example.com:443"
+    assert out.out.splitlines() == [
+        f"NAME        SYNC    HEALTH   CERTIFICATES          ADDRESS{' ' * 45}CONSOLE{' ' * 22}"
+        "RELEASE",
+        f"batch-jobs  Synced  Healthy  303 days              -{' ' * 51}-{' ' * 28}"
+        "openshell-0.0.109",
+        f"canary      Synced  Healthy  303 days              {address.format('canary')}    -"
+        f"{' ' * 28}openshell-0.0.110 (pinned)",
+        f"research    Synced  Healthy  303 days              {address.format('research')}  -"
+        f"{' ' * 28}openshell-0.0.109",
+        f"team-a      Synced  Healthy  18 days, renewal due  {address.format('team-a')}    "
+        "https://console.example.com  openshell-0.0.109",
+    ]
+
+
+def test_a_cell_longer_than_the_terminal_widens_its_column_and_is_never_folded(
+    tmp_path: Path,
+) -> None:
+    host = "gw-openshell-team-a." + ".".join(["very-long-label"] * 12) + ".example.com"
+
+    def long_address(document: dict[str, Any]) -> None:
+        _stack_outputs(document)["team-a"]["address"] = f"grpcs://{host}:443"
+
+    out = status("-o", "wide", "-q", "--from", _state_file(tmp_path, long_address))
+    lines = out.out.splitlines()
+    assert len(lines) == 5  # the header and one row per gateway, at any length
+    assert lines[4].startswith(
+        f"team-a      Synced  Healthy  18 days, renewal due  grpcs://{host}:443"
+    )
+    assert len(lines[4]) > 200 and len({len(line.rstrip()) for line in lines[1:]}) > 1
+    # On a narrow console too: padded, not wrapped, not cropped.
+    built = core.build("ibm", inputs.read([Path(DRIFT), Path(STATE)]), _utc(NOW))
+    narrow = Console(file=io.StringIO(), width=30, color_system=None)
+    view.show(narrow, view.list_lines(built, wide=False))
+    assert narrow.file.getvalue() == DRIFT_LIST  # type: ignore[attr-defined]
+
+
+def test_every_declared_gateway_is_listed_and_missing_when_the_state_lacks_it(
+    tmp_path: Path,
+) -> None:
+    deployed = ("batch-jobs", "canary", "team-a")  # gateways/ibm also declares research
+    resources = stack_resources(dict.fromkeys(deployed))
+    for name in deployed:
+        resources += gateway_resources(name, exposed=False)
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(export(resources)), encoding="utf-8")
+    out = status("-q", "--from", str(path))
+    assert out.code == 3
+    assert out.out == (
+        "NAME        SYNC     HEALTH   CERTIFICATES\n"
+        "batch-jobs  Synced   Healthy  303 days\n"
+        "canary      Synced   Healthy  303 days\n"
+        "research    Missing  Missing  -\n"
+        "team-a      Synced   Healthy  303 days\n"
+    )
+
+
+def test_json_and_yaml_are_the_same_document_with_each_console_and_release() -> None:
+    stack = json.loads(status("-o", "json", "--from", DRIFT, STATE).out)
+    assert yaml.safe_load(status("-o", "yaml", "--from", DRIFT, STATE).out) == stack
+    assert [
+        (g["name"], g["console"], g["release"], g["releasePinned"]) for g in stack["gateways"]
+    ] == [
+        ("batch-jobs", None, "openshell-0.0.109", False),
+        ("canary", None, "openshell-0.0.110", True),
+        ("research", None, "openshell-0.0.109", False),
+        ("team-a", None, "openshell-0.0.109", False),
+    ]
+
+
+# --- colour ----------------------------------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _on_terminal(monkeypatch: pytest.MonkeyPatch, *argv: str, no_color: str | None) -> str:
+    for name in ("NO_COLOR", "FORCE_COLOR", "COLORTERM", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    if no_color is not None:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    out = _Terminal()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert cli.main(["status", "ibm", *argv, "--now", NOW]) == 4
+    return out.getvalue()
+
+
+def test_sync_and_health_are_coloured_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    coloured = _on_terminal(monkeypatch, "-q", "--from", DRIFT, STATE, no_color=None)
+    assert coloured.splitlines() == [
+        "NAME        SYNC       HEALTH    CERTIFICATES",
+        "batch-jobs  \x1b[33mOutOfSync\x1b[0m  \x1b[31mDegraded\x1b[0m  303 days",
+        "canary      \x1b[32mSynced\x1b[0m     \x1b[32mHealthy\x1b[0m   303 days",
+        "research    \x1b[33mMissing\x1b[0m    \x1b[33mMissing\x1b[0m   303 days",
+        "team-a      \x1b[33mOutOfSync\x1b[0m  \x1b[32mHealthy\x1b[0m   18 days, renewal due",
+    ]
+    # NO_COLOR (https://no-color.org: any non-empty value) and a pipe (tests' run_cli): none.
+    assert _on_terminal(monkeypatch, "-q", "--from", DRIFT, STATE, no_color="1") == DRIFT_LIST
+    assert "\x1b" not in status("--from", DRIFT, STATE).printed
 
 
 # --- the state's age -------------------------------------------------------------------------
@@ -69,13 +237,29 @@ def _utc(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
+def test_the_age_is_counted_from_the_checks_clock() -> None:
+    def state_note(now: str) -> str:
+        out = status("--from", STATE, now=now)
+        (line,) = [line for line in out.err.splitlines() if line.startswith("state: ")]
+        return line
+
+    # The fixtures' export: deployment.manifest.time 2026-11-20T09:00:00.000000000Z.
+    assert state_note(NOW) == "state: 2026-11-20 09:00 UTC (10d ago)"
+    assert state_note("2026-11-20T09:05:30Z") == "state: 2026-11-20 09:00 UTC (5m30s ago)"
+    assert state_note("2026-11-20T08:00:00Z") == (
+        "state: 2026-11-20 09:00 UTC (after the time of the check, 2026-11-20 08:00 UTC:"
+        " check --now)"
+    )
+    assert "state: unknown (no stack export)\n" in status("--from", DRIFT).err
+
+
 def test_the_documents_and_the_markdown_carry_the_states_time() -> None:
-    document = json.loads(status("--format", "json", "--from", DRIFT, STATE).out)
+    document = json.loads(status("-o", "json", "--from", DRIFT, STATE).out)
     assert (document["stateTime"], document["stateAgeSeconds"]) == (
         "2026-11-20T09:00:00+00:00",
         10 * 86400 + 20 * 3600 + 30 * 60,
     )
-    assert json.loads(status("--format", "json", "--from", DRIFT).out)["stateTime"] is None
+    assert json.loads(status("-o", "json", "--from", DRIFT).out)["stateTime"] is None
     markdown = status("--format", "markdown", "--from", DRIFT, STATE).out
     assert "Checked 2026-12-01 05:30 UTC; state as of 2026-11-20 09:00 UTC (10d ago).\n" in (
         markdown
@@ -112,5 +296,7 @@ def test_a_manifest_time_that_is_no_time_is_bad_input_and_go_zero_is_none(
     def zero(document: dict[str, Any]) -> None:
         document["deployment"]["manifest"]["time"] = "0001-01-01T00:00:00Z"
 
-    out = status("--format", "json", "--from", _state_file(tmp_path, zero))
+    out = status("-o", "json", "--from", _state_file(tmp_path, zero))
     assert json.loads(out.out)["stateTime"] is None
+    out = status("--from", _state_file(tmp_path, zero))
+    assert "state: unknown (the export holds no time)\n" in out.err

@@ -6,7 +6,7 @@ One concern per module: :mod:`.models` (the CLI's formats, cited), :mod:`.inputs
 the files), :mod:`.tree` (URN → gateway through the parent chain), :mod:`.sync`,
 :mod:`.health`, :mod:`.certificates`, :mod:`.age` (the state's time and age), :mod:`.core`
 (a gateway's status), :mod:`.selfheal` (what the scheduled check may do), :mod:`.formats`
-(table, Markdown, JSON).
+(Markdown, JSON, YAML), :mod:`.view` (the terminal's list), :mod:`.command` (the command).
 
 The overall state, and the exit code ``gatewayctl.cli`` gives it (:func:`state`):
 ``degraded`` (4: a gateway Degraded or Progressing) before ``out-of-sync`` (3: a resource

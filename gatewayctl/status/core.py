@@ -30,10 +30,9 @@ from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
 from gatewayctl.status.models import OP_CREATE, OP_DELETE, ResourceV3
-from gatewayctl.status.sync import OP_ADDITION, Change, changes
+from gatewayctl.status.sync import OP_ADDITION, Change, Sync, changes
 from gatewayctl.status.tree import Tree, name_of, stack_outputs, type_of
 
-Sync = Literal["Synced", "OutOfSync", "Missing", "Unknown"]
 LiveSource = Literal["refresh", "state", "none"]
 
 
@@ -46,6 +45,8 @@ class GatewayStatus:
     parts: tuple[PartHealth, ...]
     certificates: tuple[Certificate, ...]
     address: str | None
+    console: str | None = None
+    """The web console's address (the stack output ``consoleAddress``)."""
 
     @property
     def earliest(self) -> Certificate | None:
@@ -208,7 +209,8 @@ def build(
                 changes=own,
                 parts=tuple(parts),
                 certificates=tuple(sorted(certs, key=lambda c: (c.expires, c.name))),
-                address=_address(name, outputs, components),
+                address=_output(name, "address", outputs, components),
+                console=_output(name, "consoleAddress", outputs, components),
             )
         )
     if problems:
@@ -258,12 +260,13 @@ def _undeclared(stack: str, name: str) -> Change:
     )
 
 
-def _address(
-    name: str, outputs: Mapping[str, Any], components: Mapping[str, Mapping[str, Any]]
+def _output(
+    name: str, key: str, outputs: Mapping[str, Any], components: Mapping[str, Mapping[str, Any]]
 ) -> str | None:
+    """A gateway's stack output ``gateways.<name>.<key>``, else its component's output."""
     gateways = outputs.get("gateways")
     entry = gateways.get(name) if isinstance(gateways, Mapping) else None
-    if isinstance(entry, Mapping) and isinstance(entry.get("address"), str):
-        return str(entry["address"])
-    address = components.get(name, {}).get("address")
-    return address if isinstance(address, str) else None
+    if isinstance(entry, Mapping) and isinstance(entry.get(key), str):
+        return str(entry[key])
+    value = components.get(name, {}).get(key)
+    return value if isinstance(value, str) else None
