@@ -124,7 +124,8 @@ the state, or its live object is missing: drift, or a change git has not deploye
 (otherwise synced and healthy); 2 invalid input (a file that is empty, truncated, nested too
 deeply or not one of the CLI's JSON documents, a file of another stack or project, a
 certificate whose expiry cannot be read, every problem as `path: field: problem`; selfHeal on
-a stack the operator owns); 1 any other error.
+a stack the operator owns; an unknown GATEWAY); 1 any other error. With a GATEWAY, the
+codes are that gateway's alone.
 
 Each FILE is told by its shape: `pulumi refresh --preview-only --json` (drift, and the live
 state for health), `pulumi preview --json` (what git would change), `pulumi stack export`
@@ -137,6 +138,7 @@ examples:
   pulumi refresh --preview-only --json > refresh.json && pulumi stack export > state.json
   python -m gatewayctl status ibm --from refresh.json --from state.json
   python -m gatewayctl status ibm -o wide --from refresh.json state.json
+  python -m gatewayctl status ibm team-a --from refresh.json state.json   # its resource tree
   python -m gatewayctl status ibm --from refresh.json state.json --format markdown
 """
 
@@ -784,6 +786,12 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sta.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
+    sta.add_argument(
+        "gateway",
+        nargs="?",
+        help="one gateway: its resources as a tree (kind, name, sync, health, message), and"
+        " the exit code is its own (name it before --from, which takes every name after it)",
+    )
     sta.add_argument(
         "--from",
         dest="sources",

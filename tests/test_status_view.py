@@ -1,7 +1,7 @@
 """``gatewayctl status`` as ``argocd app list`` / ``argocd app get`` print it (issue 25 items 2
 and 3): one row per gateway, never folded; ``-o wide``, ``json``, ``yaml``; notes on stderr
 (``-q``: none); colour on a terminal only; the state's age from the export's
-``deployment.manifest.time``.
+``deployment.manifest.time``; ``status <stack> <gateway>``: its resource tree.
 
 The fixtures are tests/fixtures/status (``tests.status_builders``) and, for what the real
 engine wrote, tests/fixtures/engine."""
@@ -19,6 +19,7 @@ import pytest
 import yaml
 from rich.console import Console
 
+from e2e.project import make_project
 from gatewayctl import cli
 from gatewayctl.status import age, core, inputs, view
 from tests.hostile_helpers import Outcome, run_cli
@@ -155,6 +156,12 @@ def test_every_declared_gateway_is_listed_and_missing_when_the_state_lacks_it(
         "research    Missing  Missing  -\n"
         "team-a      Synced   Healthy  303 days\n"
     )
+    tree = status("research", "-q", "--from", str(path))
+    assert tree.code == 3
+    assert tree.out.endswith(
+        "KIND     NAME      SYNC     HEALTH   MESSAGE\n"
+        "Gateway  research  Missing  Missing  declared, not in the state yet\n"
+    )
 
 
 def test_json_and_yaml_are_the_same_document_with_each_console_and_release() -> None:
@@ -199,9 +206,11 @@ def test_sync_and_health_are_coloured_on_a_terminal_only(monkeypatch: pytest.Mon
         "research    \x1b[33mMissing\x1b[0m    \x1b[33mMissing\x1b[0m   303 days",
         "team-a      \x1b[33mOutOfSync\x1b[0m  \x1b[32mHealthy\x1b[0m   18 days, renewal due",
     ]
+    tree = _on_terminal(monkeypatch, "batch-jobs", "-q", "--from", DRIFT, STATE, no_color=None)
+    assert "Health Status: \x1b[31mDegraded\x1b[0m\n" in tree
     # NO_COLOR (https://no-color.org: any non-empty value) and a pipe (tests' run_cli): none.
     assert _on_terminal(monkeypatch, "-q", "--from", DRIFT, STATE, no_color="1") == DRIFT_LIST
-    assert "\x1b" not in status("--from", DRIFT, STATE).printed
+    assert "\x1b" not in status("batch-jobs", "--from", DRIFT, STATE).printed
 
 
 # --- the state's age -------------------------------------------------------------------------
@@ -300,3 +309,193 @@ def test_a_manifest_time_that_is_no_time_is_bad_input_and_go_zero_is_none(
     assert json.loads(out.out)["stateTime"] is None
     out = status("--from", _state_file(tmp_path, zero))
     assert "state: unknown (the export holds no time)\n" in out.err
+
+
+# --- one gateway: its resource tree ----------------------------------------------------------
+
+TEAM_A = """\
+Stack:         ibm
+Gateway:       team-a
+Address:       grpcs://gw-openshell-team-a.apps.example.com:443
+Console:       -
+Release:       openshell-0.0.109
+State:         2026-11-20 09:00 UTC (10d ago)
+Sync Status:   OutOfSync
+Health Status: Healthy
+Certificates:  18 days (team-a-pki-client-cert), renewal due
+
+KIND                       NAME                         SYNC       HEALTH   MESSAGE
+Gateway                    team-a                       OutOfSync  Healthy
+├─Database                 team-a-database              Synced     Healthy
+│ ├─postgresql:Database    team-a-database-db           Synced     Healthy  present
+│ ├─postgresql:Role        team-a-database-db-role      Synced     Healthy  present
+│ └─random:RandomPassword  team-a-database-db-password  Synced
+├─Exposure                 team-a-exposure              Synced     Healthy
+│ └─Route                  team-a-exposure-route        Synced     Healthy  Admitted
+├─Namespace                team-a-ns                    Synced     Healthy  Active
+├─Pki                      team-a-pki                   OutOfSync
+│ ├─Secret                 team-a-pki-server-tls        OutOfSync           live update:\
+ data.tls.key
+│ ├─tls:LocallySignedCert  team-a-pki-client-cert       Synced              expires 2026-12-20\
+ (18 days), renewal due
+│ ├─tls:LocallySignedCert  team-a-pki-server-cert       Synced              expires 2026-12-20\
+ (18 days), renewal due
+│ ├─tls:PrivateKey         team-a-pki-ca-key            Synced
+│ └─tls:SelfSignedCert     team-a-pki-ca                Synced              expires 2036-01-05\
+ (3322 days)
+└─Workload                 team-a-workload              OutOfSync  Healthy
+  ├─ConfigMap              team-a-workload-config       Synced
+  └─Deployment             team-a-workload-deploy       OutOfSync  Healthy  live update:\
+ spec.template.spec.containers[0].image; 1/1 available
+"""
+
+
+def test_a_gateways_resource_tree_and_its_own_exit_code() -> None:
+    out = status("team-a", "--from", DRIFT, STATE)
+    assert out.code == 3  # team-a is out of sync; the stack as a whole is degraded (4)
+    assert out.out == TEAM_A
+    assert out.err == "health from the refreshed live state\n"
+    assert status("canary", "-q", "--from", DRIFT, STATE).code == 0
+    assert status("batch-jobs", "-q", "--from", DRIFT, STATE).code == 4
+
+
+def test_the_wide_tree_adds_each_objects_id() -> None:
+    out = status("batch-jobs", "-o", "wide", "-q", "--from", DRIFT, STATE)
+    lines = out.out.splitlines()
+    assert lines[10] == (
+        "KIND                       NAME                             ID"
+        "                               SYNC       HEALTH    MESSAGE"
+    )
+    assert lines[-1] == (
+        "  └─Deployment             batch-jobs-workload-deploy       batch-jobs-workload-deploy"
+        "       OutOfSync  Degraded  live update: spec.replicas; rollout exceeded its progress"
+        " deadline (ProgressDeadlineExceeded)"
+    )
+
+
+def test_a_preview_shows_the_tree_of_a_gateway_not_deployed_yet() -> None:
+    out = status("team-d", "-q", "--from", PREVIEW, STATE)
+    assert out.code == 3
+    head, table = out.out.split("\n\n")
+    assert "Sync Status:   Missing\nHealth Status: Missing\n" in head
+    assert table.splitlines()[:6] == [
+        "KIND                       NAME                         SYNC     HEALTH   MESSAGE",
+        "Gateway                    team-d                       Missing  Missing  not deployed"
+        " yet",
+        "├─Database                 team-d-database              Missing  Missing",
+        "│ ├─postgresql:Database    team-d-database-db           Missing  Missing  git create"
+        " (not deployed yet)",
+        "│ ├─postgresql:Role        team-d-database-db-role      Missing  Missing  git create"
+        " (not deployed yet)",
+        "│ └─random:RandomPassword  team-d-database-db-password  Missing           git create"
+        " (not deployed yet)",
+    ]
+
+
+def test_an_unknown_gateway_and_markdown_of_one_are_usage_errors() -> None:
+    out = status("nope", "--from", STATE)
+    assert (out.code, out.out) == (2, "")
+    assert out.err == (
+        "error: stack ibm has no gateway 'nope' (declared or in the files); its gateways:"
+        " batch-jobs, canary, research, team-a\n"
+    )
+    out = status("team-a", "--format", "markdown", "--from", STATE)
+    assert (out.code, out.err) == (
+        2,
+        "error: -o markdown is the whole stack's report; give no gateway\n",
+    )
+
+
+def test_json_and_yaml_of_a_gateway_carry_its_tree() -> None:
+    document = json.loads(status("team-a", "-o", "json", "--from", DRIFT, STATE).out)
+    assert (document["stack"], document["state"], document["stateTime"]) == (
+        "ibm",
+        "out-of-sync",
+        "2026-11-20T09:00:00+00:00",
+    )
+    gateway = document["gateway"]
+    assert (gateway["name"], gateway["release"], gateway["releasePinned"]) == (
+        "team-a",
+        "openshell-0.0.109",
+        False,
+    )
+    rows = {r["name"]: r for r in gateway["resources"]}
+    assert rows["team-a-pki-server-tls"] == {
+        "urn": "urn:pulumi:ibm::hypershell-gateways::hypershell:gateway:Gateway$"
+        "hypershell:gateway:Pki$kubernetes:core/v1:Secret::team-a-pki-server-tls",
+        "type": "kubernetes:core/v1:Secret",
+        "kind": "Secret",
+        "name": "team-a-pki-server-tls",
+        "parent": "urn:pulumi:ibm::hypershell-gateways::hypershell:gateway:Gateway$"
+        "hypershell:gateway:Pki::team-a-pki",
+        "id": "team-a-pki-server-tls",
+        "sync": "OutOfSync",
+        "health": None,
+        "message": "live update: data.tls.key",
+    }
+    assert rows["team-a"]["parent"] is None
+    assert yaml.safe_load(status("team-a", "-o", "yaml", "--from", DRIFT, STATE).out) == document
+    # The stack's document lists no resources.
+    stack = json.loads(status("-o", "json", "--from", DRIFT, STATE).out)
+    assert "resources" not in stack["gateways"][0]
+
+
+# --- what the real engine wrote --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def engine_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The e2e-local project the engine fixtures were recorded from (e2e/project.py)."""
+    return make_project(
+        tmp_path_factory.mktemp("engine"), stack="e2e-local", source="local", context="kwok-e2e"
+    ).root
+
+
+def test_the_real_engines_drift_as_a_list_and_a_tree(engine_project: Path) -> None:
+    files = [str(ENGINE / f"e2e-local-drift-{kind}.json") for kind in ("refresh", "state")]
+    argv = ["--root", str(engine_project), "status", "e2e-local"]
+    out = run_cli(*argv, "--from", *files, "--now", "2026-12-02T00:00:00Z")
+    assert out.code == 3
+    assert out.out == (
+        "NAME       SYNC       HEALTH   CERTIFICATES\n"
+        "dev        OutOfSync  Healthy  -\n"
+        "dev-build  Missing    Healthy  -\n"
+        "offline    OutOfSync  Healthy  -\n"
+    )
+    assert "state: 2026-12-01 23:29 UTC (30m ago)\n" in out.err
+    # The ConfigMap kubectl deleted: Missing in the tree, under its Workload.
+    tree = run_cli(*argv, "dev-build", "-q", "--from", *files, "--now", "2026-12-02T00:00:00Z")
+    lines = tree.out.splitlines()
+    assert tree.code == 3
+    assert (
+        "└─Workload              dev-build-workload                                  Missing"
+        "  Healthy"
+    ) in lines
+    assert (
+        "  ├─ConfigMap           dev-build-workload-config                           Missing"
+        "           live object missing"
+    ) in lines
+    assert (
+        "  ├─Deployment          dev-build-workload-deploy                           Synced "
+        "  Healthy  1/1 available"
+    ) in lines
+
+
+def test_a_parent_chain_of_thousands_is_drawn_to_a_bounded_depth(tmp_path: Path) -> None:
+    """A hostile (or broken) state may chain its parents deeper than any recursion allows."""
+    from tests.status_builders import resource, urn
+
+    resources = stack_resources({"team-a": None}) + gateway_resources("team-a", exposed=False)
+    chain = ["hypershell:gateway:Gateway", "hypershell:gateway:Workload"]
+    parent = urn(chain, "team-a-workload")
+    for i in range(3000):
+        entry = resource("kubernetes:core/v1:ConfigMap", f"team-a-workload-deep-{i}", chain, parent)
+        resources.append(entry)
+        parent = entry["urn"]
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(export(resources)), encoding="utf-8")
+    out = status("team-a", "-q", "--from", str(path))
+    assert out.code == 0  # its own: the other declared gateways (Missing here) do not count
+    deepest = [line for line in out.out.splitlines() if "team-a-workload-deep-2999" in line]
+    # Each the only child of the one above: 15 levels of "  ", then its branch, at most.
+    assert deepest == [" " * 30 + "└─ConfigMap  team-a-workload-deep-2999    Synced"]

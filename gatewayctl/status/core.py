@@ -25,7 +25,7 @@ from typing import Any, Literal
 from components import tokens
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.stackfile import PROJECT
-from gatewayctl.status import additions, age, certificates, health
+from gatewayctl.status import additions, age, certificates, health, resources
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
@@ -47,6 +47,8 @@ class GatewayStatus:
     address: str | None
     console: str | None = None
     """The web console's address (the stack output ``consoleAddress``)."""
+    resources: tuple[resources.ResourceStatus, ...] = ()
+    """Its resource tree (:mod:`.resources`), built for the gateway ``build`` details."""
 
     @property
     def earliest(self) -> Certificate | None:
@@ -123,9 +125,14 @@ def _mentioned(inputs: Inputs) -> list[str]:
 
 
 def build(
-    stack: str, inputs: Inputs, now: datetime, declared: Iterable[str] | None = None
+    stack: str,
+    inputs: Inputs,
+    now: datetime,
+    declared: Iterable[str] | None = None,
+    detail: str | None = None,
 ) -> StackStatus:
-    """The status; ``declared``: the gateways the stack declares (None: not known).
+    """The status; ``declared``: the gateways the stack declares (None: not known);
+    ``detail``: the gateway whose resource tree to build (:mod:`.resources`).
     :class:`InvalidInputError` names each live certificate whose expiry cannot be read (its
     file and field)."""
     declarations = None if declared is None else set(declared)
@@ -174,6 +181,7 @@ def build(
             own += (_undeclared(stack, name),)
         parts: list[PartHealth] = []
         certs: list[Certificate] = []
+        checked: dict[str, tuple[Health, str]] = {}
         for urn, resource in members.get(name, ()):
             type_ = type_of(urn)
             if type_ in health.CHECKED:
@@ -181,6 +189,7 @@ def build(
                 parts.append(
                     PartHealth(name=name_of(urn), type=type_, health=state, message=message)
                 )
+                checked[urn] = (state, message)
             if type_ in certificates.TYPES and resource is not None:
                 try:
                     certs.append(
@@ -192,6 +201,7 @@ def build(
                     display, where = origins[urn]
                     problems.append(Problem(display, f"{where}.{error.field}", error.reason))
         sync: Sync
+        why = ""
         if name not in deployed and (name in created or source != "none"):
             why = "not deployed yet" if name in created else "declared, not in the state yet"
             sync, state = "Missing", "Missing"
@@ -201,6 +211,20 @@ def build(
             state = health.worst([p.health for p in parts]) if source != "none" else "Unknown"
         if source == "none" and inputs.preview is None:
             sync = "Unknown"
+        rows: tuple[resources.ResourceStatus, ...] = ()
+        if name == detail:
+            # Also what only a digest holds (a preview's new components), for the tree's shape.
+            extra = [u for u in _mentioned(inputs) if u not in live and tree.gateway_of(u) == name]
+            rows = resources.tree(
+                resources.Root(name=name, sync=sync, health=state, message=why),
+                members.get(name, ()),
+                _states(inputs, live),
+                own,
+                checked,
+                certs,
+                known=source != "none" or inputs.preview is not None,
+                mentioned=extra,
+            )
         statuses.append(
             GatewayStatus(
                 name=name,
@@ -211,6 +235,7 @@ def build(
                 certificates=tuple(sorted(certs, key=lambda c: (c.expires, c.name))),
                 address=_output(name, "address", outputs, components),
                 console=_output(name, "consoleAddress", outputs, components),
+                resources=rows,
             )
         )
     if problems:
@@ -258,6 +283,18 @@ def _undeclared(stack: str, name: str) -> Change:
         paths=(),
         source="git",
     )
+
+
+def _states(inputs: Inputs, live: Mapping[str, ResourceV3 | None]) -> dict[str, ResourceV3]:
+    """Every state the inputs hold by URN: the live one, else a digest's (a preview's create)."""
+    states: dict[str, ResourceV3] = {}
+    for digest in (inputs.preview, inputs.refresh):
+        for step in digest.steps if digest is not None else ():
+            for state in (step.old_state, step.new_state):
+                if state is not None:
+                    states[step.urn] = state
+    states.update({u: r for u, r in live.items() if r is not None})
+    return states
 
 
 def _output(

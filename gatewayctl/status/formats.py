@@ -14,6 +14,7 @@ from gatewayctl.errors import printable
 from gatewayctl.status import age
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.core import GatewayStatus, StackStatus
+from gatewayctl.status.resources import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
 from gatewayctl.status.sync import OP_ADDITION, Change, paths_text
 
@@ -180,8 +181,10 @@ def _certificate(cert: Certificate) -> dict[str, Any]:
     }
 
 
-def _gateway(g: GatewayStatus, release: tuple[str, bool] | None) -> dict[str, Any]:
-    return {
+def _gateway(
+    g: GatewayStatus, release: tuple[str, bool] | None, tree: bool = False
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
         "name": g.name,
         "sync": g.sync,
         "health": g.health,
@@ -195,6 +198,23 @@ def _gateway(g: GatewayStatus, release: tuple[str, bool] | None) -> dict[str, An
             for p in g.parts
         ],
         "certificates": [_certificate(c) for c in g.certificates],
+    }
+    if tree:
+        entry["resources"] = [_resource(r) for r in g.resources]
+    return entry
+
+
+def _resource(r: ResourceStatus) -> dict[str, Any]:
+    return {
+        "urn": r.urn or None,
+        "type": r.type,
+        "kind": kind(r.type),
+        "name": r.name,
+        "parent": r.parent,
+        "id": r.id,
+        "sync": r.sync,
+        "health": r.health,
+        "message": r.message,
     }
 
 
@@ -230,6 +250,14 @@ def document(
         "otherChanges": [_change(c) for c in status.other_changes],
         "certificatesDue": [_certificate(c) for c in status.due],
     }
+
+
+def gateway_document(
+    status: StackStatus, gateway: GatewayStatus, state: str, releases: Releases
+) -> dict[str, Any]:
+    """One gateway with its resource tree (``status <stack> <gateway> -o json``/``yaml``);
+    ``state``: the gateway's own."""
+    return {**_head(status, state), "gateway": _gateway(gateway, releases.get(gateway.name), True)}
 
 
 def json_text(document: Mapping[str, Any]) -> str:

@@ -4,6 +4,8 @@
   ``tabwriter``, the way ``kubectl get`` and ``argocd`` write them: a long cell widens its
   column, a line longer than the terminal is the terminal's to wrap). ``wide`` adds the long
   columns: address, console, release.
+- A gateway's tree (``status <stack> <gateway>``): its summary, then every resource with kind,
+  name, sync, health and message (:mod:`.resources`); ``wide`` adds the live object's ID.
 - Colour for sync and health only, and only where the console has colour: rich gives none
   when stdout is not a terminal or ``NO_COLOR`` is set (https://no-color.org), so the text is
   the same either way.
@@ -24,7 +26,8 @@ from rich.text import Text
 from gatewayctl.errors import printable
 from gatewayctl.status import age
 from gatewayctl.status.core import GatewayStatus, StackStatus
-from gatewayctl.status.formats import detail_lines, headline, live_note
+from gatewayctl.status.formats import certificate_cell, detail_lines, headline, live_note
+from gatewayctl.status.resources import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
 
 PADDING = 2
@@ -91,6 +94,57 @@ def list_lines(
             row += [g.address or "-", g.console or "-", release or "-"]
         rows.append(row)
     return columns(header, rows)
+
+
+def _branch(last: tuple[bool, ...]) -> str:
+    """The tree's drawing before a kind: ``│ `` or two spaces per level above, then ``├─`` or
+    ``└─`` (argocd ``app get -o tree``)."""
+    if not last:
+        return ""
+    above = "".join("  " if end else "│ " for end in last[:-1])
+    return above + ("└─" if last[-1] else "├─")
+
+
+def tree_lines(rows: Sequence[ResourceStatus], *, wide: bool) -> list[Text]:
+    header = ["KIND", "NAME", "SYNC", "HEALTH", "MESSAGE"]
+    if wide:
+        header.insert(2, "ID")
+    table: list[list[Cell]] = []
+    for r in rows:
+        row: list[Cell] = [
+            _branch(r.last) + printable(kind(r.type)),
+            r.name,
+            state_cell(r.sync),
+            state_cell(r.health),
+            r.message,
+        ]
+        if wide:
+            row.insert(2, r.id or "-")
+        table.append(row)
+    return columns(header, table)
+
+
+def summary_lines(status: StackStatus, gateway: GatewayStatus, release: str | None) -> list[Text]:
+    """The head of a gateway's tree, ``argocd app get``'s ``Name:``, ``Sync Status:``, ..."""
+    exported = "checkpoint" in status.inputs
+    fields: list[tuple[str, Cell]] = [
+        ("Stack", status.stack),
+        ("Gateway", gateway.name),
+        ("Address", gateway.address or "-"),
+        ("Console", gateway.console or "-"),
+        ("Release", release or "-"),
+        ("State", age.describe(status.state_time, status.now, exported=exported)),
+        ("Sync Status", state_cell(gateway.sync)),
+        ("Health Status", state_cell(gateway.health)),
+        ("Certificates", certificate_cell(gateway)),
+    ]
+    width = max(len(label) for label, _ in fields) + 2
+    lines = []
+    for label, value in fields:
+        line = Text(f"{label}:".ljust(width))
+        line.append_text(_text(value))
+        lines.append(line)
+    return lines
 
 
 def state_note(status: StackStatus) -> str:
