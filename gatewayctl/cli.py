@@ -124,17 +124,21 @@ the state, or its live object is missing: drift, or a change git has not deploye
 (otherwise synced and healthy); 2 invalid input (a file that is empty, truncated, nested too
 deeply or not one of the CLI's JSON documents, a file of another stack or project, a
 certificate whose expiry cannot be read, every problem as `path: field: problem`; selfHeal on
-a stack the operator owns); 1 any other error.
+a stack the operator owns; an unknown GATEWAY); 1 any other error. With a GATEWAY, the
+codes are that gateway's alone.
 
 Each FILE is told by its shape: `pulumi refresh --preview-only --json` (drift, and the live
 state for health), `pulumi preview --json` (what git would change), `pulumi stack export`
-(the state: certificates, and health when no refresh is given). The gateways are those the
-files mention and those the stack declares. Property values are never shown, only their
-paths.
+(the state: certificates, health when no refresh is given, and the state's age). The gateways
+are those the files mention and those the stack declares (Missing when not in the state).
+Property values are never shown, only their paths. The table goes to stdout, notes (counts,
+the state's age, what differs) to stderr; colour only on a terminal, never with NO_COLOR.
 
 examples:
   pulumi refresh --preview-only --json > refresh.json && pulumi stack export > state.json
   python -m gatewayctl status ibm --from refresh.json --from state.json
+  python -m gatewayctl status ibm -o wide --from refresh.json state.json
+  python -m gatewayctl status ibm team-a --from refresh.json state.json   # its resource tree
   python -m gatewayctl status ibm --from refresh.json state.json --format markdown
 """
 
@@ -487,35 +491,14 @@ examples:
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import status as status_report
-    from gatewayctl.resolve import load_stack
-    from gatewayctl.stackfile import PROJECT
-    from gatewayctl.status import core, formats, inputs, selfheal
+    from gatewayctl.status import command
 
-    self_heal = selfheal.enabled(args.root, args.stack)
-    files = [path for group in args.sources for path in group]
-    read = inputs.read(files, stack=args.stack, project=PROJECT)
-    now = args.now or datetime.now(UTC)
-    # The gateways the stack declares, too: a preview lists only what it changes.
-    declared = [g.name for g in load_stack(args.root, args.stack).gateways]
-    result = core.build(args.stack, read, now, declared)
-    remedy = selfheal.remedy(result, self_heal)
-    state = status_report.state(result)
-    if args.format == "table":
-        formats.table(result, remedy, console)
-    else:
-        if args.format == "json":
-            text = formats.as_json(result, remedy, state, self_heal)
-        else:
-            text = formats.markdown(result, remedy)
-        sys.stdout.write(text)  # raw: rich would read `[x]` as markup
-        sys.stdout.flush()
     return {
         "degraded": EXIT_DEGRADED,
         "out-of-sync": EXIT_CHANGES,
         "renewal-due": EXIT_RENEWAL,
         "synced": EXIT_OK,
-    }[state]
+    }[command.run(args, console)]
 
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
@@ -846,6 +829,12 @@ def parser() -> argparse.ArgumentParser:
     )
     sta.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
     sta.add_argument(
+        "gateway",
+        nargs="?",
+        help="one gateway: its resources as a tree (kind, name, sync, health, message), and"
+        " the exit code is its own (name it before --from, which takes every name after it)",
+    )
+    sta.add_argument(
         "--from",
         dest="sources",
         action="append",
@@ -856,7 +845,17 @@ def parser() -> argparse.ArgumentParser:
         help="a JSON file the CLI wrote; repeat, or give several",
     )
     sta.add_argument(
-        "--format", choices=["table", "markdown", "json"], default="table", help="default table"
+        "-o",
+        "--output",
+        "--format",
+        dest="format",
+        choices=["table", "wide", "json", "yaml", "markdown"],
+        default="table",
+        help="table (default: one row per gateway), wide (also address, console and release),"
+        " json or yaml (the whole status), markdown (the stack's report, for an issue)",
+    )
+    sta.add_argument(
+        "-q", "--quiet", action="store_true", help="no notes on stderr, only the result"
     )
     sta.add_argument(
         "--now",

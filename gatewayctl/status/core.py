@@ -25,15 +25,14 @@ from typing import Any, Literal
 from components import tokens
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.stackfile import PROJECT
-from gatewayctl.status import additions, certificates, health
+from gatewayctl.status import additions, age, certificates, health, resources
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
 from gatewayctl.status.models import OP_CREATE, OP_DELETE, ResourceV3
-from gatewayctl.status.sync import OP_ADDITION, Change, changes
+from gatewayctl.status.sync import OP_ADDITION, Change, Sync, changes
 from gatewayctl.status.tree import Tree, name_of, stack_outputs, type_of
 
-Sync = Literal["Synced", "OutOfSync", "Missing", "Unknown"]
 LiveSource = Literal["refresh", "state", "none"]
 
 
@@ -46,6 +45,10 @@ class GatewayStatus:
     parts: tuple[PartHealth, ...]
     certificates: tuple[Certificate, ...]
     address: str | None
+    console: str | None = None
+    """The web console's address (the stack output ``consoleAddress``)."""
+    resources: tuple[resources.ResourceStatus, ...] = ()
+    """Its resource tree (:mod:`.resources`), built for the gateway ``build`` details."""
 
     @property
     def earliest(self) -> Certificate | None:
@@ -65,6 +68,8 @@ class StackStatus:
     other_changes: tuple[Change, ...] = ()
     """Changes outside any gateway (clusters, providers)."""
     inputs: Mapping[str, str] = field(default_factory=dict)
+    state_time: datetime | None = None
+    """The time of the update that wrote the given state (:mod:`.age`); None without one."""
 
     @property
     def degraded(self) -> bool:
@@ -120,9 +125,14 @@ def _mentioned(inputs: Inputs) -> list[str]:
 
 
 def build(
-    stack: str, inputs: Inputs, now: datetime, declared: Iterable[str] | None = None
+    stack: str,
+    inputs: Inputs,
+    now: datetime,
+    declared: Iterable[str] | None = None,
+    detail: str | None = None,
 ) -> StackStatus:
-    """The status; ``declared``: the gateways the stack declares (None: not known).
+    """The status; ``declared``: the gateways the stack declares (None: not known);
+    ``detail``: the gateway whose resource tree to build (:mod:`.resources`).
     :class:`InvalidInputError` names each live certificate whose expiry cannot be read (its
     file and field)."""
     declarations = None if declared is None else set(declared)
@@ -171,6 +181,7 @@ def build(
             own += (_undeclared(stack, name),)
         parts: list[PartHealth] = []
         certs: list[Certificate] = []
+        checked: dict[str, tuple[Health, str]] = {}
         for urn, resource in members.get(name, ()):
             type_ = type_of(urn)
             if type_ in health.CHECKED:
@@ -178,6 +189,7 @@ def build(
                 parts.append(
                     PartHealth(name=name_of(urn), type=type_, health=state, message=message)
                 )
+                checked[urn] = (state, message)
             if type_ in certificates.TYPES and resource is not None:
                 try:
                     certs.append(
@@ -189,6 +201,7 @@ def build(
                     display, where = origins[urn]
                     problems.append(Problem(display, f"{where}.{error.field}", error.reason))
         sync: Sync
+        why = ""
         if name not in deployed and (name in created or source != "none"):
             why = "not deployed yet" if name in created else "declared, not in the state yet"
             sync, state = "Missing", "Missing"
@@ -198,6 +211,20 @@ def build(
             state = health.worst([p.health for p in parts]) if source != "none" else "Unknown"
         if source == "none" and inputs.preview is None:
             sync = "Unknown"
+        rows: tuple[resources.ResourceStatus, ...] = ()
+        if name == detail:
+            # Also what only a digest holds (a preview's new components), for the tree's shape.
+            extra = [u for u in _mentioned(inputs) if u not in live and tree.gateway_of(u) == name]
+            rows = resources.tree(
+                resources.Root(name=name, sync=sync, health=state, message=why),
+                members.get(name, ()),
+                _states(inputs, live),
+                own,
+                checked,
+                certs,
+                known=source != "none" or inputs.preview is not None,
+                mentioned=extra,
+            )
         statuses.append(
             GatewayStatus(
                 name=name,
@@ -206,7 +233,9 @@ def build(
                 changes=own,
                 parts=tuple(parts),
                 certificates=tuple(sorted(certs, key=lambda c: (c.expires, c.name))),
-                address=_address(name, outputs, components),
+                address=_output(name, "address", outputs, components),
+                console=_output(name, "consoleAddress", outputs, components),
+                resources=rows,
             )
         )
     if problems:
@@ -218,6 +247,7 @@ def build(
         gateways=tuple(statuses),
         other_changes=tuple(per_gateway.get(None, ())),
         inputs=dict(inputs.paths),
+        state_time=age.state_time(inputs.checkpoint),
     )
 
 
@@ -255,12 +285,25 @@ def _undeclared(stack: str, name: str) -> Change:
     )
 
 
-def _address(
-    name: str, outputs: Mapping[str, Any], components: Mapping[str, Mapping[str, Any]]
+def _states(inputs: Inputs, live: Mapping[str, ResourceV3 | None]) -> dict[str, ResourceV3]:
+    """Every state the inputs hold by URN: the live one, else a digest's (a preview's create)."""
+    states: dict[str, ResourceV3] = {}
+    for digest in (inputs.preview, inputs.refresh):
+        for step in digest.steps if digest is not None else ():
+            for state in (step.old_state, step.new_state):
+                if state is not None:
+                    states[step.urn] = state
+    states.update({u: r for u, r in live.items() if r is not None})
+    return states
+
+
+def _output(
+    name: str, key: str, outputs: Mapping[str, Any], components: Mapping[str, Mapping[str, Any]]
 ) -> str | None:
+    """A gateway's stack output ``gateways.<name>.<key>``, else its component's output."""
     gateways = outputs.get("gateways")
     entry = gateways.get(name) if isinstance(gateways, Mapping) else None
-    if isinstance(entry, Mapping) and isinstance(entry.get("address"), str):
-        return str(entry["address"])
-    address = components.get(name, {}).get("address")
-    return address if isinstance(address, str) else None
+    if isinstance(entry, Mapping) and isinstance(entry.get(key), str):
+        return str(entry[key])
+    value = components.get(name, {}).get(key)
+    return value if isinstance(value, str) else None

@@ -1,28 +1,25 @@
-"""The status as a rich table (a terminal), Markdown (an issue or a comment) and JSON (for
-workflows). Values of properties are never shown, only their paths; names and messages that
-come from the inputs are made printable (:func:`gatewayctl.errors.printable`) and, in
-Markdown, kept out of markup."""
+"""The status as Markdown (an issue or a comment) and as a document, JSON or YAML (for
+workflows), and the lines both share with the terminal's view (:mod:`.view`). Values of
+properties are never shown, only their paths; names and messages that come from the inputs
+are made printable (:func:`gatewayctl.errors.printable`) and, in Markdown, kept out of
+markup."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from gatewayctl.errors import printable
+from gatewayctl.status import age
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.core import GatewayStatus, StackStatus
+from gatewayctl.status.resources import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
-from gatewayctl.status.sync import OP_ADDITION, Change
+from gatewayctl.status.sync import OP_ADDITION, Change, paths_text
 
 MARKDOWN_LIMIT = 60_000
 """Characters of the Markdown report (an issue body holds 65,536)."""
-PATHS_SHOWN = 12
-"""Property paths listed per changed resource before the rest is counted."""
 
 
 def _time(value: Any) -> str:
@@ -38,12 +35,6 @@ def certificate_cell(gateway: GatewayStatus) -> str:
     return f"{days} ({printable(cert.name)}){flag}"
 
 
-def _paths(change: Change) -> str:
-    shown = [printable(p) for p in change.paths[:PATHS_SHOWN]]
-    more = len(change.paths) - len(shown)
-    return ", ".join(shown) + (f" and {more} more" if more else "")
-
-
 def change_line(change: Change) -> str:
     where = "live" if change.source == "live" else "git"
     what = "live object missing" if change.missing else change.op
@@ -51,7 +42,7 @@ def change_line(change: Change) -> str:
         what = (
             "added by another manager (up leaves it: delete the object, then pulumi up --refresh)"
         )
-    paths = f": {_paths(change)}" if change.paths else ""
+    paths = f": {paths_text(change)}" if change.paths else ""
     return f"{printable(change.type)} {printable(change.name)} ({where}) {what}{paths}"
 
 
@@ -72,22 +63,6 @@ def live_note(status: StackStatus) -> str:
         "state": "health from the state as of the last up or refresh (no refresh given)",
         "none": "health unknown (no refresh and no stack export given)",
     }[status.live]
-
-
-def table(status: StackStatus, remedy: Remedy, console: Console) -> None:
-    grid = Table(title=f"stack {status.stack}", title_justify="left")
-    for column in ("gateway", "sync", "health", "certificates", "address"):
-        grid.add_column(column, overflow="fold")
-    for g in status.gateways:
-        # Text, not markup: names and addresses come from the inputs (`[secret]` is no tag).
-        cells = (g.name, g.sync, g.health, certificate_cell(g), g.address or "-")
-        grid.add_row(*(Text(printable(cell)) for cell in cells))
-    console.print(grid)
-    console.print(f"{headline(status)}; {live_note(status)}", markup=False)
-    for line in detail_lines(status):
-        console.print(line, markup=False, soft_wrap=True)
-    if remedy.action != "none":
-        console.print(f"self-heal: {remedy.action}", markup=False)
 
 
 def detail_lines(status: StackStatus) -> list[str]:
@@ -111,6 +86,10 @@ def _due(cert: Certificate) -> str:
     )
 
 
+def _state(status: StackStatus) -> str:
+    return age.describe(status.state_time, status.now, exported="checkpoint" in status.inputs)
+
+
 def _md(text: str) -> str:
     """Text from the inputs inside a Markdown code span."""
     return "`" + printable(text).replace("`", "'") + "`"
@@ -120,7 +99,8 @@ def markdown(status: StackStatus, remedy: Remedy, limit: int = MARKDOWN_LIMIT) -
     head = [
         f"## Status of stack `{status.stack}`",
         "",
-        f"{headline(status)}; {live_note(status)}. Checked {_time(status.now)}.",
+        f"{headline(status)}; {live_note(status)}. Checked {_time(status.now)}; state as of"
+        f" {_state(status)}.",
         "",
         "| Gateway | Sync | Health | Certificates | Address |",
         "|---|---|---|---|---|",
@@ -201,33 +181,104 @@ def _certificate(cert: Certificate) -> dict[str, Any]:
     }
 
 
-def as_json(status: StackStatus, remedy: Remedy, state: str, self_heal: bool) -> str:
-    def gateways(items: Iterable[GatewayStatus]) -> list[dict[str, Any]]:
-        return [
-            {
-                "name": g.name,
-                "sync": g.sync,
-                "health": g.health,
-                "address": g.address,
-                "changes": [_change(c) for c in g.changes],
-                "parts": [
-                    {"type": p.type, "name": p.name, "health": p.health, "message": p.message}
-                    for p in g.parts
-                ],
-                "certificates": [_certificate(c) for c in g.certificates],
-            }
-            for g in items
-        ]
+def _gateway(
+    g: GatewayStatus, release: tuple[str, bool] | None, tree: bool = False
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": g.name,
+        "sync": g.sync,
+        "health": g.health,
+        "address": g.address,
+        "console": g.console,
+        "release": release[0] if release else None,
+        "releasePinned": release[1] if release else False,
+        "changes": [_change(c) for c in g.changes],
+        "parts": [
+            {"type": p.type, "name": p.name, "health": p.health, "message": p.message}
+            for p in g.parts
+        ],
+        "certificates": [_certificate(c) for c in g.certificates],
+    }
+    if tree:
+        entry["resources"] = [_resource(r) for r in g.resources]
+    return entry
 
-    document = {
+
+def _resource(r: ResourceStatus) -> dict[str, Any]:
+    return {
+        "urn": r.urn or None,
+        "type": r.type,
+        "kind": kind(r.type),
+        "name": r.name,
+        "parent": r.parent,
+        "id": r.id,
+        "sync": r.sync,
+        "health": r.health,
+        "message": r.message,
+    }
+
+
+Releases = Mapping[str, tuple[str, bool]]
+"""Per declared gateway, the release git binds it to and whether it pins it itself."""
+
+
+def _head(status: StackStatus, state: str) -> dict[str, Any]:
+    written = status.state_time
+    return {
         "stack": status.stack,
         "checkedAt": status.now.isoformat(),
+        "stateTime": written.isoformat() if written is not None else None,
+        "stateAgeSeconds": int((status.now - written).total_seconds()) if written else None,
         "liveState": status.live,
         "state": state,
+    }
+
+
+def document(
+    status: StackStatus, remedy: Remedy, state: str, self_heal: bool, releases: Releases
+) -> dict[str, Any]:
+    """The whole stack (``-o json``/``yaml``): the state, every gateway, the remedy."""
+
+    def gateways(items: Iterable[GatewayStatus]) -> list[dict[str, Any]]:
+        return [_gateway(g, releases.get(g.name)) for g in items]
+
+    return {
+        **_head(status, state),
         "selfHeal": self_heal,
         "remedy": {"action": remedy.action, "targets": list(remedy.targets)},
         "gateways": gateways(status.gateways),
         "otherChanges": [_change(c) for c in status.other_changes],
         "certificatesDue": [_certificate(c) for c in status.due],
     }
+
+
+def gateway_document(
+    status: StackStatus, gateway: GatewayStatus, state: str, releases: Releases
+) -> dict[str, Any]:
+    """One gateway with its resource tree (``status <stack> <gateway> -o json``/``yaml``);
+    ``state``: the gateway's own."""
+    return {**_head(status, state), "gateway": _gateway(gateway, releases.get(gateway.name), True)}
+
+
+def json_text(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, sort_keys=False) + "\n"
+
+
+def as_json(
+    status: StackStatus,
+    remedy: Remedy,
+    state: str,
+    self_heal: bool,
+    releases: Releases | None = None,
+) -> str:
+    """The whole stack's :func:`document` as JSON."""
+    return json_text(document(status, remedy, state, self_heal, releases or {}))
+
+
+def yaml_text(document: Mapping[str, Any]) -> str:
+    """The same document as YAML (keys in the JSON's order; block style; no tags)."""
+    import yaml  # only when asked for: ``--help`` loads no YAML library (tests/test_startup.py)
+
+    return yaml.safe_dump(
+        dict(document), sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000
+    )

@@ -35,6 +35,7 @@ The formats, read in pulumi/pulumi's source at the CLI version the project pins
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -113,7 +114,12 @@ class ResourceV3(Lenient):
 
 
 class ManifestV1(Lenient):
-    time: str | None = None
+    """``apitype.ManifestV1`` (pulumi/pulumi ``sdk/go/common/apitype/core.go``): ``time`` is the
+    "Time of the update" that wrote the state (a Go ``time.Time``, so RFC 3339 with up to nine
+    fraction digits; microseconds are kept), ``DeploymentV3.manifest``. The state's age
+    (:mod:`.age`) is counted from it."""
+
+    time: datetime | None = None
     version: str | None = None
 
 

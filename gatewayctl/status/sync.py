@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gatewayctl.errors import printable
 from gatewayctl.status.certificates import RENEWAL_PATH
 from gatewayctl.status.certificates import TYPES as CERTIFICATE_TYPES
 from gatewayctl.status.models import (
@@ -31,9 +32,12 @@ from gatewayctl.status.models import (
 )
 from gatewayctl.status.tree import STACK_TYPE, name_of, type_of
 
+Sync = Literal["Synced", "OutOfSync", "Missing", "Unknown"]
 Source = Literal["live", "git"]
 OP_ADDITION = "addition"
 """A live addition (:mod:`.additions`): only a replace undoes it."""
+PATHS_SHOWN = 12
+"""Property paths listed per changed resource before the rest is counted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +55,13 @@ class Change:
     @property
     def missing(self) -> bool:
         return self.op == "missing"
+
+
+def paths_text(change: Change) -> str:
+    """The changed paths, printable, at most :data:`PATHS_SHOWN` and a count of the rest."""
+    shown = [printable(p) for p in change.paths[:PATHS_SHOWN]]
+    more = len(change.paths) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "")
 
 
 def _paths(step: PreviewStep) -> tuple[str, ...]:

@@ -1,0 +1,97 @@
+"""``gatewayctl status <stack> [<gateway>]``: read the files, build the status, print it.
+
+Without a gateway, the list (:func:`.view.list_lines`, or the stack's document, or Markdown);
+with one, its resource tree (:func:`.view.tree_lines`, or its document). The result goes to
+stdout, notes to stderr (``-q``: none). The overall state it returns is the whole stack's, or
+with a gateway that gateway's alone (``gatewayctl.cli`` turns it into the exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from datetime import UTC, datetime
+
+from rich.console import Console
+from rich.text import Text
+
+from gatewayctl.errors import UsageError, printable
+from gatewayctl.status import State, core, formats, inputs, selfheal, state, view
+
+NAMES_SHOWN = 20
+"""Gateways named in the message for an unknown one."""
+
+
+def _release(release: str, pinned: bool) -> str:
+    return f"{release} (pinned)" if pinned else release
+
+
+def run(args: argparse.Namespace, console: Console) -> State:
+    from gatewayctl.resolve import load_stack
+    from gatewayctl.stackfile import PROJECT
+
+    self_heal = selfheal.enabled(args.root, args.stack)
+    files = [path for group in args.sources for path in group]
+    read = inputs.read(files, stack=args.stack, project=PROJECT)
+    now = args.now or datetime.now(UTC)
+    # The gateways the stack declares, too: a preview lists only what it changes.
+    loaded = load_stack(args.root, args.stack)
+    declared = [g.name for g in loaded.gateways]
+    releases = {g.name: (g.release, g.release_pinned) for g in loaded.gateways if g.release}
+    result = core.build(args.stack, read, now, declared, detail=args.gateway)
+    notes = Console(stderr=True, highlight=False, emoji=False)
+    if args.gateway is not None:
+        return _gateway(args, result, releases, console, notes)
+    remedy = selfheal.remedy(result, self_heal)
+    overall = state(result)
+    if args.format in {"table", "wide"}:
+        shown = {name: _release(*release) for name, release in releases.items()}
+        view.show(console, view.list_lines(result, wide=args.format == "wide", releases=shown))
+        if not args.quiet:
+            for line in view.notes(result, remedy):
+                notes.print(line, markup=False, soft_wrap=True)
+        return overall
+    if args.format == "markdown":
+        text = formats.markdown(result, remedy)
+    else:
+        document = formats.document(result, remedy, overall, self_heal, releases)
+        text = formats.json_text(document) if args.format == "json" else formats.yaml_text(document)
+    sys.stdout.write(text)  # raw: rich would read `[x]` as markup
+    sys.stdout.flush()
+    return overall
+
+
+def _gateway(
+    args: argparse.Namespace,
+    result: core.StackStatus,
+    releases: formats.Releases,
+    console: Console,
+    notes: Console,
+) -> State:
+    found = [g for g in result.gateways if g.name == args.gateway]
+    if not found:
+        names = [g.name for g in result.gateways]
+        listed = ", ".join(names[:NAMES_SHOWN]) + (" ..." if len(names) > NAMES_SHOWN else "")
+        raise UsageError(
+            f"stack {args.stack} has no gateway {printable(args.gateway)!r} (declared or in the"
+            f" files); its gateways: {listed or 'none'}"
+        )
+    if args.format == "markdown":
+        raise UsageError("-o markdown is the whole stack's report; give no gateway")
+    (gateway,) = found
+    # The gateway's own state: the stack's other gateways and resources do not count.
+    own = state(dataclasses.replace(result, gateways=(gateway,), other_changes=()))
+    if args.format in {"table", "wide"}:
+        release = releases.get(gateway.name)
+        lines = view.summary_lines(result, gateway, _release(*release) if release else None)
+        lines += [Text(""), *view.tree_lines(gateway.resources, wide=args.format == "wide")]
+        view.show(console, lines)
+        if not args.quiet:
+            notes.print(formats.live_note(result), markup=False, soft_wrap=True)
+        return own
+    document = formats.gateway_document(result, gateway, own, releases)
+    text = formats.json_text(document) if args.format == "json" else formats.yaml_text(document)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return own
