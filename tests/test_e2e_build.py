@@ -3,6 +3,13 @@ or built here: the check's refusal names the command that installs the pinned ve
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from e2e import build
@@ -59,3 +66,148 @@ def test_sigterm_unwinds_like_ctrl_c_so_the_servers_are_stopped() -> None:
     finally:
         signal.signal(signal.SIGTERM, before)
     assert stopped == ["servers"]
+
+
+# --- scheduling: two at a time, the deadline, a failure stops the rest ------------------------
+
+
+class Scripted(build.Builder):
+    """A builder whose items run shell commands through the real ``run`` (its process group,
+    its deadline and abort), with no Go module or download."""
+
+    scripts: dict[str, str]
+
+    def __getattr__(self, attr: str) -> Any:
+        if not attr.startswith("build_"):
+            raise AttributeError(attr)
+        name = attr.removeprefix("build_")
+
+        def build_item(item: build.Item) -> dict[str, Any]:
+            item.dir.mkdir(parents=True, exist_ok=True)
+            script = self.scripts[name].format(dir=item.dir)
+            self.run(name, ["sh", "-c", script], cwd=item.dir, env=dict(os.environ))
+            return {"dir": str(item.dir)}
+
+        return build_item
+
+
+def scripted(
+    tmp_path: Path, scripts: dict[str, str], deadline: float | None = None
+) -> tuple[Scripted, list[str]]:
+    lines: list[str] = []
+    builder = Scripted(
+        tmp_path / "cache",
+        {name: {"version": "v1", "script": script} for name, script in scripts.items()},
+        log=lines.append,
+        deadline=deadline,
+    )
+    builder.scripts = scripts
+    return builder, lines
+
+
+def test_every_item_of_versions_toml_has_its_place_in_the_build_order() -> None:
+    assert sorted(build.BUILD_ORDER) == sorted(build.load_versions())
+    assert len(set(build.BUILD_ORDER)) == len(build.BUILD_ORDER)
+
+
+def test_two_items_build_at_the_same_time(tmp_path: Path) -> None:
+    """Each waits (at most 20 s) until the other has started: both end only if they overlap."""
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    wait_for = (
+        "i=0; while [ ! -e {peer} ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done;"
+        " test -e {peer}"
+    )
+    scripts = {
+        "a": f"touch {meet}/a; " + wait_for.format(peer=meet / "b"),
+        "b": f"touch {meet}/b; " + wait_for.format(peer=meet / "a"),
+    }
+    builder, lines = scripted(tmp_path, scripts)
+    result = builder.ensure_all(jobs=2)
+    assert sorted(result) == ["a", "b"]
+    assert [line for line in lines if "built in" in line] != []
+    assert builder.item("a").done.exists() and builder.item("b").done.exists()
+    # A second run builds nothing.
+    lines.clear()
+    builder.ensure_all(jobs=2)
+    assert len(lines) == 2
+    assert all(re.fullmatch(r"\[e2e build\] [ab]: cached \(\d+\.\d s\)", line) for line in lines)
+
+
+def test_at_the_deadline_a_build_is_stopped_and_the_next_not_started(tmp_path: Path) -> None:
+    pid_file = tmp_path / "slow.pid"
+    scripts = {
+        "quick": "true",
+        "slow": f"echo $$ > {pid_file}; exec sleep 600",
+        "later": "true",
+    }
+    builder, lines = scripted(tmp_path, scripts, deadline=time.time() + 3)
+    result = builder.ensure_all(jobs=1)
+    assert sorted(result) == ["quick"]
+    assert not builder.item("slow").done.exists()
+    assert not builder.item("later").done.exists()
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # stopped (and reaped), not left running
+    assert any(
+        line.startswith("[e2e build] slow: not built, stopped at the build deadline after ")
+        and line.endswith("what it compiled stays in the Go build cache for the next run")
+        for line in lines
+    )
+    assert "[e2e build] later: not started, the build deadline has passed" in lines
+    assert lines[-1] == (
+        "[e2e build] not built before the deadline: later, slow; the e2e tests that need them"
+        ' are skipped (README, "CI")'
+    )
+
+
+def test_a_failure_stops_the_item_building_beside_it_and_is_raised(tmp_path: Path) -> None:
+    pid_file = tmp_path / "slow.pid"
+    scripts = {
+        "slow": f"echo $$ > {pid_file}; exec sleep 600",
+        "broken": f"while [ ! -s {pid_file} ]; do sleep 0.1; done; echo no such module; exit 3",
+    }
+    builder, _ = scripted(tmp_path, scripts)
+    with pytest.raises(build.BuildError) as raised:
+        builder.ensure_all(jobs=2)
+    assert str(raised.value).startswith("broken: `sh -c ")
+    assert " exited 3 (log: " in str(raised.value)
+    assert str(raised.value).endswith("\nno such module")
+    assert not builder.item("slow").done.exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
+
+
+def test_without_the_deadline_env_nothing_is_partial(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(build.DEADLINE_ENV, raising=False)
+    assert build.deadline_from_env() is None
+    monkeypatch.setenv(build.DEADLINE_ENV, "1764650000")
+    assert build.deadline_from_env() == 1764650000.0
+    monkeypatch.setenv(build.DEADLINE_ENV, "soon")
+    with pytest.raises(SystemExit) as raised:
+        build.deadline_from_env()
+    assert str(raised.value) == (
+        "HYPERSHELL_E2E_BUILD_DEADLINE='soon': not a number of seconds since the epoch"
+    )
+
+
+def test_a_test_needing_an_unbuilt_item_is_skipped_naming_it(tmp_path: Path) -> None:
+    from tests.e2e.lane import need
+
+    need({"keycloak": {}}, "keycloak")  # built: nothing happens
+    with pytest.raises(pytest.skip.Exception) as raised:
+        need({"keycloak": {}}, "pulumi", "keycloak", "kwok")
+    assert str(raised.value.msg) == (
+        "not built in this run: pulumi, kwok (CI's build deadline on a cold cache, README"
+        ' "CI"; `make e2e` without a deadline builds everything)'
+    )
+
+
+def test_built_paths_partial_lists_only_what_is_built(tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    versions = build.load_versions()
+    item = build.Item("keycloak", versions["keycloak"], root)
+    item.dir.mkdir(parents=True)
+    item.done.write_text(json.dumps({"paths": {"home": "/kc"}}))
+    assert build.built_paths(root) is None
+    assert build.built_paths(root, partial=True) == {"keycloak": {"home": "/kc"}}

@@ -22,7 +22,7 @@ from e2e.cluster import Cluster, StatusStandIn, running_cluster, terminate_as_in
 from e2e.engine import Engine
 from e2e.keycloak import Keycloak, running_keycloak
 from e2e.project import E2EProject, make_project
-from tests.e2e.lane import FIGURES, Deployed, deploy
+from tests.e2e.lane import FIGURES, Deployed, built, deploy, need
 
 SHARED_GATEWAY = ("openshift-ingress", "openshell-grpc-gateway")
 NODE_READER = "openshell-gateway-node-reader"
@@ -36,10 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def paths() -> dict[str, dict[str, Any]]:
-    built = build.built_paths()
-    if built is None:
-        pytest.fail("the real-engine lane is not built: run `make e2e` (python e2e/build.py)")
-    return built
+    return built(partial=build.deadline_from_env() is not None)
 
 
 @pytest.fixture(scope="session")
@@ -49,6 +46,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def engine(paths: dict[str, dict[str, Any]], workdir: Path) -> Engine:
+    need(paths, "pulumi", "kubernetes_provider")
     provider = Path(paths["kubernetes_provider"]["pulumi-resource-kubernetes"])
     return Engine(
         pulumi=Path(paths["pulumi"]["pulumi"]),
@@ -65,6 +63,7 @@ def _mkdir(path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def cluster(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Cluster]:
+    need(paths, "kubernetes", "etcd", "kwok", "gateway_api", "openshift_api")
     version = build.load_versions()["kubernetes"]["version"]
     with running_cluster(paths, workdir / "cluster", kube_version=version) as live:
         crds = [*paths["gateway_api"]["crds"], *paths["openshift_api"]["crds"]]
@@ -169,6 +168,7 @@ def projects(workdir: Path, cluster: Cluster) -> dict[str, E2EProject]:
 def keycloak(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Keycloak]:
     """One real Keycloak for the session (its start takes a minute on 2 cores); each test file
     works in realms of its own."""
+    need(paths, "keycloak")
     home = Path(paths["keycloak"]["home"])
     with running_keycloak(home, workdir / "keycloak") as server:
         yield server

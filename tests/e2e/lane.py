@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from e2e import build
 from e2e.engine import Engine, Result
 from e2e.project import E2EProject
 from gatewayctl import render
@@ -21,6 +23,28 @@ FIGURES: list[str] = []
 
 def figure(text: str) -> None:
     FIGURES.append(text)
+
+
+def built(partial: bool) -> dict[str, dict[str, Any]]:
+    """What e2e/build.py built. Everything must be, unless the build ran with CI's deadline
+    (``$HYPERSHELL_E2E_BUILD_DEADLINE``): then the tests whose items are missing are skipped
+    by ``need``."""
+    if partial:
+        return build.built_paths(partial=True) or {}
+    paths = build.built_paths()
+    if paths is None:
+        pytest.fail("the real-engine lane is not built: run `make e2e` (python e2e/build.py)")
+    return paths
+
+
+def need(paths: Mapping[str, Any], *items: str) -> None:
+    """Skip the test, naming what is missing, when the deadline left items unbuilt."""
+    missing = [item for item in items if item not in paths]
+    if missing:
+        pytest.skip(
+            f"not built in this run: {', '.join(missing)} (CI's build deadline on a cold "
+            'cache, README "CI"; `make e2e` without a deadline builds everything)'
+        )
 
 
 @dataclass

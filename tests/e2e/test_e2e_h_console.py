@@ -78,7 +78,7 @@ from e2e import build
 from e2e.cluster import free_port
 from e2e.keycloak import Keycloak, running_keycloak
 from gatewayctl import render
-from tests.e2e.lane import figure
+from tests.e2e.lane import figure, need
 from tests.e2e.test_e2e_d_keycloak import ADMIN_CLIENT, REALM, make_realm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -428,6 +428,7 @@ def proxy_environment(
 
 @pytest.fixture(scope="module")
 def keycloak(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Keycloak]:
+    need(paths, "keycloak")
     with running_keycloak(Path(paths["keycloak"]["home"]), workdir / "console-keycloak") as kc:
         yield kc
 
@@ -436,6 +437,7 @@ def keycloak(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Keyclo
 def console(
     paths: dict[str, dict[str, Any]], workdir: Path, keycloak: Keycloak, rendered: Render
 ) -> Iterator[Console]:
+    need(paths, "oauth2_proxy", "chromium")
     here = workdir / "console"
     here.mkdir(parents=True, exist_ok=True)
     ca_file = here / "ca-bundle.crt"
