@@ -677,7 +677,12 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+QUIET_HELP = "no notes on stderr, only the result"
+
+
 def parser() -> argparse.ArgumentParser:
+    from gatewayctl import printing
+
     top = _Parser(
         prog="python -m gatewayctl",
         description="Validate and render HyperShell gateway stacks offline, with no Pulumi CLI,"
@@ -844,19 +849,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a JSON file the CLI wrote; repeat, or give several",
     )
-    sta.add_argument(
-        "-o",
-        "--output",
-        "--format",
-        dest="format",
-        choices=["table", "wide", "json", "yaml", "markdown"],
-        default="table",
+    printing.format_option(
+        sta,
+        ["table", "wide", "json", "yaml", "markdown"],
         help="table (default: one row per gateway), wide (also address, console and release),"
         " json or yaml (the whole status), markdown (the stack's report, for an issue)",
     )
-    sta.add_argument(
-        "-q", "--quiet", action="store_true", help="no notes on stderr, only the result"
-    )
+    sta.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     sta.add_argument(
         "--now",
         type=_utc,
