@@ -25,7 +25,7 @@ from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError,
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from gatewayctl import parallel, preparation
+    from gatewayctl import parallel, preparation, printing
 
 # Start-up (issue 23): each command imports what it needs when it runs, so ``--help``,
 # ``validate``, ``stacks``, ``status``, ``promote`` and ``driver`` load no provider SDK; only
@@ -176,47 +176,79 @@ def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[prepa
     return prepared
 
 
-def _summary(console: Console, rendered: parallel.StackRender, out: Path | None) -> None:
-    from rich.table import Table
+def _summary(
+    console: Console, rendered: parallel.StackRender, out: Path | None, *, wide: bool
+) -> None:
+    """One stack's summary: its name, one row per gateway (never folded; ``wide`` adds the
+    long columns: address, console, release), and the totals."""
+    from gatewayctl import printing, releases
 
-    from gatewayctl import releases
-
-    loaded = rendered.prepared.loaded
-    table = Table(title=f"stack {loaded.name}", title_justify="left")
-    for column in (
-        "gateway",
-        "cluster",
-        "mode",
-        "address",
-        "console",
-        "sign-in",
-        "release",
-        "overrides",
-        "resources",
-    ):
-        # Addresses are what operators copy: wrapped whole, never cut with an ellipsis.
-        table.add_column(
-            column,
-            justify="right" if column == "resources" else "left",
-            overflow="fold",
-        )
+    header = ["NAME", "CLUSTER", "MODE", "SIGN-IN", "OVERRIDES", "RESOURCES"]
+    if wide:
+        header += ["ADDRESS", "CONSOLE", "RELEASE"]
+    rows = []
     for gw in rendered.gateways:
-        table.add_row(
+        release, overrides = releases.summary_cells(
+            gw.release, gw.release_pinned, gw.image_overrides
+        )
+        row = [
             gw.name,
             gw.cluster,
             gw.mode,
-            gw.address or "-",
-            gw.console or "-",
             SIGN_IN_SHOWN.get(gw.sign_in, gw.sign_in),
-            *releases.summary_cells(gw.release, gw.release_pinned, gw.image_overrides),
+            overrides,
             str(gw.resources),
-        )
-    console.print(table)
+        ]
+        if wide:
+            row += [gw.address or "-", gw.console or "-", release]
+        rows.append(row)
     where = f" → {out}" if out is not None else ""
-    console.print(
-        f"{len(rendered.gateways)} gateways, {rendered.resources} resources,"
-        f" {rendered.manifests} manifests{where}"
+    printing.show(
+        console,
+        [
+            f"stack {rendered.prepared.loaded.name}",
+            *printing.columns(header, rows),
+            f"{len(rendered.gateways)} gateways, {rendered.resources} resources,"
+            f" {rendered.manifests} manifests{where}",
+        ],
     )
+
+
+def _render_document(
+    rendered: Sequence[tuple[parallel.StackRender, Path]],
+    notes: Sequence[str],
+    removed: Sequence[Path],
+) -> dict[str, Any]:
+    """``render -o json|yaml``: per stack where it was written, its totals and its gateways
+    (as the table's cells, by plan.json's names); the notes; the outputs of removed stacks."""
+    return {
+        "stacks": [
+            {
+                "stack": item.prepared.loaded.name,
+                "out": str(out),
+                "resources": item.resources,
+                "manifests": item.manifests,
+                "gateways": [
+                    {
+                        "name": gw.name,
+                        "cluster": gw.cluster,
+                        "mode": gw.mode,
+                        "address": gw.address,
+                        "console": gw.console,
+                        "signIn": gw.sign_in,
+                        "release": gw.release,
+                        "releasePinned": gw.release_pinned,
+                        "imageOverrides": list(gw.image_overrides),
+                        "resources": gw.resources,
+                    }
+                    for gw in item.gateways
+                ],
+            }
+            for item, out in rendered
+        ],
+        "notes": list(notes),
+        "removed": [str(path) for path in removed],
+    }
 
 
 def _render_all(
@@ -244,38 +276,42 @@ def _jobs(args: argparse.Namespace, stacks: int) -> int:
 
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import outputs
+    from gatewayctl import outputs, parallel, printing
 
     root = args.root
     stacks = _stacks(args, root)
-    from gatewayctl import parallel
-
     # Not capped by the stacks: one large stack's gateways are split over the workers, and
     # gatewayctl.shares decides from the work how many run (small work stays in this process).
     jobs = args.jobs if args.jobs is not None else parallel.available_cores()
     prepared = _prepare_all(root, stacks, jobs)
-    notes = sum(p.secure_placeholders for p in prepared)
-    if notes:
-        console.print(
-            f"note: {notes} `secure:` config values cannot be decrypted offline; rendered"
-            " with placeholders (redacted in the output like every secret)"
-        )
     base = args.out if args.out is not None else root / DEFAULT_OUT
     outs = {
         p.loaded.name: base / p.loaded.name if args.all or args.out is None else base
         for p in prepared
     }
     _check_outputs(root, outs.values())
-    _warn(console, root, prepared)
-    rendered = _render_all(prepared, console, not args.quiet, jobs)
+    # The notes once the input is known to be usable: a run that exits 2 prints its problems.
+    notes = printing.Notes(args.quiet)
+    if placeholders := sum(p.secure_placeholders for p in prepared):
+        notes(
+            f"{placeholders} `secure:` config values cannot be decrypted offline; rendered"
+            " with placeholders (redacted in the output like every secret)"
+        )
+    _warn(notes, root, prepared)
+    rendered = _render_all(prepared, notes.console, not args.quiet, jobs)
+    written = []
     for item in rendered:
         out = outs[item.prepared.loaded.name]
         outputs.write_tree(out, item.files)
-        if not args.quiet:
-            _summary(console, item, out)
-    if args.all:
-        for gone in outputs.remove_stale_outputs(base, keep=outs.keys()):
-            console.print(f"removed {gone} (no such stack any more)", markup=False)
+        written.append((item, out))
+    removed = list(outputs.remove_stale_outputs(base, keep=outs.keys())) if args.all else []
+    for gone in removed:
+        notes.line(f"removed {gone} (no such stack any more)")
+    if printing.is_document(args):
+        printing.print_document(_render_document(written, notes.shown, removed), args.format)
+    elif not args.quiet:
+        for item, out in written:
+            _summary(console, item, out, wide=args.format == "wide")
     return EXIT_OK
 
 
@@ -292,7 +328,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _warn(console: Console, root: Path, prepared: Sequence[preparation.Prepared]) -> None:
+def _warn(notes: printing.Notes, root: Path, prepared: Sequence[preparation.Prepared]) -> None:
     """Notes on what the offline run does not need but ``pulumi up`` does, or should not see."""
     from gatewayctl.preparation import absent_ca_bundles
 
@@ -305,11 +341,11 @@ def _warn(console: Console, root: Path, prepared: Sequence[preparation.Prepared]
         ]:
             if warning not in shown:
                 shown.add(warning)
-                console.print(f"note: {warning}", markup=False, soft_wrap=True)
+                notes(warning)
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import identity, readiness, resolve
+    from gatewayctl import identity, printing, readiness, resolve
 
     names = _stacks(args, args.root)
     jobs = _jobs(args, len(names))
@@ -326,9 +362,26 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         stacks = readiness.check(args.root, names, prepare_all)
     else:
         stacks = prepare_all(args.root, names)
-    _warn(console, args.root, stacks)
     if problems := [p for s in stacks for p in identity.sign_in_problems(s.loaded)]:
         raise InvalidInputError(problems)
+    notes = printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
+    _warn(notes, args.root, stacks)
+    if printing.is_document(args):
+        document = {
+            "deploy": args.deploy,
+            "notes": notes.shown,
+            "stacks": [
+                {
+                    "stack": item.loaded.name,
+                    "config": str(item.loaded.config_path),
+                    "gateways": sorted(g.name for g in item.loaded.gateways),
+                    "clusters": sorted(item.loaded.config.clusters),
+                }
+                for item in stacks
+            ],
+        }
+        printing.print_document(document, args.format)
+        return EXIT_OK
     for prepared in stacks:
         loaded = prepared.loaded
         console.print(
@@ -714,7 +767,16 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="output directory (default build/rendered/<stack>; with --all, DIR/<stack>)",
     )
-    rend.add_argument("-q", "--quiet", action="store_true", help="no summary or progress")
+    printing.format_option(
+        rend,
+        ["table", "wide", "json", "yaml"],
+        help="the summary: table (default: one row per gateway), wide (also address, console"
+        " and release), json or yaml (every stack, gateway and note; README, 'Output"
+        " formats')",
+    )
+    rend.add_argument(
+        "-q", "--quiet", action="store_true", help="no table, progress or notes (errors only)"
+    )
     _jobs_argument(rend, "render")
     rend.set_defaults(func=cmd_render)
 
@@ -728,6 +790,13 @@ def parser() -> argparse.ArgumentParser:
     val.add_argument("stack", nargs="?", help="stack name, as in Pulumi.<stack>.yaml")
     val.add_argument("--all", action="store_true", help="validate every Pulumi.*.yaml stack")
     val.add_argument("--deploy", action="store_true", help=DEPLOY_HELP)
+    printing.format_option(
+        val,
+        ["text", "json", "yaml"],
+        help="text (default: one line per stack), json or yaml (each stack's gateways and"
+        " clusters, and the notes)",
+    )
+    val.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     _jobs_argument(val, "validate")
     val.set_defaults(func=cmd_validate)
 

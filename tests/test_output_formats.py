@@ -10,8 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from gatewayctl import cli
 from tests.hostile_helpers import Outcome, leaks, run_cli
 from tests.support import ROOT, STACKS
 
@@ -67,6 +69,146 @@ def document(outcome: Outcome, *, secrets: list[str] | None = None) -> Any:
 def test_the_samples_have_secrets_to_look_for() -> None:
     # local's plaintext admin password, and the placeholders of aws's and ibm's `secure:`.
     assert len(sample_secrets()) >= 3
+
+
+# --- validate -------------------------------------------------------------------------------
+
+
+def test_validate_prints_the_result_on_stdout_and_its_notes_on_stderr() -> None:
+    assert run_cli("validate", "aws") == Outcome(
+        0,
+        "Pulumi.aws.yaml: ok (4 gateways, 2 clusters)\n",
+        "".join(f"note: {note}\n" for note in AWS_NOTES),
+    )
+    assert run_cli("validate", "aws", "-q") == Outcome(
+        0, "Pulumi.aws.yaml: ok (4 gateways, 2 clusters)\n", ""
+    )
+
+
+def test_validate_json_and_yaml() -> None:
+    outcome = run_cli("validate", "aws", "--all", "-o", "json", "-q")
+    assert (outcome.code, outcome.out) == (2, "")  # a usage error: nothing on stdout
+    outcome = run_cli("validate", "aws", "-o", "json")
+    assert outcome.code == 0
+    expected = {
+        "deploy": False,
+        "notes": AWS_NOTES,
+        "stacks": [
+            {
+                "stack": "aws",
+                "config": "Pulumi.aws.yaml",
+                "clusters": ["rosa-us-east-1", "rosa-us-west-2"],
+                "gateways": ["audit", "ml-platform", "payments", "search"],
+            }
+        ],
+    }
+    assert document(outcome) == expected
+    assert outcome.err == "".join(f"note: {note}\n" for note in AWS_NOTES)
+    yamled = run_cli("validate", "aws", "-o", "yaml", "-q")
+    assert (yamled.code, yamled.err) == (0, "")
+    assert yaml.safe_load(yamled.out) == expected
+    assert yamled.out.startswith("deploy: false\nnotes:\n- 'Pulumi.aws.yaml: clusters.")
+
+
+# --- render ---------------------------------------------------------------------------------
+
+
+def test_render_summary_is_one_row_per_gateway(tmp_path: Path) -> None:
+    out = tmp_path / "local"
+    outcome = run_cli("render", "local", "--out", str(out))
+    assert outcome == Outcome(
+        0,
+        "stack local\n"
+        "NAME       CLUSTER  MODE  SIGN-IN          OVERRIDES  RESOURCES\n"
+        "dev        kind     none  keycloak         -          47\n"
+        "dev-build  kind     none  keycloak         gateway    59\n"
+        "offline    kind     none  none (declared)  -          39\n"
+        f"3 gateways, 150 resources, 61 manifests → {out}\n",
+        "",
+    )
+    wide = run_cli("render", "local", "--out", str(out), "-o", "wide")
+    assert wide.out.splitlines()[1:5] == [
+        "NAME       CLUSTER  MODE  SIGN-IN          OVERRIDES  RESOURCES  ADDRESS  CONSOLE"
+        "       RELEASE",
+        "dev        kind     none  keycloak         -          47         -        -"
+        "             openshell-0.0.110",
+        "dev-build  kind     none  keycloak         gateway    59         -        port-forward"
+        "  openshell-0.0.110",
+        "offline    kind     none  none (declared)  -          39         -        -"
+        "             openshell-0.0.110",
+    ]
+
+
+def test_render_wide_never_folds_a_long_address(tmp_path: Path) -> None:
+    # Wider than the 160 columns of a console that is not a terminal: one line per gateway.
+    outcome = run_cli("render", "ibm", "--out", str(tmp_path / "ibm"), "-o", "wide", "-q")
+    assert outcome == Outcome(0, "", "")  # -q: no table, no notes
+    outcome = run_cli("render", "ibm", "--out", str(tmp_path / "ibm"), "-o", "wide")
+    lines = outcome.out.splitlines()
+    assert [line.split()[0] for line in lines] == [
+        "stack",
+        "NAME",
+        "batch-jobs",
+        "canary",
+        "research",
+        "team-a",
+        "4",
+    ]
+    assert max(len(line) for line in lines) > 160
+    team_a = next(line for line in lines if line.startswith("team-a "))
+    assert team_a.split()[-2:] == ["-", "openshell-0.0.109"]
+    assert "  grpcs://gw-openshell-team-a.hysh-ibm-01-" in team_a
+    assert lines[3].endswith("  openshell-0.0.110 (pinned)")  # canary pins its release
+    assert outcome.err == f"note: {IBM_SECURE_NOTE}\nnote: {IBM_CA_NOTE}\n"
+
+
+def test_render_json_lists_every_stack_gateway_and_note(tmp_path: Path) -> None:
+    out = tmp_path / "ibm"
+    outcome = run_cli("render", "ibm", "--out", str(out), "-o", "json", "-q")
+    assert (outcome.code, outcome.err) == (0, "")
+    rendered = document(outcome)
+    (stack,) = rendered.pop("stacks")
+    assert rendered == {"notes": [IBM_SECURE_NOTE, IBM_CA_NOTE], "removed": []}
+    gateways = {g["name"]: g for g in stack.pop("gateways")}
+    assert stack == {"stack": "ibm", "out": str(out), "resources": 219, "manifests": 93}
+    assert sorted(gateways) == ["batch-jobs", "canary", "research", "team-a"]
+    assert gateways["canary"] == {
+        "name": "canary",
+        "cluster": "roks-us-east",
+        "mode": "route",
+        "address": "grpcs://gw-openshell-canary.hysh-ibm-01-4c28435107377e996c6eb39230b7bcf5-0000"
+        ".us-east.containers.appdomain.cloud:443",
+        "console": None,
+        "signIn": "keycloak",
+        "release": "openshell-0.0.110",
+        "releasePinned": True,
+        "imageOverrides": [],
+        "resources": 50,
+    }
+    assert (out / "plan.json").is_file()  # the render is written as with the table
+
+
+def test_render_all_json_lists_the_removed_outputs(tmp_path: Path) -> None:
+    out = tmp_path / "all"
+    assert run_cli("render", "local", "--out", str(out / "gone"), "-q").code == 0
+    outcome = run_cli("render", "--all", "--out", str(out), "--format", "yaml")
+    parsed = yaml.safe_load(outcome.out)
+    assert [s["stack"] for s in parsed["stacks"]] == list(STACKS)
+    assert parsed["removed"] == [str(out / "gone")]
+    assert outcome.err.endswith(f"removed {out / 'gone'} (no such stack any more)\n")
+    assert leaks([outcome.out], sample_secrets()) == []
+
+
+def test_render_progress_goes_to_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "PROGRESS_MIN_GATEWAYS", 1)
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich draws as on a terminal
+    outcome = run_cli("render", "local", "--out", str(tmp_path / "l"), "--jobs", "1")
+    assert outcome.code == 0
+    assert "rendering local (3 gateways)" in outcome.err
+    assert "rendering local" not in outcome.out
+    assert outcome.out.startswith("stack local\nNAME ")
+    quiet = run_cli("render", "local", "--out", str(tmp_path / "l"), "--jobs", "1", "-q")
+    assert quiet == Outcome(0, "", "")
 
 
 # --- status: the same documents, keys sorted ------------------------------------------------
