@@ -392,7 +392,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import adoption, inventory, outputs, render
+    from gatewayctl import adoption, inventory, outputs, printing, render
 
     (prepared,) = _prepare_all(args.root, inventory.requested_stacks(args.root, args.stack))
     out = args.out or args.root / "build" / "import" / f"{args.stack}.json"
@@ -401,21 +401,37 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
     ):
         raise InvalidInputError(problems)
     document = adoption.import_file(render.execute(prepared))
-    if not document["resources"]:
+    imported = sum(1 for r in document["resources"] if "id" in r)
+    commands: list[str] = []
+    if document["resources"]:
+        outputs.write_file(out, json.dumps(document, indent=2) + "\n")
+        targets = adoption.targets(document)
+        # The program declares them already; code generated from URN-keyed entries would
+        # not bind.
+        commands = [
+            "pulumi up " + " ".join(f"--target '{urn}'" for urn in targets),
+            f"pulumi import --file {out} --protect=false --generate-code=false",
+        ]
+    if printing.is_document(args):
+        written = bool(document["resources"])
+        made = {
+            "stack": args.stack,
+            "file": str(out) if written else None,
+            "resources": imported,
+            "targets": adoption.targets(document) if written else [],
+            "commands": commands,
+        }
+        printing.print_document(made, args.format)
+    elif not commands:
         console.print(
             f"stack {args.stack}: no declaration adopts an existing namespace (spec.namespace);"
             " nothing written"
         )
-        return EXIT_OK
-    outputs.write_file(out, json.dumps(document, indent=2) + "\n")
-    imported = sum(1 for r in document["resources"] if "id" in r)
-    console.print(f"{imported} resources to import → {out}", markup=False)
-    console.print("create the parents and providers it refers to first, then import:")
-    targets = " ".join(f"--target '{urn}'" for urn in adoption.targets(document))
-    console.print(f"  pulumi up {targets}", markup=False, soft_wrap=True)
-    # The program declares them already; code generated from URN-keyed entries would not bind.
-    import_command = f"pulumi import --file {out} --protect=false --generate-code=false"
-    console.print(f"  {import_command}", markup=False, soft_wrap=True)
+    else:
+        console.print(f"{imported} resources to import → {out}", markup=False)
+        console.print("create the parents and providers it refers to first, then import:")
+        for command in commands:
+            console.print(f"  {command}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -431,8 +447,19 @@ def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def _list(items: Sequence[str], format: str) -> None:
+    """A list for a workflow matrix: JSON on one line (``$GITHUB_OUTPUT`` takes one), or
+    YAML."""
+    from gatewayctl import printing
+
+    if format == "yaml":
+        printing.print_document(list(items), format)
+    else:
+        printing.write(json.dumps(list(items), separators=(",", ":")) + "\n")
+
+
 def cmd_driver(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import inventory, operator
+    from gatewayctl import inventory, operator, printing
     from gatewayctl.stackfile import stack_file
 
     known = inventory.all_stacks(args.root)
@@ -446,7 +473,9 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     drivers = operator.drivers(args.root, args.stacks)
     if args.list is not None:
         listed = [stack for stack in drivers if drivers[stack] == args.list]
-        sys.stdout.write(json.dumps(listed, separators=(",", ":")) + "\n")
+        _list(listed, args.format)
+    elif printing.is_document(args):
+        printing.print_document({"drivers": drivers}, args.format)
     else:
         for stack, driver in drivers.items():
             console.print(f"{stack}: {driver}", markup=False)
@@ -466,11 +495,14 @@ examples:
 
 
 def cmd_promote(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import promote
+    from gatewayctl import printing, promote
 
     promotion = promote.promote(args.root, args.release, args.to)
     if not args.dry_run:
         promote.write(args.root, promotion)
+    if printing.is_document(args):
+        printing.print_document(promote.document(promotion, dry_run=args.dry_run), args.format)
+        return EXIT_OK
     for line in promote.report(promotion):
         console.print(line, markup=False, soft_wrap=True)
     if args.dry_run and promotion.changed:
@@ -482,8 +514,7 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
     """Every stack here, as a JSON list (a workflow matrix: one job per stack)."""
     from gatewayctl import inventory
 
-    stacks = inventory.requested_stacks(args.root, None)
-    sys.stdout.write(json.dumps(stacks, separators=(",", ":")) + "\n")
+    _list(inventory.requested_stacks(args.root, None), args.format)
     return EXIT_OK
 
 
@@ -836,6 +867,11 @@ def parser() -> argparse.ArgumentParser:
     )
     imp.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
     imp.add_argument("--out", type=Path, metavar="FILE", help="default build/import/<stack>.json")
+    printing.format_option(
+        imp,
+        ["text", "json", "yaml"],
+        help="text (default: the file and the commands to run), json or yaml",
+    )
     imp.set_defaults(func=cmd_import_file)
 
     opm = commands.add_parser(
@@ -865,6 +901,11 @@ def parser() -> argparse.ArgumentParser:
         "--to", required=True, metavar="STACK[/CLUSTER]", help="the stack, or one of its clusters"
     )
     pro.add_argument("--dry-run", action="store_true", help="check and report; write nothing")
+    printing.format_option(
+        pro,
+        ["text", "json", "yaml"],
+        help="text (default), json or yaml (each binding moved and each gateway's images)",
+    )
     pro.set_defaults(func=cmd_promote)
 
     lst = commands.add_parser(
@@ -874,6 +915,7 @@ def parser() -> argparse.ArgumentParser:
         " workflow runs one diff job per stack from it. Exit 2 when a stack file's name is no"
         " stack name or there is none.",
     )
+    printing.format_option(lst, ["json", "yaml"], help="json (default: a list on one line) or yaml")
     lst.set_defaults(func=cmd_stacks)
 
     drv = commands.add_parser(
@@ -888,6 +930,12 @@ def parser() -> argparse.ArgumentParser:
         "--list",
         choices=["ci", "operator"],
         help="print only a JSON list of the STACKs with this driver (a workflow matrix)",
+    )
+    printing.format_option(
+        drv,
+        ["text", "json", "yaml"],
+        help="text (default: `stack: driver` lines), json or yaml ({drivers: {stack: driver}});"
+        " with --list, json (one line) or yaml",
     )
     drv.set_defaults(func=cmd_driver)
     sta = commands.add_parser(

@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 import yaml
 
+from components import tokens
 from gatewayctl import cli
+from tests.builders import (
+    ADOPTED_NS,
+    adopting_project,
+    copy_project,
+)
 from tests.hostile_helpers import Outcome, leaks, run_cli
 from tests.support import ROOT, STACKS
 
@@ -69,6 +75,27 @@ def document(outcome: Outcome, *, secrets: list[str] | None = None) -> Any:
 def test_the_samples_have_secrets_to_look_for() -> None:
     # local's plaintext admin password, and the placeholders of aws's and ibm's `secure:`.
     assert len(sample_secrets()) >= 3
+
+
+# --- one option, the same everywhere --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "local"],
+        ["render", "local"],
+        ["import-file", "ibm"],
+        ["promote", "r", "--to", "local"],
+        ["stacks"],
+        ["driver", "local"],
+        ["status", "ibm", "--from", "x.json"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_o_output_and_format_name_the_format(argv: list[str]) -> None:
+    for flag in ("-o", "--output", "--format"):
+        assert cli.parser().parse_args([*argv, flag, "yaml"]).format == "yaml"
 
 
 # --- validate -------------------------------------------------------------------------------
@@ -209,6 +236,122 @@ def test_render_progress_goes_to_stderr(tmp_path: Path, monkeypatch: pytest.Monk
     assert outcome.out.startswith("stack local\nNAME ")
     quiet = run_cli("render", "local", "--out", str(tmp_path / "l"), "--jobs", "1", "-q")
     assert quiet == Outcome(0, "", "")
+
+
+# --- import-file ----------------------------------------------------------------------------
+
+
+def test_import_file_json(tmp_path: Path) -> None:
+    adopting_project(tmp_path)
+    outcome = run_cli("--root", str(tmp_path), "import-file", "ibm", "-o", "json")
+    assert (outcome.code, outcome.err) == (0, "")
+    written = tmp_path / "build" / "import" / "ibm.json"
+    cluster = f"urn:pulumi:ibm::hypershell-gateways::{tokens.CLUSTER}"
+    targets = [
+        f"{cluster}$pulumi:providers:kubernetes::roks-us-east-k8s",
+        f"{cluster}$pulumi:providers:postgresql::roks-us-east-postgres",
+        f"{cluster}::roks-us-east",
+    ]
+    assert document(outcome) == {
+        "stack": "ibm",
+        "file": str(written),
+        "resources": 22,
+        "targets": targets,
+        "commands": [
+            "pulumi up " + " ".join(f"--target '{urn}'" for urn in targets),
+            f"pulumi import --file {written} --protect=false --generate-code=false",
+        ],
+    }
+    assert ADOPTED_NS in written.read_text()
+    none = run_cli("import-file", "aws", "--out", str(tmp_path / "x.json"), "-o", "yaml")
+    assert none == Outcome(
+        0, "commands: []\nfile: null\nresources: 0\nstack: aws\ntargets: []\n", ""
+    )
+    assert not (tmp_path / "x.json").exists()
+
+
+# --- promote --------------------------------------------------------------------------------
+
+
+def test_promote_json(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "p")
+    before = (project / "Pulumi.ibm.yaml").read_text()
+    argv = ["--root", str(project), "promote", "openshell-0.0.110", "--to", "ibm"]
+    outcome = run_cli(*argv, "--dry-run", "-o", "json")
+    assert (outcome.code, outcome.err) == (0, "")
+    key = "hypershell-gateways:clusters.roks-us-east.release"
+    rolls = {
+        "after": "openshell-0.0.110",
+        "before": "openshell-0.0.109",
+        "cluster": "roks-us-east",
+        "images": ["gateway", "supervisor", "sandbox"],
+        "reason": None,
+        "rolls": True,
+    }
+    expected = {
+        "stack": "ibm",
+        "path": "Pulumi.ibm.yaml",
+        "release": "openshell-0.0.110",
+        "changed": True,
+        "dryRun": True,
+        "written": False,
+        "clusters": [
+            {
+                "cluster": "roks-us-east",
+                "field": key,
+                "before": "openshell-0.0.109",
+                "after": "openshell-0.0.110",
+                "changed": True,
+            }
+        ],
+        "gateways": [
+            {**rolls, "name": "batch-jobs"},
+            {
+                **rolls,
+                "name": "canary",
+                "before": "openshell-0.0.110",
+                "images": [],
+                "reason": "pins openshell-0.0.110 (spec.release)",
+                "rolls": False,
+            },
+            {**rolls, "name": "research"},
+            {**rolls, "name": "team-a"},
+        ],
+    }
+    assert document(outcome) == expected
+    assert (project / "Pulumi.ibm.yaml").read_text() == before
+    written = run_cli(*argv, "-o", "yaml")
+    assert written.code == 0
+    assert yaml.safe_load(written.out) == {**expected, "dryRun": False, "written": True}
+    again = document(run_cli(*argv, "-o", "json"))  # already bound: nothing to write
+    assert (again["changed"], again["written"], again["clusters"][0]["changed"]) == (
+        False,
+        False,
+        False,
+    )
+
+
+# --- stacks and driver ----------------------------------------------------------------------
+
+
+def test_stacks_json_stays_one_line_and_yaml_is_a_list() -> None:
+    assert run_cli("stacks") == Outcome(0, '["aws","ibm","local"]\n', "")
+    assert run_cli("stacks", "-o", "json") == Outcome(0, '["aws","ibm","local"]\n', "")
+    assert run_cli("stacks", "-o", "yaml") == Outcome(0, "- aws\n- ibm\n- local\n", "")
+
+
+def test_driver_json_and_yaml() -> None:
+    outcome = run_cli("driver", "ibm", "aws", "local", "-o", "json")
+    assert document(outcome) == {"drivers": {"aws": "operator", "ibm": "ci", "local": "ci"}}
+    assert run_cli("driver", "ibm", "aws", "-o", "yaml") == Outcome(
+        0, "drivers:\n  aws: operator\n  ibm: ci\n", ""
+    )
+    assert run_cli("driver", "--list", "ci", "ibm", "aws", "-o", "yaml") == Outcome(
+        0, "- ibm\n", ""
+    )
+    assert run_cli("driver", "--list", "ci", "ibm", "aws", "-o", "json") == Outcome(
+        0, '["ibm"]\n', ""
+    )
 
 
 # --- status: the same documents, keys sorted ------------------------------------------------
