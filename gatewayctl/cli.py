@@ -519,7 +519,7 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import diff, outputs
+    from gatewayctl import diff, outputs, printing
     from gatewayctl.diff import cache as diff_cache
     from gatewayctl.diff import steps
 
@@ -538,9 +538,12 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     if problems:
         raise InvalidInputError(problems)
     result = diff.run(root, prepared, args.base, every_stack=args.all)
-    # Raw Markdown: not through rich, which would read `[secret]` as markup.
-    sys.stdout.write(result.report)
-    sys.stdout.flush()
+    if printing.is_document(args):
+        from gatewayctl.diff import summary as diff_summary
+
+        printing.print_document(diff_summary.document(result, args.base), args.format)
+    else:
+        printing.write(result.report)  # raw: rich would read `[secret]` as markup
     if args.output is not None:
         outputs.write_file(args.output, result.report)
     if args.json is not None:
@@ -852,6 +855,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="also write the predicted step of every resource (by URN) and the changed"
         " objects to FILE as JSON",
+    )
+    printing.format_option(
+        dif,
+        ["markdown", "json", "yaml"],
+        short=False,  # --output names the report's file here
+        help="what stdout gets: markdown (default: the report), json or yaml (the summary as"
+        " data; --output still writes the Markdown)",
     )
     dif.set_defaults(func=cmd_diff)
 

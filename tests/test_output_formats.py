@@ -7,6 +7,7 @@ as a document beside the usual lines (``gatewayctl.printing``)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,11 @@ from components import tokens
 from gatewayctl import cli
 from tests.builders import (
     ADOPTED_NS,
+    NOT_COPIED,
     adopting_project,
     copy_project,
+    edited_config,
+    git,
 )
 from tests.hostile_helpers import Outcome, leaks, run_cli
 from tests.support import ROOT, STACKS
@@ -96,6 +100,15 @@ def test_the_samples_have_secrets_to_look_for() -> None:
 def test_o_output_and_format_name_the_format(argv: list[str]) -> None:
     for flag in ("-o", "--output", "--format"):
         assert cli.parser().parse_args([*argv, flag, "yaml"]).format == "yaml"
+
+
+def test_where_output_names_a_file_the_format_is_format() -> None:
+    args = cli.parser().parse_args(
+        ["diff", "local", "--base", "main", "--output", "r.md", "--format", "json"]
+    )
+    assert (args.output, args.format) == (Path("r.md"), "json")
+    graph = cli.parser().parse_args(["graph", "--all", "-o", "g.mmd", "--format", "dot"])
+    assert (graph.output, graph.format) == (Path("g.mmd"), "dot")
 
 
 # --- validate -------------------------------------------------------------------------------
@@ -386,3 +399,78 @@ def test_status_json_has_its_keys_sorted() -> None:
     assert yamled.out.endswith(
         "\nstack: ibm\nstate: degraded\nstateAgeSeconds: null\nstateTime: null\n"
     )
+
+
+# --- diff -----------------------------------------------------------------------------------
+
+HEAD_PASSWORD = "head-sentinel-Pa55word-for-the-json"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_diff_format_json_is_the_summary_and_output_still_the_markdown(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT, repo, ignore=NOT_COPIED)
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "--message", "base")
+    commit = git(repo, "rev-parse", "HEAD")
+    with (repo / "gateways/local/dev.yaml").open("a", encoding="utf-8") as file:
+        file.write("spec:\n  replicas: 2\n")
+    with edited_config(repo, "local") as config:
+        for entry in config["hypershell-gateways:clusterSecrets"].values():
+            entry["dbAdminPassword"] = HEAD_PASSWORD
+    report = tmp_path / "report.md"
+    outcome = run_cli(
+        "--root", str(repo), "diff", "local", "--base", "main", "--format", "json",
+        "--output", str(report),
+    )  # fmt: skip
+    assert (outcome.code, outcome.err) == (3, "")
+    summary = document(outcome, secrets=[*sample_secrets(), HEAD_PASSWORD])
+    (stack,) = summary.pop("stacks")
+    assert summary == {"base": {"ref": "main", "commit": commit}, "changed": True, "notes": []}
+    manifest = "manifests/kind/openshell-dev/deployment-openshell-gateway.yaml"
+    none = {"added": 0, "changed": 0, "removed": 0}
+    assert stack == {
+        "stack": "local",
+        "changed": True,
+        "baseNote": None,
+        "headNote": None,
+        "secretsChanged": True,
+        "counts": {
+            "gateways": {**none, "changed": 1},
+            "objects": {**none, "changed": 1},
+            "resources": none,
+        },
+        "gateways": [
+            {
+                "name": "dev",
+                "status": "changed",
+                "fields": [],
+                "resources": [{"kind": "Deployment", "name": "dev-workload-deploy"}],
+                "cluster": None,
+                "namespace": None,
+                "address": None,
+            }
+        ],
+        "releases": [],
+        "credentialStores": [],
+        "access": [],
+        "signIn": [],
+        "objects": [{"path": manifest, "kind": "Deployment", "status": "changed"}],
+        "objectsByKind": {"Deployment": {**none, "changed": 1}},
+        "resources": [],
+        "operations": [
+            {
+                "type": "kubernetes:apps/v1:Deployment",
+                "name": "dev-workload-deploy",
+                "gateway": "dev",
+                "op": "update",
+                "because": ["spec.replicas"],
+                "manifest": manifest,
+            }
+        ],
+        "hazards": [],
+    }
+    markdown = report.read_text(encoding="utf-8")
+    assert markdown.startswith("## Offline diff: stack `local`\n")
+    assert HEAD_PASSWORD not in markdown
