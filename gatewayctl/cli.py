@@ -1077,6 +1077,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with interrupts.transaction():
             code: int = args.func(args, console)
     except InvalidInputError as error:
+        if getattr(args, "format", None) in {"json", "yaml"}:  # gatewayctl.printing
+            from gatewayctl import printing
+
+            printing.print_document(printing.problems_document(error.problems), args.format)
         for problem in error.problems:
             errors.print(f"error: {problem}", markup=False, soft_wrap=True)
         errors.print(f"{len(error.problems)} problem(s); nothing written", markup=False)

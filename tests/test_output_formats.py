@@ -23,6 +23,7 @@ from tests.builders import (
     copy_project,
     edited_config,
     git,
+    write_gateway,
 )
 from tests.hostile_helpers import Outcome, leaks, run_cli
 from tests.support import ROOT, STACKS
@@ -148,6 +149,27 @@ def test_validate_json_and_yaml() -> None:
     assert (yamled.code, yamled.err) == (0, "")
     assert yaml.safe_load(yamled.out) == expected
     assert yamled.out.startswith("deploy: false\nnotes:\n- 'Pulumi.aws.yaml: clusters.")
+
+
+def test_invalid_input_with_json_prints_the_problems_as_a_document_too(tmp_path: Path) -> None:
+    project = copy_project(tmp_path / "p")
+    write_gateway(project, "broken", {"replicas": "many"}, stack="local")
+    text = run_cli("--root", str(project), "validate", "local")
+    outcome = run_cli("--root", str(project), "validate", "local", "-o", "json")
+    assert (outcome.code, outcome.err) == (2, text.err)  # the lines on stderr are the same
+    (line, summary) = text.err.splitlines()
+    assert summary == "1 problem(s); nothing written"
+    problem = {
+        "path": "gateways/local/broken.yaml",
+        "field": "spec.replicas",
+        "message": line.split("spec.replicas: ", 1)[1],
+        "text": line.removeprefix("error: "),
+    }
+    assert document(outcome) == {"problems": [problem]}
+    rendered = run_cli("--root", str(project), "render", "local", "-o", "yaml")
+    assert (rendered.code, yaml.safe_load(rendered.out)) == (2, {"problems": [problem]})
+    assert not (project / "build").exists()
+    assert text.out == ""  # the text format prints nothing on stdout, as before
 
 
 # --- render ---------------------------------------------------------------------------------
@@ -365,6 +387,9 @@ def test_driver_json_and_yaml() -> None:
     assert run_cli("driver", "--list", "ci", "ibm", "aws", "-o", "json") == Outcome(
         0, '["ibm"]\n', ""
     )
+    unknown = run_cli("driver", "gcp", "-o", "json")
+    assert unknown.code == 2
+    assert json.loads(unknown.out)["problems"][0]["path"] == "Pulumi.gcp.yaml"
 
 
 # --- status: the same documents, keys sorted ------------------------------------------------
