@@ -386,7 +386,9 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         loaded = prepared.loaded
         console.print(
             f"{loaded.config_path}: ok ({_count(len(loaded.gateways), 'gateway')},"
-            f" {_count(len(loaded.config.clusters), 'cluster')})"
+            f" {_count(len(loaded.config.clusters), 'cluster')})",
+            markup=False,
+            soft_wrap=True,
         )
     return EXIT_OK
 
@@ -425,10 +427,12 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
     elif not commands:
         console.print(
             f"stack {args.stack}: no declaration adopts an existing namespace (spec.namespace);"
-            " nothing written"
+            " nothing written",
+            markup=False,
+            soft_wrap=True,
         )
     else:
-        console.print(f"{imported} resources to import → {out}", markup=False)
+        console.print(f"{imported} resources to import → {out}", markup=False, soft_wrap=True)
         console.print("create the parents and providers it refers to first, then import:")
         for command in commands:
             console.print(f"  {command}", markup=False, soft_wrap=True)
@@ -443,7 +447,7 @@ def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
     _check_outputs(args.root, [out])
     outputs.write_tree(out, files)
     for name in sorted(files):
-        console.print(f"{out / name}", markup=False)
+        console.print(f"{out / name}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -478,7 +482,7 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
         printing.print_document({"drivers": drivers}, args.format)
     else:
         for stack, driver in drivers.items():
-            console.print(f"{stack}: {driver}", markup=False)
+            console.print(f"{stack}: {driver}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -506,7 +510,7 @@ def cmd_promote(args: argparse.Namespace, console: Console) -> int:
     for line in promote.report(promotion):
         console.print(line, markup=False, soft_wrap=True)
     if args.dry_run and promotion.changed:
-        console.print(f"dry run: {promotion.path} not written", markup=False)
+        console.print(f"dry run: {promotion.path} not written", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -649,7 +653,7 @@ def cmd_graph(args: argparse.Namespace, console: Console) -> int:
         sys.stdout.write(text)  # raw: rich would read `[` as markup
     else:
         outputs.write_file(args.output, text)
-        console.print(f"{args.output}", markup=False)
+        console.print(f"{args.output}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 

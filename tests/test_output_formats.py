@@ -305,6 +305,16 @@ def test_import_file_json(tmp_path: Path) -> None:
     assert not (tmp_path / "x.json").exists()
 
 
+def test_a_path_longer_than_the_console_is_printed_whole(tmp_path: Path) -> None:
+    # 160 columns where stdout is no terminal: the line is longer, and stays one line.
+    adopting_project(tmp_path)
+    out = tmp_path / ("a-long-directory-name-" * 8) / "ibm.json"
+    outcome = run_cli("--root", str(tmp_path), "import-file", "ibm", "--out", str(out))
+    assert outcome.code == 0
+    assert outcome.out.splitlines()[0] == f"22 resources to import → {out}"
+    assert len(outcome.out.splitlines()[0]) > 160
+
+
 # --- promote --------------------------------------------------------------------------------
 
 
