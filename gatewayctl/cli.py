@@ -25,7 +25,7 @@ from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError,
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from gatewayctl import parallel, preparation
+    from gatewayctl import parallel, preparation, printing
 
 # Start-up (issue 23): each command imports what it needs when it runs, so ``--help``,
 # ``validate``, ``stacks``, ``status``, ``promote`` and ``driver`` load no provider SDK; only
@@ -176,47 +176,79 @@ def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[prepa
     return prepared
 
 
-def _summary(console: Console, rendered: parallel.StackRender, out: Path | None) -> None:
-    from rich.table import Table
+def _summary(
+    console: Console, rendered: parallel.StackRender, out: Path | None, *, wide: bool
+) -> None:
+    """One stack's summary: its name, one row per gateway (never folded; ``wide`` adds the
+    long columns: address, console, release), and the totals."""
+    from gatewayctl import printing, releases
 
-    from gatewayctl import releases
-
-    loaded = rendered.prepared.loaded
-    table = Table(title=f"stack {loaded.name}", title_justify="left")
-    for column in (
-        "gateway",
-        "cluster",
-        "mode",
-        "address",
-        "console",
-        "sign-in",
-        "release",
-        "overrides",
-        "resources",
-    ):
-        # Addresses are what operators copy: wrapped whole, never cut with an ellipsis.
-        table.add_column(
-            column,
-            justify="right" if column == "resources" else "left",
-            overflow="fold",
-        )
+    header = ["NAME", "CLUSTER", "MODE", "SIGN-IN", "OVERRIDES", "RESOURCES"]
+    if wide:
+        header += ["ADDRESS", "CONSOLE", "RELEASE"]
+    rows = []
     for gw in rendered.gateways:
-        table.add_row(
+        release, overrides = releases.summary_cells(
+            gw.release, gw.release_pinned, gw.image_overrides
+        )
+        row = [
             gw.name,
             gw.cluster,
             gw.mode,
-            gw.address or "-",
-            gw.console or "-",
             SIGN_IN_SHOWN.get(gw.sign_in, gw.sign_in),
-            *releases.summary_cells(gw.release, gw.release_pinned, gw.image_overrides),
+            overrides,
             str(gw.resources),
-        )
-    console.print(table)
+        ]
+        if wide:
+            row += [gw.address or "-", gw.console or "-", release]
+        rows.append(row)
     where = f" → {out}" if out is not None else ""
-    console.print(
-        f"{len(rendered.gateways)} gateways, {rendered.resources} resources,"
-        f" {rendered.manifests} manifests{where}"
+    printing.show(
+        console,
+        [
+            f"stack {rendered.prepared.loaded.name}",
+            *printing.columns(header, rows),
+            f"{len(rendered.gateways)} gateways, {rendered.resources} resources,"
+            f" {rendered.manifests} manifests{where}",
+        ],
     )
+
+
+def _render_document(
+    rendered: Sequence[tuple[parallel.StackRender, Path]],
+    notes: Sequence[str],
+    removed: Sequence[Path],
+) -> dict[str, Any]:
+    """``render -o json|yaml``: per stack where it was written, its totals and its gateways
+    (as the table's cells, by plan.json's names); the notes; the outputs of removed stacks."""
+    return {
+        "stacks": [
+            {
+                "stack": item.prepared.loaded.name,
+                "out": str(out),
+                "resources": item.resources,
+                "manifests": item.manifests,
+                "gateways": [
+                    {
+                        "name": gw.name,
+                        "cluster": gw.cluster,
+                        "mode": gw.mode,
+                        "address": gw.address,
+                        "console": gw.console,
+                        "signIn": gw.sign_in,
+                        "release": gw.release,
+                        "releasePinned": gw.release_pinned,
+                        "imageOverrides": list(gw.image_overrides),
+                        "resources": gw.resources,
+                    }
+                    for gw in item.gateways
+                ],
+            }
+            for item, out in rendered
+        ],
+        "notes": list(notes),
+        "removed": [str(path) for path in removed],
+    }
 
 
 def _render_all(
@@ -244,38 +276,42 @@ def _jobs(args: argparse.Namespace, stacks: int) -> int:
 
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import outputs
+    from gatewayctl import outputs, parallel, printing
 
     root = args.root
     stacks = _stacks(args, root)
-    from gatewayctl import parallel
-
     # Not capped by the stacks: one large stack's gateways are split over the workers, and
     # gatewayctl.shares decides from the work how many run (small work stays in this process).
     jobs = args.jobs if args.jobs is not None else parallel.available_cores()
     prepared = _prepare_all(root, stacks, jobs)
-    notes = sum(p.secure_placeholders for p in prepared)
-    if notes:
-        console.print(
-            f"note: {notes} `secure:` config values cannot be decrypted offline; rendered"
-            " with placeholders (redacted in the output like every secret)"
-        )
     base = args.out if args.out is not None else root / DEFAULT_OUT
     outs = {
         p.loaded.name: base / p.loaded.name if args.all or args.out is None else base
         for p in prepared
     }
     _check_outputs(root, outs.values())
-    _warn(console, root, prepared)
-    rendered = _render_all(prepared, console, not args.quiet, jobs)
+    # The notes once the input is known to be usable: a run that exits 2 prints its problems.
+    notes = printing.Notes(args.quiet)
+    if placeholders := sum(p.secure_placeholders for p in prepared):
+        notes(
+            f"{placeholders} `secure:` config values cannot be decrypted offline; rendered"
+            " with placeholders (redacted in the output like every secret)"
+        )
+    _warn(notes, root, prepared)
+    rendered = _render_all(prepared, notes.console, not args.quiet, jobs)
+    written = []
     for item in rendered:
         out = outs[item.prepared.loaded.name]
         outputs.write_tree(out, item.files)
-        if not args.quiet:
-            _summary(console, item, out)
-    if args.all:
-        for gone in outputs.remove_stale_outputs(base, keep=outs.keys()):
-            console.print(f"removed {gone} (no such stack any more)", markup=False)
+        written.append((item, out))
+    removed = list(outputs.remove_stale_outputs(base, keep=outs.keys())) if args.all else []
+    for gone in removed:
+        notes.line(f"removed {gone} (no such stack any more)")
+    if printing.is_document(args):
+        printing.print_document(_render_document(written, notes.shown, removed), args.format)
+    elif not args.quiet:
+        for item, out in written:
+            _summary(console, item, out, wide=args.format == "wide")
     return EXIT_OK
 
 
@@ -292,7 +328,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _warn(console: Console, root: Path, prepared: Sequence[preparation.Prepared]) -> None:
+def _warn(notes: printing.Notes, root: Path, prepared: Sequence[preparation.Prepared]) -> None:
     """Notes on what the offline run does not need but ``pulumi up`` does, or should not see."""
     from gatewayctl.preparation import absent_ca_bundles
 
@@ -305,11 +341,11 @@ def _warn(console: Console, root: Path, prepared: Sequence[preparation.Prepared]
         ]:
             if warning not in shown:
                 shown.add(warning)
-                console.print(f"note: {warning}", markup=False, soft_wrap=True)
+                notes(warning)
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import identity, readiness, resolve
+    from gatewayctl import identity, printing, readiness, resolve
 
     names = _stacks(args, args.root)
     jobs = _jobs(args, len(names))
@@ -326,20 +362,39 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         stacks = readiness.check(args.root, names, prepare_all)
     else:
         stacks = prepare_all(args.root, names)
-    _warn(console, args.root, stacks)
     if problems := [p for s in stacks for p in identity.sign_in_problems(s.loaded)]:
         raise InvalidInputError(problems)
+    notes = printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
+    _warn(notes, args.root, stacks)
+    if printing.is_document(args):
+        document = {
+            "deploy": args.deploy,
+            "notes": notes.shown,
+            "stacks": [
+                {
+                    "stack": item.loaded.name,
+                    "config": str(item.loaded.config_path),
+                    "gateways": sorted(g.name for g in item.loaded.gateways),
+                    "clusters": sorted(item.loaded.config.clusters),
+                }
+                for item in stacks
+            ],
+        }
+        printing.print_document(document, args.format)
+        return EXIT_OK
     for prepared in stacks:
         loaded = prepared.loaded
         console.print(
             f"{loaded.config_path}: ok ({_count(len(loaded.gateways), 'gateway')},"
-            f" {_count(len(loaded.config.clusters), 'cluster')})"
+            f" {_count(len(loaded.config.clusters), 'cluster')})",
+            markup=False,
+            soft_wrap=True,
         )
     return EXIT_OK
 
 
 def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import adoption, inventory, outputs, render
+    from gatewayctl import adoption, inventory, outputs, printing, render
 
     (prepared,) = _prepare_all(args.root, inventory.requested_stacks(args.root, args.stack))
     out = args.out or args.root / "build" / "import" / f"{args.stack}.json"
@@ -348,21 +403,39 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
     ):
         raise InvalidInputError(problems)
     document = adoption.import_file(render.execute(prepared))
-    if not document["resources"]:
+    imported = sum(1 for r in document["resources"] if "id" in r)
+    commands: list[str] = []
+    if document["resources"]:
+        outputs.write_file(out, json.dumps(document, indent=2) + "\n")
+        targets = adoption.targets(document)
+        # The program declares them already; code generated from URN-keyed entries would
+        # not bind.
+        commands = [
+            "pulumi up " + " ".join(f"--target '{urn}'" for urn in targets),
+            f"pulumi import --file {out} --protect=false --generate-code=false",
+        ]
+    if printing.is_document(args):
+        written = bool(document["resources"])
+        made = {
+            "stack": args.stack,
+            "file": str(out) if written else None,
+            "resources": imported,
+            "targets": adoption.targets(document) if written else [],
+            "commands": commands,
+        }
+        printing.print_document(made, args.format)
+    elif not commands:
         console.print(
             f"stack {args.stack}: no declaration adopts an existing namespace (spec.namespace);"
-            " nothing written"
+            " nothing written",
+            markup=False,
+            soft_wrap=True,
         )
-        return EXIT_OK
-    outputs.write_file(out, json.dumps(document, indent=2) + "\n")
-    imported = sum(1 for r in document["resources"] if "id" in r)
-    console.print(f"{imported} resources to import → {out}", markup=False)
-    console.print("create the parents and providers it refers to first, then import:")
-    targets = " ".join(f"--target '{urn}'" for urn in adoption.targets(document))
-    console.print(f"  pulumi up {targets}", markup=False, soft_wrap=True)
-    # The program declares them already; code generated from URN-keyed entries would not bind.
-    import_command = f"pulumi import --file {out} --protect=false --generate-code=false"
-    console.print(f"  {import_command}", markup=False, soft_wrap=True)
+    else:
+        console.print(f"{imported} resources to import → {out}", markup=False, soft_wrap=True)
+        console.print("create the parents and providers it refers to first, then import:")
+        for command in commands:
+            console.print(f"  {command}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -374,12 +447,23 @@ def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
     _check_outputs(args.root, [out])
     outputs.write_tree(out, files)
     for name in sorted(files):
-        console.print(f"{out / name}", markup=False)
+        console.print(f"{out / name}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
+def _list(items: Sequence[str], format: str) -> None:
+    """A list for a workflow matrix: JSON on one line (``$GITHUB_OUTPUT`` takes one), or
+    YAML."""
+    from gatewayctl import printing
+
+    if format == "yaml":
+        printing.print_document(list(items), format)
+    else:
+        printing.write(json.dumps(list(items), separators=(",", ":")) + "\n")
+
+
 def cmd_driver(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import inventory, operator
+    from gatewayctl import inventory, operator, printing
     from gatewayctl.stackfile import stack_file
 
     known = inventory.all_stacks(args.root)
@@ -393,10 +477,12 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     drivers = operator.drivers(args.root, args.stacks)
     if args.list is not None:
         listed = [stack for stack in drivers if drivers[stack] == args.list]
-        sys.stdout.write(json.dumps(listed, separators=(",", ":")) + "\n")
+        _list(listed, args.format)
+    elif printing.is_document(args):
+        printing.print_document({"drivers": drivers}, args.format)
     else:
         for stack, driver in drivers.items():
-            console.print(f"{stack}: {driver}", markup=False)
+            console.print(f"{stack}: {driver}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -413,15 +499,18 @@ examples:
 
 
 def cmd_promote(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import promote
+    from gatewayctl import printing, promote
 
     promotion = promote.promote(args.root, args.release, args.to)
     if not args.dry_run:
         promote.write(args.root, promotion)
+    if printing.is_document(args):
+        printing.print_document(promote.document(promotion, dry_run=args.dry_run), args.format)
+        return EXIT_OK
     for line in promote.report(promotion):
         console.print(line, markup=False, soft_wrap=True)
     if args.dry_run and promotion.changed:
-        console.print(f"dry run: {promotion.path} not written", markup=False)
+        console.print(f"dry run: {promotion.path} not written", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -429,13 +518,12 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
     """Every stack here, as a JSON list (a workflow matrix: one job per stack)."""
     from gatewayctl import inventory
 
-    stacks = inventory.requested_stacks(args.root, None)
-    sys.stdout.write(json.dumps(stacks, separators=(",", ":")) + "\n")
+    _list(inventory.requested_stacks(args.root, None), args.format)
     return EXIT_OK
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import diff, outputs
+    from gatewayctl import diff, outputs, printing
     from gatewayctl.diff import cache as diff_cache
     from gatewayctl.diff import steps
 
@@ -454,9 +542,12 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     if problems:
         raise InvalidInputError(problems)
     result = diff.run(root, prepared, args.base, every_stack=args.all)
-    # Raw Markdown: not through rich, which would read `[secret]` as markup.
-    sys.stdout.write(result.report)
-    sys.stdout.flush()
+    if printing.is_document(args):
+        from gatewayctl.diff import summary as diff_summary
+
+        printing.print_document(diff_summary.document(result, args.base), args.format)
+    else:
+        printing.write(result.report)  # raw: rich would read `[secret]` as markup
     if args.output is not None:
         outputs.write_file(args.output, result.report)
     if args.json is not None:
@@ -562,7 +653,7 @@ def cmd_graph(args: argparse.Namespace, console: Console) -> int:
         sys.stdout.write(text)  # raw: rich would read `[` as markup
     else:
         outputs.write_file(args.output, text)
-        console.print(f"{args.output}", markup=False)
+        console.print(f"{args.output}", markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -677,7 +768,12 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+QUIET_HELP = "no notes on stderr, only the result"
+
+
 def parser() -> argparse.ArgumentParser:
+    from gatewayctl import printing
+
     top = _Parser(
         prog="python -m gatewayctl",
         description="Validate and render HyperShell gateway stacks offline, with no Pulumi CLI,"
@@ -709,7 +805,16 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         help="output directory (default build/rendered/<stack>; with --all, DIR/<stack>)",
     )
-    rend.add_argument("-q", "--quiet", action="store_true", help="no summary or progress")
+    printing.format_option(
+        rend,
+        ["table", "wide", "json", "yaml"],
+        help="the summary: table (default: one row per gateway), wide (also address, console"
+        " and release), json or yaml (every stack, gateway and note; README, 'Output"
+        " formats')",
+    )
+    rend.add_argument(
+        "-q", "--quiet", action="store_true", help="no table, progress or notes (errors only)"
+    )
     _jobs_argument(rend, "render")
     rend.set_defaults(func=cmd_render)
 
@@ -723,6 +828,13 @@ def parser() -> argparse.ArgumentParser:
     val.add_argument("stack", nargs="?", help="stack name, as in Pulumi.<stack>.yaml")
     val.add_argument("--all", action="store_true", help="validate every Pulumi.*.yaml stack")
     val.add_argument("--deploy", action="store_true", help=DEPLOY_HELP)
+    printing.format_option(
+        val,
+        ["text", "json", "yaml"],
+        help="text (default: one line per stack), json or yaml (each stack's gateways and"
+        " clusters, and the notes)",
+    )
+    val.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     _jobs_argument(val, "validate")
     val.set_defaults(func=cmd_validate)
 
@@ -748,6 +860,13 @@ def parser() -> argparse.ArgumentParser:
         help="also write the predicted step of every resource (by URN) and the changed"
         " objects to FILE as JSON",
     )
+    printing.format_option(
+        dif,
+        ["markdown", "json", "yaml"],
+        short=False,  # --output names the report's file here
+        help="what stdout gets: markdown (default: the report), json or yaml (the summary as"
+        " data; --output still writes the Markdown)",
+    )
     dif.set_defaults(func=cmd_diff)
 
     imp = commands.add_parser(
@@ -762,6 +881,11 @@ def parser() -> argparse.ArgumentParser:
     )
     imp.add_argument("stack", help="stack name, as in Pulumi.<stack>.yaml")
     imp.add_argument("--out", type=Path, metavar="FILE", help="default build/import/<stack>.json")
+    printing.format_option(
+        imp,
+        ["text", "json", "yaml"],
+        help="text (default: the file and the commands to run), json or yaml",
+    )
     imp.set_defaults(func=cmd_import_file)
 
     opm = commands.add_parser(
@@ -791,6 +915,11 @@ def parser() -> argparse.ArgumentParser:
         "--to", required=True, metavar="STACK[/CLUSTER]", help="the stack, or one of its clusters"
     )
     pro.add_argument("--dry-run", action="store_true", help="check and report; write nothing")
+    printing.format_option(
+        pro,
+        ["text", "json", "yaml"],
+        help="text (default), json or yaml (each binding moved and each gateway's images)",
+    )
     pro.set_defaults(func=cmd_promote)
 
     lst = commands.add_parser(
@@ -800,6 +929,7 @@ def parser() -> argparse.ArgumentParser:
         " workflow runs one diff job per stack from it. Exit 2 when a stack file's name is no"
         " stack name or there is none.",
     )
+    printing.format_option(lst, ["json", "yaml"], help="json (default: a list on one line) or yaml")
     lst.set_defaults(func=cmd_stacks)
 
     drv = commands.add_parser(
@@ -814,6 +944,12 @@ def parser() -> argparse.ArgumentParser:
         "--list",
         choices=["ci", "operator"],
         help="print only a JSON list of the STACKs with this driver (a workflow matrix)",
+    )
+    printing.format_option(
+        drv,
+        ["text", "json", "yaml"],
+        help="text (default: `stack: driver` lines), json or yaml ({drivers: {stack: driver}});"
+        " with --list, json (one line) or yaml",
     )
     drv.set_defaults(func=cmd_driver)
     sta = commands.add_parser(
@@ -844,19 +980,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a JSON file the CLI wrote; repeat, or give several",
     )
-    sta.add_argument(
-        "-o",
-        "--output",
-        "--format",
-        dest="format",
-        choices=["table", "wide", "json", "yaml", "markdown"],
-        default="table",
+    printing.format_option(
+        sta,
+        ["table", "wide", "json", "yaml", "markdown"],
         help="table (default: one row per gateway), wide (also address, console and release),"
         " json or yaml (the whole status), markdown (the stack's report, for an issue)",
     )
-    sta.add_argument(
-        "-q", "--quiet", action="store_true", help="no notes on stderr, only the result"
-    )
+    sta.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     sta.add_argument(
         "--now",
         type=_utc,
@@ -951,6 +1081,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with interrupts.transaction():
             code: int = args.func(args, console)
     except InvalidInputError as error:
+        if getattr(args, "format", None) in {"json", "yaml"}:  # gatewayctl.printing
+            from gatewayctl import printing
+
+            printing.print_document(printing.problems_document(error.problems), args.format)
         for problem in error.problems:
             errors.print(f"error: {problem}", markup=False, soft_wrap=True)
         errors.print(f"{len(error.problems)} problem(s); nothing written", markup=False)

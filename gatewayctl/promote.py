@@ -320,3 +320,38 @@ def report(promotion: Promotion) -> list[str]:
         lines.append(f"{len(stays)} gateway(s) stay:")
         lines += [f"  {m.gateway} ({m.cluster}): {m.reason}" for m in stays]
     return lines
+
+
+def document(promotion: Promotion, *, dry_run: bool) -> dict[str, Any]:
+    """``promote -o json|yaml``: what :func:`report` prints, as data. ``written``: the stack
+    file was edited (not a dry run, and a binding moved)."""
+    return {
+        "stack": promotion.stack,
+        "path": promotion.path,
+        "release": promotion.release,
+        "changed": promotion.changed,
+        "dryRun": dry_run,
+        "written": promotion.changed and not dry_run,
+        "clusters": [
+            {
+                "cluster": name,
+                "field": f"{CLUSTERS_KEY}.{name}.{RELEASE_KEY}",
+                "before": before,
+                "after": promotion.release,
+                "changed": before != promotion.release,
+            }
+            for name, before in promotion.clusters
+        ],
+        "gateways": [
+            {
+                "name": m.gateway,
+                "cluster": m.cluster,
+                "before": m.before,
+                "after": m.after,
+                "rolls": bool(m.changed),
+                "images": list(m.changed),
+                "reason": m.reason or None,
+            }
+            for m in promotion.moves
+        ],
+    }

@@ -40,7 +40,14 @@ from tests.builders import (
     write_text,
 )
 from tests.helpers import load, load_problems, one, only_gateway
-from tests.hostile_helpers import leaks, render_cli, reported_problems, tree, validate_cli
+from tests.hostile_helpers import (
+    leaks,
+    render_cli,
+    reported_problems,
+    run_cli,
+    tree,
+    validate_cli,
+)
 from tests.policy_helpers import violations
 
 KEYCLOAK = {
@@ -660,9 +667,12 @@ def test_address_in_outputs_plan_and_summary(tmp_path: Path) -> None:
         "images": {"dashboard": DEFAULT_DASHBOARD_IMAGE, "oauth2Proxy": DEFAULT_OAUTH2_PROXY_IMAGE},
     }
     assert result.gateways[0].console == f"https://{HOST}"
-    outcome = render_cli(tmp_path, tmp_path / "out", quiet=False)
+    out = str(tmp_path / "out")
+    outcome = run_cli("--root", str(tmp_path), "render", STACK, "--out", out, "-o", "wide")
     assert outcome.code == 0
-    assert "console" in outcome.out
+    # The console's address is a long column: -o wide's.
+    assert outcome.out.splitlines()[1].split()[-3:] == ["ADDRESS", "CONSOLE", "RELEASE"]
+    assert f"https://{HOST}  " in outcome.out
 
 
 def test_the_stack_outputs_gain_the_console_address(

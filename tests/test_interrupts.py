@@ -10,7 +10,8 @@ than once.
 
 Where a run is in its course is observed from outside, never guessed from a clock alone: the
 handlers are installed when ``/proc/<pid>/status`` shows SIGTERM caught; the render has
-started when the notes printed just before it arrive; the diff's base worktree and base render
+started when the notes printed just before it arrive on stderr (so those runs are not ``-q``,
+which silences them); the diff's base worktree and base render
 show up in ``git worktree list`` and in the temporary directory.
 """
 
@@ -162,10 +163,16 @@ def large_stack(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def rendering(process: subprocess.Popen[str]) -> None:
     """Return once the render has started: the notes of the generated stack (plaintext
-    secrets of a remote database) are printed just before it."""
-    assert process.stdout is not None
-    line = process.stdout.readline()
+    secrets of a remote database) are printed on stderr just before it."""
+    assert process.stderr is not None
+    line = process.stderr.readline()
     assert line.startswith("note: "), line
+
+
+def without_notes(ended: Ended) -> Ended:
+    """``ended`` with the notes left on stderr after the first (:func:`rendering`) taken out."""
+    kept = [line for line in ended.err.splitlines(True) if not line.startswith("note: ")]
+    return Ended(ended.code, ended.out, "".join(kept))
 
 
 def earlier_render(parent: Path) -> Path:
@@ -178,29 +185,36 @@ def earlier_render(parent: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("delay", "quiet", "signum"),
+    ("delay", "document", "signum"),
     [
         (0.0, True, signal.SIGINT),
         (0.5, True, signal.SIGINT),
         (1.5, True, signal.SIGINT),
-        (0.2, False, signal.SIGINT),  # with the progress bar (and its refresh thread)
+        (0.2, False, signal.SIGINT),  # the table's run
         (1.0, False, signal.SIGINT),
         (1.0, True, signal.SIGTERM),
     ],
 )
 def test_an_interrupt_during_a_render_keeps_the_old_output(
-    large_stack: Path, tmp_path: Path, delay: float, quiet: bool, signum: int
+    large_stack: Path, tmp_path: Path, delay: float, document: bool, signum: int
 ) -> None:
     out = earlier_render(tmp_path / "build")
     before = listing(tmp_path)
 
+    # Not -q: the notes tell when the render starts. Each run has the progress bar.
     process = start(
-        "--root", str(large_stack), "render", "bench", "--out", str(out), *(["-q"] * quiet)
+        "--root",
+        str(large_stack),
+        "render",
+        "bench",
+        "--out",
+        str(out),
+        *(["-o", "json"] * document),
     )
     rendering(process)
     time.sleep(delay)
     send(process, signum)
-    ended = finish(process)
+    ended = without_notes(finish(process))
 
     assert_interrupted(ended, signum)
     assert listing(tmp_path) == before

@@ -102,10 +102,11 @@ def test_render_all_removes_the_outputs_of_removed_stacks_only(
     (out / "notes" / "todo.txt").write_text("keep me\n")
     capsys.readouterr()
 
-    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
+    assert cli.main(["render", "--all", "--out", str(out)]) == 0
 
     assert sorted(p.name for p in out.iterdir()) == ["aws", "ibm", "local", "notes"]
-    assert capsys.readouterr().out.endswith(f"removed {out / 'gone'} (no such stack any more)\n")
+    # A note: on stderr (-q silences it).
+    assert capsys.readouterr().err.endswith(f"removed {out / 'gone'} (no such stack any more)\n")
 
 
 def test_render_all_again_replaces_each_stack_and_removes_nothing(
@@ -116,9 +117,9 @@ def test_render_all_again_replaces_each_stack_and_removes_nothing(
     assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
     capsys.readouterr()
 
-    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
+    assert cli.main(["render", "--all", "--out", str(out)]) == 0
 
-    assert "removed" not in capsys.readouterr().out
+    assert "removed" not in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == ["aws", "ibm", "local"]
 
 
@@ -322,9 +323,9 @@ def test_a_render_marked_before_the_marker_listed_files_is_never_replaced(
     assert snapshot(tmp_path) == before
     # Nor is it removed as the render of a stack that no longer exists.
     old.rename(out / "gone")
-    assert cli.main(["render", "--all", "--out", str(out), "-q"]) == 0
+    assert cli.main(["render", "--all", "--out", str(out)]) == 0
     assert (out / "gone" / "notes.txt").read_text() == "mine\n"
-    assert "removed" not in capsys.readouterr().out
+    assert "removed" not in capsys.readouterr().err
 
 
 # --- paths that are never outputs -----------------------------------------------------------

@@ -57,7 +57,8 @@ def test_parallel_output_is_byte_identical_to_serial_with_the_same_summary(
     assert (
         par.out.replace(f"{tmp_path}/many/", f"{tmp_path}/one/") == serial.out
     )  # summaries, in the same order
-    assert par.err == serial.err == ""
+    assert par.err == serial.err  # the notes (stderr), in the same order
+    assert all(line.startswith("note: ") for line in serial.err.splitlines())
     tables = [line.rstrip() for line in par.out.splitlines() if line.startswith("stack ")]
     assert tables == [f"stack {stack}" for stack in STACKS]
 

@@ -300,19 +300,23 @@ def test_the_committed_samples_are_not_ready_to_deploy(capsys: pytest.CaptureFix
 
 def test_a_ready_project_passes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["--root", str(project), "validate", "--all", "--deploy"]) == 0
-    assert capsys.readouterr().out.splitlines() == [
-        # The copy is no git checkout: the releases' history is noted, not checked (nor needed).
-        "note: releases/: the project is not a git checkout: whether each release is still what"
-        " was first committed is not checked here (it is in a full clone, as pull requests run)",
+    printed = capsys.readouterr()
+    assert printed.out.splitlines() == [
         "Pulumi.aws.yaml: ok (4 gateways, 2 clusters)",
         "Pulumi.ibm.yaml: ok (4 gateways, 1 cluster)",
         "Pulumi.local.yaml: ok (3 gateways, 1 cluster)",
+    ]
+    assert printed.err.splitlines() == [
+        # The copy is no git checkout: the releases' history is noted, not checked (nor needed).
+        "note: releases/: the project is not a git checkout: whether each release is still what"
+        " was first committed is not checked here (it is in a full clone, as pull requests run)",
     ]
 
 
 def test_one_stack_is_checked_alone(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "certs/ibm-databases-for-postgresql-ca.pem").unlink()
     assert cli.main(["--root", str(project), "validate", "aws", "--deploy"]) == 0
+    capsys.readouterr()  # its notes, on stderr too
     assert cli.main(["--root", str(project), "validate", "ibm", "--deploy"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -403,19 +404,25 @@ def test_plan_reports_each_gateways_release_pin_and_overrides() -> None:
 
 
 def summary_rows(out: str) -> dict[str, dict[str, str]]:
-    """The render summary's rows by gateway, each cell by its column's header (columns come
-    and go with features: sign-in, console)."""
-    lines = [
-        [c.strip() for c in line.split("┃" if "┃" in line else "│")[1:-1]]
-        for line in out.splitlines()
-        if "┃" in line or "│" in line
-    ]
-    header = lines[0]
-    return {cells[0]: dict(zip(header, cells, strict=True)) for cells in lines[1:] if cells[0]}
+    """The render summary's rows by gateway, each cell by its column's header, lowercased
+    (columns come and go with features: sign-in, console). Columns are padded, so each cell
+    starts where its header does."""
+    lines = out.splitlines()
+    header = lines[1]
+    found = list(re.finditer(r"\S+", header))  # headers are one word each
+    names, starts = [m[0] for m in found], [m.start() for m in found]
+    ends: list[int | None] = [*starts[1:], None]
+    return {
+        line.split()[0]: {
+            name.lower(): line[start:end].strip()
+            for name, start, end in zip(names, starts, ends, strict=True)
+        }
+        for line in lines[2:-1]
+    }
 
 
 def test_the_render_summary_shows_release_pin_and_overrides(tmp_path: Path) -> None:
-    result = run_cli("render", "ibm", "--out", str(tmp_path / "ibm"))
+    result = run_cli("render", "ibm", "--out", str(tmp_path / "ibm"), "-o", "wide")
     assert result.code == 0, result.err
     rows = summary_rows(result.out)
     assert [rows["canary"][c] for c in ("release", "overrides")] == [
@@ -423,7 +430,9 @@ def test_the_render_summary_shows_release_pin_and_overrides(tmp_path: Path) -> N
         "-",
     ]
     assert [rows["team-a"][c] for c in ("release", "overrides")] == ["openshell-0.0.109", "-"]
-    local = summary_rows(run_cli("render", "local", "--out", str(tmp_path / "local")).out)
+    local = summary_rows(
+        run_cli("render", "local", "--out", str(tmp_path / "local"), "-o", "wide").out
+    )
     assert [
         local["dev-build"][c] for c in ("cluster", "mode", "address", "release", "overrides")
     ] == [

@@ -116,12 +116,12 @@ def test_plaintext_config_read_as_secret_is_redacted() -> None:
 def test_secure_values_become_a_placeholder_and_are_reported_once(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code = cli.main(["render", "--all", "--out", str(tmp_path), "-q"])
-    out = capsys.readouterr().out
+    code = cli.main(["render", "--all", "--out", str(tmp_path)])
+    err = capsys.readouterr().err  # a note: on stderr, silenced by -q
     assert code == 0
-    assert out.count("`secure:` config values cannot be decrypted offline") == 1
+    assert err.count("`secure:` config values cannot be decrypted offline") == 1
     # Per cluster of ibm and aws: the database password and the Keycloak admin client secret.
-    assert out.startswith("note: 6 `secure:` config values")
+    assert err.startswith("note: 6 `secure:` config values")
     assert all(SECURE_PLACEHOLDER not in t for t in written_files(tmp_path).values())
 
 
@@ -193,9 +193,10 @@ def test_plaintext_secrets_of_a_remote_database_are_noted(
         secrets["roks-us-east"]["dbAdminPassword"] = "Prod-Hunter2-Password"
 
     assert cli.main(["--root", str(project), "validate", "--all"]) == 0
-    out = capsys.readouterr().out
+    printed = capsys.readouterr()
+    out = printed.out + printed.err
     key = "clusterSecrets.roks-us-east.dbAdminPassword"
-    notes = [line for line in out.splitlines() if "plaintext" in line]
+    notes = [line for line in printed.err.splitlines() if "plaintext" in line]
     assert notes == [
         f"note: Pulumi.ibm.yaml: {key}: plaintext in a file kept in git; set it with"
         f" `pulumi config set --secret --path '{key}'`"

@@ -61,6 +61,10 @@ LOCK_FILE = "uv.lock"
 class Result:
     report: str
     diffs: tuple[StackDiff, ...]
+    commit: str = ""
+    """The base commit the ref named."""
+    notes: tuple[str, ...] = ()
+    """The report's notes about the whole diff (the dependencies' note)."""
 
     @property
     def changed(self) -> bool:
@@ -133,11 +137,12 @@ def run(
     secrets = frozenset[str]().union(*(s.secrets for s in (*bases.values(), *heads.values())))
     diffs = [compare(stack, bases[stack], heads[stack], secrets) for stack in names]
     target = "--all" if every_stack else " ".join(sorted(prepared))
+    notes = (markdown.dependencies_note(ref, LOCK_FILE),) if new_pins else ()
     report = markdown.build_report(
         diffs,
         base_label=markdown.base_label(ref, commit),
         command=f"python -m gatewayctl diff {target} --base {ref}",
         limit=limit,
-        notes=[markdown.dependencies_note(ref, LOCK_FILE)] if new_pins else [],
+        notes=notes,
     )
-    return Result(report=report, diffs=tuple(diffs))
+    return Result(report=report, diffs=tuple(diffs), commit=commit, notes=notes)

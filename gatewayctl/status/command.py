@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.text import Text
 
+from gatewayctl import printing
 from gatewayctl.errors import UsageError, printable
 from gatewayctl.status import State, core, formats, inputs, selfheal, state, view
 
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace, console: Console) -> State:
     overall = state(result)
     if args.format in {"table", "wide"}:
         shown = {name: _release(*release) for name, release in releases.items()}
-        view.show(console, view.list_lines(result, wide=args.format == "wide", releases=shown))
+        printing.show(console, view.list_lines(result, wide=args.format == "wide", releases=shown))
         if not args.quiet:
             for line in view.notes(result, remedy):
                 notes.print(line, markup=False, soft_wrap=True)
@@ -86,7 +87,7 @@ def _gateway(
         release = releases.get(gateway.name)
         lines = view.summary_lines(result, gateway, _release(*release) if release else None)
         lines += [Text(""), *view.tree_lines(gateway.resources, wide=args.format == "wide")]
-        view.show(console, lines)
+        printing.show(console, lines)
         if not args.quiet:
             notes.print(formats.live_note(result), markup=False, soft_wrap=True)
         return own

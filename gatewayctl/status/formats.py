@@ -6,10 +6,10 @@ markup."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gatewayctl import printing
 from gatewayctl.errors import printable
 from gatewayctl.status import age
 from gatewayctl.status.certificates import Certificate
@@ -261,7 +261,8 @@ def gateway_document(
 
 
 def json_text(document: Mapping[str, Any]) -> str:
-    return json.dumps(document, indent=2, sort_keys=False) + "\n"
+    """The document as every command prints one (``gatewayctl.printing``: keys sorted)."""
+    return printing.json_text(document)
 
 
 def as_json(
@@ -276,9 +277,5 @@ def as_json(
 
 
 def yaml_text(document: Mapping[str, Any]) -> str:
-    """The same document as YAML (keys in the JSON's order; block style; no tags)."""
-    import yaml  # only when asked for: ``--help`` loads no YAML library (tests/test_startup.py)
-
-    return yaml.safe_dump(
-        dict(document), sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000
-    )
+    """The same document as YAML (keys sorted; block style; no tags)."""
+    return printing.yaml_text(dict(document))

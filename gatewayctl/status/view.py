@@ -18,20 +18,22 @@ Every cell is text, not markup, made printable (names and messages come from the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
-from rich.console import Console
 from rich.text import Text
 
 from gatewayctl.errors import printable
+from gatewayctl.printing import columns, text_of
+from gatewayctl.printing import show as show  # the status's lines, printed whole
 from gatewayctl.status import age
 from gatewayctl.status.core import GatewayStatus, StackStatus
 from gatewayctl.status.formats import certificate_cell, detail_lines, headline, live_note
 from gatewayctl.status.resources import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
 
-PADDING = 2
-"""Spaces between columns (argocd's ``tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)``)."""
+if TYPE_CHECKING:
+    from gatewayctl.printing import Cell
+
 STYLES = {
     "Synced": "green",
     "Healthy": "green",
@@ -43,32 +45,10 @@ STYLES = {
 }
 """Argo CD's colours for sync and health (its UI: green, yellow, blue, red; Unknown apart)."""
 
-Cell = str | Text
-
-
-def _text(cell: Cell) -> Text:
-    return cell if isinstance(cell, Text) else Text(printable(cell))
-
 
 def state_cell(value: str | None) -> Text:
     """A sync or health value, coloured where the console has colour."""
     return Text(value or "", style=STYLES.get(value or "", ""))
-
-
-def columns(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[Text]:
-    """Lines of padded columns; the last column is not padded, no line ends in spaces."""
-    lines = [[Text(h) for h in header], *[[_text(c) for c in row] for row in rows]]
-    widths = [max(cell_len(line[i].plain) for line in lines) for i in range(len(header))]
-    result: list[Text] = []
-    for line in lines:
-        out = Text()
-        for i, cell in enumerate(line):
-            out.append_text(cell)
-            if i < len(line) - 1:
-                out.append(" " * (widths[i] - cell_len(cell.plain) + PADDING))
-        out.rstrip()
-        result.append(out)
-    return result
 
 
 def certificates_cell(gateway: GatewayStatus) -> str:
@@ -142,7 +122,7 @@ def summary_lines(status: StackStatus, gateway: GatewayStatus, release: str | No
     lines = []
     for label, value in fields:
         line = Text(f"{label}:".ljust(width))
-        line.append_text(_text(value))
+        line.append_text(text_of(value))
         lines.append(line)
     return lines
 
@@ -159,9 +139,3 @@ def notes(status: StackStatus, remedy: Remedy) -> list[str]:
     if remedy.action != "none":
         lines.append(f"self-heal: {remedy.action}")
     return lines
-
-
-def show(console: Console, lines: Sequence[Text]) -> None:
-    """Each line whole: no wrapping, no cropping, whatever the console's width."""
-    for line in lines:
-        console.print(line, soft_wrap=True, crop=False, overflow="ignore")
