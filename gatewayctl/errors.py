@@ -1,5 +1,6 @@
 """The tool's errors, in one hierarchy, and input problems reported all at once as
-``path: field: problem``.
+``path: field: problem``, or ``path:line:column: field: problem`` where the field's place in
+its file is known (``gatewayctl.locations``).
 
 ``GatewayctlError`` is the base of every error the tool reports itself; ``gatewayctl.cli.main``
 is the one place each kind becomes an exit code:
@@ -17,6 +18,7 @@ traceback with ``--debug`` (or ``GATEWAYCTL_DEBUG=1``) for a bug report.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,13 +39,28 @@ class Problem:
     path: str
     field: str
     message: str
+    line: int | None = dataclasses.field(default=None, compare=False)
+    """Where in ``path`` (1-based line and column), when known: the YAML reader's own problems
+    carry it, the others get it from :func:`gatewayctl.locations.locate`. Not part of what
+    makes two problems the same, nor of their order."""
+    column: int | None = dataclasses.field(default=None, compare=False)
+    at_key: bool = dataclasses.field(default=False, compare=False)
+    """The problem is the key itself (an unknown field): it is located at the key, not at its
+    value."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "field", safe(self.field))
         object.__setattr__(self, "message", safe(self.message))
 
+    @property
+    def where(self) -> str:
+        """``path``, or ``path:line:column`` when the place is known."""
+        if self.line is None:
+            return self.path
+        return f"{self.path}:{self.line}" + (f":{self.column}" if self.column is not None else "")
+
     def __str__(self) -> str:
-        parts = [self.path, self.field, self.message] if self.field else [self.path, self.message]
+        parts = [self.where, self.field, self.message] if self.field else [self.where, self.message]
         return ": ".join(printable(part) for part in parts)
 
 

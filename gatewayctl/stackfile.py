@@ -9,6 +9,7 @@ declarations are :mod:`gatewayctl.resolve`'s, its secrets :mod:`gatewayctl.secre
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
 from pathlib import Path
@@ -58,7 +59,7 @@ def read_stack_config(
     except InvalidInputError as error:
         # A value's field as the other config problems name it: without the `config.` level.
         raise InvalidInputError(
-            Problem(p.path, p.field.removeprefix("config."), p.message) for p in error.problems
+            dataclasses.replace(p, field=p.field.removeprefix("config.")) for p in error.problems
         ) from None
     if "config" not in document:
         # Other top-level keys are the stack file's own (secretsprovider, ...) or hold YAML
@@ -138,7 +139,7 @@ def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
         )
     except ValidationError as error:
         problems += [
-            Problem(p.path, f"{PROJECT}:{p.field}", p.message)
+            dataclasses.replace(p, field=f"{PROJECT}:{p.field}")
             for p in from_validation_error(display, error)
             if p.field.split(".", 1)[0] not in malformed
         ]

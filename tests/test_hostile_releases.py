@@ -65,7 +65,8 @@ def run(text: str | bytes) -> tuple[Outcome, Outcome, bool]:
 
 def assert_clean(rendered: Outcome, validated: Outcome, written: bool) -> list[str]:
     """Exit 0 with a render, or exit 2 naming the release file with nothing written; the
-    problem lines (``<field>: <message>`` of the release file) are returned."""
+    problem lines (``<field>: <message>`` of the release file, after ``:<line>:<column>`` where
+    the problem knows its place) are returned."""
     assert rendered.code in (0, 2), rendered
     assert validated.code == rendered.code
     assert "Traceback" not in rendered.err + validated.err
@@ -78,7 +79,7 @@ def assert_clean(rendered: Outcome, validated: Outcome, written: bool) -> list[s
     # A broken release is its file's problem; the binding then names a release there is not.
     assert {p.path for p in problems} <= {RELEASE, CONFIG_FILE}, rendered.err
     assert any(p.path == RELEASE for p in problems), rendered.err
-    return [p.rest for p in problems if p.path == RELEASE]
+    return [f"{p.location} {p.rest}".lstrip() for p in problems if p.path == RELEASE]
 
 
 FIELDS = ("name", "note", "gateway", "supervisor", "sandbox")
@@ -95,7 +96,7 @@ def test_any_tag_on_any_junk_value_is_a_clean_result(field: str, tag: str, junk:
     rest = assert_clean(*run(release_text(**{field: f"{tag}{junk}"})))
     for line in rest:
         # The field's problem, or the file's when YAML cannot read it (with its line).
-        assert line.startswith((f"{FIELD_PATHS[field]}: ", "line ")), line
+        assert re.match(rf"(:\d+:\d+ )?{FIELD_PATHS[field]}: |:\d+:\d+ invalid YAML: ", line), line
 
 
 @settings(HOSTILE, max_examples=40)
@@ -111,7 +112,10 @@ def test_any_digest_text_is_pinned_or_refused_by_its_field(suffix: str) -> None:
     if DIGEST.fullmatch(suffix):
         assert rest == []
     else:
-        assert rest and all(line.startswith(("spec.images.gateway: ", "line ")) for line in rest)
+        assert rest and all(
+            re.match(r"(:\d+:\d+ )?spec\.images\.gateway: |:\d+:\d+ invalid YAML: ", line)
+            for line in rest
+        )
 
 
 @pytest.mark.parametrize(

@@ -423,12 +423,14 @@ def test_a_value_that_does_not_convert_is_named_by_field(
     assert "resyncFrequencySeconds: 600\n" in text
     path.write_text(text.replace("resyncFrequencySeconds: 600", line), encoding="utf-8")
     number = text.splitlines().index("resyncFrequencySeconds: 600") + 1
+    column = len("resyncFrequencySeconds: ") + 1
     value = line.split()[-1]
     for command in (["operator-manifests", "--out", str(project.parent / "o")], ["driver", "aws"]):
         assert cli.main(["--root", str(project), *command]) == 2
         err = capsys.readouterr().err
         assert err.splitlines() == [
-            f"error: {SETTINGS}: resyncFrequencySeconds: line {number}: invalid value: {problem}",
+            f"error: {SETTINGS}:{number}:{column}: resyncFrequencySeconds: invalid value:"
+            f" {problem}",
             "1 problem(s); nothing written",
         ]
         assert value not in err
@@ -443,7 +445,8 @@ def test_a_value_deep_in_the_settings_is_named_by_its_path(
     assert old in text
     path.write_text(text.replace(old, "AWS_ROLE_ARN: {name: !!int x, key: roleArn}"), "utf-8")
     lines = errors(project, capsys)
-    assert lines[0].startswith(f"error: {SETTINGS}: envFromSecrets.aws.AWS_ROLE_ARN.name: line ")
+    field = "envFromSecrets.aws.AWS_ROLE_ARN.name"
+    assert re.match(rf"error: {re.escape(SETTINGS)}:\d+:\d+: {re.escape(field)}: ", lines[0])
     assert lines[0].endswith(": invalid value: tagged !!int but is not an integer")
 
 
