@@ -879,9 +879,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with interrupts.transaction():
             code: int = args.func(args, console)
     except InvalidInputError as error:
-        for problem in error.problems:
+        from gatewayctl.locations import locate
+
+        problems = locate(error.problems, args.root)
+        for problem in problems:
             errors.print(f"error: {problem}", markup=False, soft_wrap=True)
-        errors.print(f"{len(error.problems)} problem(s); nothing written", markup=False)
+        errors.print(f"{len(problems)} problem(s); nothing written", markup=False)
         return EXIT_INVALID
     except UsageError as error:
         errors.print(f"error: {safe(str(error))}", markup=False, soft_wrap=True)

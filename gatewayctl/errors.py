@@ -206,5 +206,6 @@ def from_validation_error(path: str, error: ValidationError, prefix: str = "") -
             message = {"missing": "required field is missing", "extra_forbidden": "unknown field"}[
                 item["type"]
             ]
-        problems.append(Problem(path, field, message))
+        at_key = item["type"] == "extra_forbidden" or "[key]" in item["loc"]
+        problems.append(Problem(path, field, message, at_key=at_key))
     return problems

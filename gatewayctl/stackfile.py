@@ -67,7 +67,8 @@ def read_stack_config(
         near = [str(k) for k in document if difflib.get_close_matches(str(k), ["config"], 1, 0.8)]
         if near:
             raise InvalidInputError(
-                Problem(display, key, "unknown key; did you mean config?") for key in sorted(near)
+                Problem(display, key, "unknown key; did you mean config?", at_key=True)
+                for key in sorted(near)
             )
     config = document.get("config", {})
     if not isinstance(config, dict):
@@ -80,9 +81,8 @@ def read_stack_config(
         elif not key.startswith(prefix) and _near_project(namespace := key.split(":", 1)[0]):
             # Pulumi matches namespaces exactly: the value would be left unread, silently.
             case = " (namespaces are case-sensitive)" if namespace.casefold() == PROJECT else ""
-            problems.append(
-                Problem(display, key, f"unknown namespace{case}; did you mean {prefix}?")
-            )
+            message = f"unknown namespace{case}; did you mean {prefix}?"
+            problems.append(Problem(display, key, message, at_key=True))
     if problems:
         raise InvalidInputError(problems)
     return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
@@ -113,7 +113,9 @@ def _kind(value: object) -> str:
 def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
     unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
-    problems = [Problem(display, f"{PROJECT}:{key}", "unknown config key") for key in unknown]
+    problems = [
+        Problem(display, f"{PROJECT}:{key}", "unknown config key", at_key=True) for key in unknown
+    ]
     # One problem for an object key of the wrong shape, not the model's view of it.
     malformed = {
         key

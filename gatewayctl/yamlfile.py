@@ -401,6 +401,20 @@ def parse_yaml_mapping(text: str, display: str) -> dict[str, Any]:
     return document
 
 
+def compose_yaml(text: str) -> Node | None:
+    """The node tree of ``text`` (its one document), composed under the same limits as
+    :func:`parse_yaml_mapping`, for finding where a field is written
+    (:mod:`gatewayctl.locations`); None when the text is not one YAML document."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        return None
+    try:
+        loader = _Reader(text)
+        root = loader.get_single_node()
+    except yaml.YAMLError:
+        return None
+    return root
+
+
 # --- writing ----------------------------------------------------------------------------------
 
 

@@ -70,6 +70,15 @@ class Reported:
         return self.rest.startswith(f"{field}: ") if field else True
 
 
+_LOCATION = re.compile(r"(\.ya?ml):[0-9]+:[0-9]+: ")
+
+
+def unlocated(text: str) -> str:
+    """``text`` (printed problems) without the ``:<line>:<column>`` after each YAML file's
+    path: for tests of what a problem says, not of where it is (``tests/test_locations.py``)."""
+    return _LOCATION.sub(r"\1: ", text)
+
+
 def control_characters(text: str) -> list[str]:
     """Characters other than the line feed that a terminal would interpret, not show."""
     return sorted({c for c in text if c != "\n" and unicodedata.category(c) in {"Cc", "Cf"}})

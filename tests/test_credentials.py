@@ -26,7 +26,7 @@ from gatewayctl.models import CredentialsSpec, GatewaySpec, Model
 from policy.hypershell_policies.vault import address_problem
 from tests.builders import cluster, write_gateway, write_stack
 from tests.helpers import k8s, kinds, load, load_problems, raw
-from tests.hostile_helpers import run_cli
+from tests.hostile_helpers import run_cli, unlocated
 from tests.policy_helpers import stack_config, violations
 from tests.support import ROOT, rendered
 from tests.test_components import BASE_ARGS, COMMON, NS, build, config_hash
@@ -491,7 +491,7 @@ def test_the_cli_exits_2_writes_nothing_and_never_echoes_the_password(tmp_path: 
     rendered_ = run_cli("--root", str(tmp_path), "render", "test", "--out", str(out), "-q")
 
     assert (validated.code, rendered_.code) == (2, 2)
-    assert validated.err.splitlines() == [
+    assert unlocated(validated.err).splitlines() == [
         f"error: {source}: spec.credentials.vault.address: must not include credentials"
         " (user:password@)",
         f"error: {source}: spec.credentials.vault.role: '-r' is not an identifier {IDENTIFIER}",

@@ -44,7 +44,7 @@ from tests.builders import (
     write_stack,
     write_text,
 )
-from tests.hostile_helpers import leaks, render_cli, reported_problems, validate_cli
+from tests.hostile_helpers import leaks, render_cli, reported_problems, unlocated, validate_cli
 from tests.strategies import (
     HOSTILE,
     JUNK_SCALARS,
@@ -63,9 +63,10 @@ QUIET = {"signIn": "none"}
 rest of a stack's problems (issue 21), and these tests compare validate with render."""
 
 
-def refused(root: Path, out: Path) -> list[str]:
+def refused(root: Path, out: Path, *, located: bool = False) -> list[str]:
     """Render and validate ``root``: both exit 2 with the same problems and write nothing.
-    Returns the problem lines, without ``error: `` and the summary."""
+    Returns the problem lines, without ``error: `` and the summary, and without where each
+    problem is unless ``located``."""
     rendered = render_cli(root, out, quiet=False)
     validated = validate_cli(root)
     assert (rendered.code, validated.code) == (2, 2), (rendered, validated)
@@ -73,7 +74,8 @@ def refused(root: Path, out: Path) -> list[str]:
     assert rendered.out == validated.out == ""
     assert rendered.err == validated.err
     reported_problems(rendered.err, PATHS)  # the shape: one problem a line, then the summary
-    return [line.removeprefix("error: ") for line in rendered.err.splitlines()[:-1]]
+    lines = [line.removeprefix("error: ") for line in rendered.err.splitlines()[:-1]]
+    return lines if located else [unlocated(line) for line in lines]
 
 
 def declaration_with(spec_text: str) -> str:
@@ -109,7 +111,7 @@ def test_a_scalar_that_does_not_convert_is_a_problem_of_its_field_and_line(
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with(f"  replicas: {value}\n"))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     # At the value: `  replicas: ` is 12 characters.
     assert lines == [f"{DECLARATION}:6:13: spec.replicas: invalid value: {problem}"]
@@ -119,7 +121,7 @@ def test_a_key_that_does_not_convert_names_its_mapping(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with("  replicas: 1\n  !!int ten: 1\n"))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     assert lines == [f"{DECLARATION}:7:3: spec: invalid key: tagged !!int but is not an integer"]
 
@@ -138,7 +140,7 @@ def test_a_tag_on_the_wrong_kind_of_node_is_invalid_yaml(
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with(f"  replicas: {value}\n"))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     assert [line.split(": ", 1) for line in lines] == [[f"{DECLARATION}:6:{column}", problem]]
 
@@ -259,7 +261,7 @@ def test_a_secret_that_does_not_convert_is_named_not_quoted(
 ) -> None:
     first = secrets_project(tmp_path, entry)
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     expected = line.replace("<entry>", str(first)).replace("<next>", str(first + 1))
     assert lines == [f"{CONFIG_FILE}:{expected}"]
@@ -270,7 +272,7 @@ def test_a_duplicate_secret_name_is_named(tmp_path: Path) -> None:
     # Keys down to the secret's name are config structure, not secret: they are quoted.
     first = secrets_project(tmp_path, "      dbAdminPassword: a\n      dbAdminPassword: b\n")
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     assert lines == [f"{CONFIG_FILE}:{first + 1}:7: invalid YAML: duplicate key 'dbAdminPassword'"]
 
@@ -395,7 +397,7 @@ def test_deep_nesting_is_refused_where_it_passes_the_limit(
     write_gateway(tmp_path, "team-a")
     write_text(tmp_path, file, text)
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     assert lines == [f"{file}:{where}: nests deeper than {MAX_DEPTH} levels; not read further"]
 
@@ -422,7 +424,7 @@ def test_nesting_one_level_over_the_limit_is_refused(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with(nested(MAX_DEPTH - 1)))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     # The last key, on the last line, is the first node too deep.
     line, column = 5 + MAX_DEPTH - 1, MAX_DEPTH
@@ -435,7 +437,7 @@ def test_more_nodes_than_the_limit_are_refused(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with("  x: [" + "0," * MAX_NODES + "0]\n"))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     assert lines == [
         # 13 nodes before the list's first item (at column 7), two characters an item
