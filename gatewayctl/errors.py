@@ -192,20 +192,48 @@ class ToolError(GatewayctlError):
     """The tool could not finish for a reason it names; the message holds no secret."""
 
 
-def from_validation_error(path: str, error: ValidationError, prefix: str = "") -> list[Problem]:
-    """Turn pydantic's errors into problems whose field is the dotted YAML path."""
+def from_validation_error(
+    path: str,
+    error: ValidationError,
+    prefix: str = "",
+    *,
+    model: type | None = None,
+    document: object = None,
+) -> list[Problem]:
+    """Turn pydantic's errors into problems whose field is the dotted YAML path.
+
+    With the ``model`` validated and the ``document`` it was given, an unknown field names the
+    field it most likely meant (``unknown field; did you mean 'vault'?``) and the problems of
+    that field, absent because of the typo, are left out (:mod:`gatewayctl.typos`)."""
+    items = error.errors(include_url=False)
+    meant: dict[tuple[object, ...], str] = {}
+    if model is not None:
+        from gatewayctl import typos
+
+        for item in items:
+            if item["type"] == "extra_forbidden" and "[key]" not in item["loc"]:
+                found = typos.meant(model, item["loc"], document)
+                if found is not None:
+                    meant[item["loc"]] = found
+    # Problems of a field a typo left out: the typo's "did you mean" names it.
+    absent = {(*loc[:-1], name) for loc, name in meant.items()}
     problems = []
-    for item in error.errors(include_url=False):
+    for item in items:
+        loc = item["loc"]
+        if any(loc[: len(missing)] == missing for missing in absent):
+            continue
         parts = [prefix] if prefix else []
-        parts += [str(part) for part in item["loc"] if part not in {"__root__", "[key]"}]
+        parts += [str(part) for part in loc if part not in {"__root__", "[key]"}]
         field = ".".join(parts)
         message = item["msg"].removeprefix("Value error, ")
-        if "[key]" in item["loc"]:
+        if "[key]" in loc:
             message = f"key: {message}"
         if item["type"] in {"missing", "extra_forbidden"}:
             message = {"missing": "required field is missing", "extra_forbidden": "unknown field"}[
                 item["type"]
             ]
-        at_key = item["type"] == "extra_forbidden" or "[key]" in item["loc"]
+        if loc in meant:
+            message += f"; did you mean {meant[loc]!r}?"
+        at_key = item["type"] == "extra_forbidden" or "[key]" in loc
         problems.append(Problem(path, field, message, at_key=at_key))
     return problems

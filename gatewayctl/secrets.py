@@ -128,7 +128,11 @@ def cluster_secrets(raw: Any, cluster: str, config_path: str) -> ClusterSecrets:
     try:
         return ClusterSecrets.model_validate(raw[cluster], by_alias=True)
     except ValidationError as error:
-        raise InvalidInputError(from_validation_error(config_path, error, prefix=field)) from None
+        raise InvalidInputError(
+            from_validation_error(
+                config_path, error, prefix=field, model=ClusterSecrets, document=raw[cluster]
+            )
+        ) from None
 
 
 # --- `secure:` values ------------------------------------------------------------------------

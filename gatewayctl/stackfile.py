@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.models import StackConfig
+from gatewayctl.typos import closest
 from gatewayctl.yamlfile import SECRETS_KEY, parse_yaml_mapping, read_yaml_mapping
 
 PROJECT = "hypershell-gateways"
@@ -110,12 +111,23 @@ def _kind(value: object) -> str:
     return kinds.get(type(value), type(value).__name__)
 
 
+def _unknown_key(meant: str | None) -> str:
+    return "unknown config key" + (f"; did you mean '{PROJECT}:{meant}'?" if meant else "")
+
+
 def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
     unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
+    # A misspelt key names the key it meant; that key's own problems (missing) are left out.
+    meant = {
+        key: closest(key, [k for k in (*CONFIG_KEYS, SECRETS_KEY) if k not in raw])
+        for key in unknown
+    }
     problems = [
-        Problem(display, f"{PROJECT}:{key}", "unknown config key", at_key=True) for key in unknown
+        Problem(display, f"{PROJECT}:{key}", _unknown_key(meant[key]), at_key=True)
+        for key in unknown
     ]
+    absent = {name for name in meant.values() if name is not None}
     # One problem for an object key of the wrong shape, not the model's view of it.
     malformed = {
         key
@@ -142,8 +154,8 @@ def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     except ValidationError as error:
         problems += [
             dataclasses.replace(p, field=f"{PROJECT}:{p.field}")
-            for p in from_validation_error(display, error)
-            if p.field.split(".", 1)[0] not in malformed
+            for p in from_validation_error(display, error, model=StackConfig, document=values)
+            if p.field.split(".", 1)[0] not in malformed | absent
         ]
         raise InvalidInputError(problems) from None
     if problems:

@@ -187,7 +187,7 @@ def test_plaintext_password_is_accepted(tmp_path: Path) -> None:
         ({"dbAdminPassword": 1234}, [("dbAdminPassword", "Input should be a valid string")]),
         (
             {"dbAdminPassword": "pw", "kubeconfg": "x"},
-            [("kubeconfg", "unknown field")],
+            [("kubeconfg", "unknown field; did you mean 'kubeconfig'?")],
         ),
     ],
     ids=["empty", "missing", "not-a-string", "unknown-field"],
