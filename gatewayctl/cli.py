@@ -44,6 +44,8 @@ EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 EXIT_DEGRADED, EXIT_RENEWAL = 4, 5  # `status` only (STATUS_EPILOG)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it (SIGTERM: 143: gatewayctl.interrupts)
 DEBUG_ENV = "GATEWAYCTL_DEBUG"
+GITHUB_ACTIONS_ENV = "GITHUB_ACTIONS"
+"""``true`` in a GitHub Actions job: problems are also printed as annotations (``::error``)."""
 DEBUG_HINT = f"unexpected: run with --debug or {DEBUG_ENV}=1 for the traceback"
 DEBUG_HELP = (
     f"on an error that exits 1, print its traceback (for a bug report) instead of one line;"
@@ -885,6 +887,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in problems:
             errors.print(f"error: {problem}", markup=False, soft_wrap=True)
         errors.print(f"{len(problems)} problem(s); nothing written", markup=False)
+        if os.environ.get(GITHUB_ACTIONS_ENV) == "true":
+            _annotate(problems, args.root)
         return EXIT_INVALID
     except UsageError as error:
         errors.print(f"error: {safe(str(error))}", markup=False, soft_wrap=True)
@@ -901,6 +905,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             errors.print(_unexpected(error), markup=False, soft_wrap=True)
         return EXIT_ERROR
     return code
+
+
+def _annotate(problems: Sequence[Problem], root: Path) -> None:
+    """One GitHub Actions annotation per problem, on its file's line (the runner reads workflow
+    commands from stderr as from stdout); paths are the workspace's, where the checkout is."""
+    from gatewayctl.errors import annotation
+
+    workspace = os.path.abspath(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+    for problem in problems:
+        path = os.path.abspath(root / problem.path)
+        relative = os.path.relpath(path, workspace)
+        outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
+        inside = os.path.isfile(path) and not outside
+        line = annotation(problem, Path(relative).as_posix() if inside else None)
+        sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _unexpected(error: Exception) -> str:

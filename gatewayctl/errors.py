@@ -64,6 +64,31 @@ class Problem:
         return ": ".join(printable(part) for part in parts)
 
 
+def annotation(problem: Problem, file: str | None) -> str:
+    """``problem`` as a GitHub Actions workflow command, ``::error file=F,line=L,col=C::field:
+    problem``, shown on the file's line in the pull request; without ``file`` (no file of the
+    workspace) the whole problem is the message. The values are escaped as the runner reads
+    them (actions/toolkit packages/core/src/command.ts: ``escapeData``, ``escapeProperty``)."""
+    if file is None:
+        return f"::error::{_command_data(printable(str(problem)))}"
+    properties = {"file": file, "line": problem.line, "col": problem.column}
+    shown = ",".join(
+        f"{key}={_command_property(printable(str(value)))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    text = f"{problem.field}: {problem.message}" if problem.field else problem.message
+    return f"::error {shown}::{_command_data(printable(text))}"
+
+
+def _command_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _command_property(text: str) -> str:
+    return _command_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def printable(text: str) -> str:
     """Non-printable characters as escapes: keys and file names come from input, and a newline
     or an escape sequence must not forge another "error:" line or reach the terminal."""
