@@ -3,7 +3,8 @@
 Every problem of every file is collected and raised at once as ``InvalidInputError``; nothing is
 returned half-valid. Cross-file rules: the cluster exists (or is the only one), names,
 namespaces and hosts are unique, hosts obey the one hostname function, images resolve, no
-gateway takes a namespace or role the stack config refers to. The files themselves are read by
+gateway takes a namespace or role the stack config refers to, no two share a credential
+namespace or a Vault role or mount. The files themselves are read by
 :mod:`gatewayctl.stackfile` and :mod:`gatewayctl.declarations`.
 """
 
@@ -603,6 +604,9 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
             gateways.append(gateway)
     problems += _duplicates(gateways, config)
     problems += credentials.clashes(gateways, lambda g: g.cluster)
+    problems += credentials.vault_clashes(
+        gateways, lambda g: g, lambda g: g.source, lambda a, b: a.cluster == b.cluster
+    )
     problems += client_clashes(gateways, config)
     if problems:
         raise InvalidInputError(problems)

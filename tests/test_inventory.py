@@ -198,9 +198,11 @@ def test_cli_validate_fails_on_a_copied_stack_config(
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
     err = unlocated(capsys.readouterr().err).splitlines()
-    # ... and each gateway's Keycloak client two owners on the one realm (10 of the 32).
-    assert err[-1] == "32 problem(s); nothing written"
+    # ... each gateway's Keycloak client two owners on the one realm (10 of the 36), and
+    # research's Vault role and mount (4).
+    assert err[-1] == "36 problem(s); nothing written"
     assert sum("on the same Keycloak realm" in line for line in err) == 10
+    assert sum(": spec.credentials.vault." in line for line in err) == 4
     assert err[0].startswith(
         "error: gateways/ibm/batch-jobs.yaml: spec.databaseName: database"
         " 'gw_batch_jobs' on server "
@@ -220,6 +222,9 @@ def test_cli_validate_fails_on_a_copied_stack_config(
         assert old in text
         text = text.replace(old, new)
     prod.write_text(text)
+    # A Vault of its own too: one Vault server is one whatever the clusters.
+    research = tmp_path / "gateways" / "prod" / "research.yaml"
+    research.write_text(research.read_text().replace("https://5f2b9c1e-", "https://7a8b9c0d-"))
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
     # DNS is global: one vanity host, one owner.
@@ -232,7 +237,6 @@ def test_cli_validate_fails_on_a_copied_stack_config(
         " (cluster 'roks-us-east' of Pulumi.ibm.yaml)",
         "2 problem(s); nothing written",
     ]
-    research = tmp_path / "gateways" / "prod" / "research.yaml"
     research.write_text(research.read_text().replace("openshell.research", "prod.research"))
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 0
 
