@@ -316,16 +316,16 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         try:
             return _prepare_all(root, stacks, jobs)
         except InvalidInputError as error:
-            # Every problem at once: the sign-in rule too, not only once the others are fixed.
-            unset = [p for stack in stacks for p in resolve.sign_in_problems(root, stack)]
-            raise InvalidInputError([*error.problems, *unset]) from None
+            # Every problem at once: validate's own rules too, not only once the others are fixed.
+            own = [p for stack in stacks for p in resolve.validate_rules(root, stack)]
+            raise InvalidInputError([*error.problems, *own]) from None
 
     if args.deploy:
         stacks = readiness.check(args.root, names, prepare_all)
     else:
         stacks = prepare_all(args.root, names)
     _warn(console, args.root, stacks)
-    if problems := [p for s in stacks for p in identity.sign_in_problems(s.loaded)]:
+    if problems := [p for s in stacks for p in identity.validate_rules(s.loaded)]:
         raise InvalidInputError(problems)
     for prepared in stacks:
         loaded = prepared.loaded
