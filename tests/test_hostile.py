@@ -154,7 +154,7 @@ def _plaintext_notes(project: Project) -> str:
                 path = f"clusterSecrets.{cluster}.{key}"
                 notes += (
                     f"note: Pulumi.test.yaml: {path}: plaintext in a file kept in git; set it"
-                    f" with `pulumi config set --secret --path '{path}'`\n"
+                    f" with `pulumi config set --stack test --secret --path '{path}'`\n"
                 )
     return notes
 

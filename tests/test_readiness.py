@@ -44,7 +44,8 @@ def placeholder_line(stack: str, cluster: str, key: str = "dbAdminPassword") -> 
     setting = f"clusterSecrets.{cluster}.{key}"
     return (
         f"error: Pulumi.{stack}.yaml: {PREFIX}{setting}: `secure:` value is a placeholder, not"
-        f" ciphertext; set the real value with `pulumi config set --secret --path '{setting}'`"
+        " ciphertext; set the real value with"
+        f" `pulumi config set --stack {stack} --secret --path '{setting}'`"
     )
 
 
@@ -170,7 +171,7 @@ def test_every_placeholder_of_the_stack_file_is_named_by_key(tmp_path: Path) -> 
     ]
     assert problems[3].message == (
         "`secure:` value is a placeholder, not ciphertext; set the real value with"
-        " `pulumi config set --secret --path 'kubernetes:kubeconfig'`"
+        " `pulumi config set --stack s --secret --path 'kubernetes:kubeconfig'`"
     )
     assert all(secret not in str(p) for p in problems)
 
@@ -346,7 +347,8 @@ def test_a_cluster_without_its_secrets_entry_is_not_ready(
     assert cli.main(["--root", str(project), "validate", "aws", "--deploy"]) == 2
     assert unlocated(capsys.readouterr().err).splitlines() == [
         f"error: Pulumi.aws.yaml: {PREFIX}clusterSecrets.rosa-us-west-2: missing; set it with"
-        " `pulumi config set --secret --path`",
+        " `pulumi config set --stack aws --secret --path"
+        " 'clusterSecrets.rosa-us-west-2.dbAdminPassword'`",
         "1 problem(s); nothing written",
     ]
 
