@@ -1,6 +1,6 @@
 """``python -m gatewayctl``: validate, render and diff stacks offline.
 
-Exit codes: 0 ok; 2 invalid input (each problem as ``path: field: problem``, nothing
+Exit codes: 0 ok; 2 invalid input (each problem as ``path:line:column: field: problem``, nothing
 written); 1 anything else; 130 interrupted. ``diff`` exits 3 when the stack's render changes.
 ``status`` exits 3 out of sync, 4 degraded, 5 certificates due for renewal (``STATUS_EPILOG``).
 ``main`` is the one place an error becomes an exit code (the kinds: ``gatewayctl.errors``).
@@ -53,8 +53,9 @@ DEBUG_HELP = (
 )
 
 EPILOG = """\
-exit codes: 0 ok; 2 invalid input (every problem listed as `path: field: problem`, nothing
-written); 1 any other error (its traceback with --debug or GATEWAYCTL_DEBUG=1, for a bug report).
+exit codes: 0 ok; 2 invalid input (every problem listed as `path:line:column: field: problem`,
+nothing written; also as GitHub annotations when GITHUB_ACTIONS=true); 1 any other error (its
+traceback with --debug or GATEWAYCTL_DEBUG=1, for a bug report).
 
 examples:
   python -m gatewayctl validate aws          # config and declarations only; fast, for PR checks
