@@ -1,6 +1,6 @@
 """``python -m gatewayctl``: validate, render and diff stacks offline.
 
-Exit codes: 0 ok; 2 invalid input (each problem as ``path: field: problem``, nothing
+Exit codes: 0 ok; 2 invalid input (each problem as ``path:line:column: field: problem``, nothing
 written); 1 anything else; 130 interrupted. ``diff`` exits 3 when the stack's render changes.
 ``status`` exits 3 out of sync, 4 degraded, 5 certificates due for renewal (``STATUS_EPILOG``).
 ``main`` is the one place an error becomes an exit code (the kinds: ``gatewayctl.errors``).
@@ -44,6 +44,8 @@ EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_CHANGES = 0, 1, 2, 3
 EXIT_DEGRADED, EXIT_RENEWAL = 4, 5  # `status` only (STATUS_EPILOG)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it (SIGTERM: 143: gatewayctl.interrupts)
 DEBUG_ENV = "GATEWAYCTL_DEBUG"
+GITHUB_ACTIONS_ENV = "GITHUB_ACTIONS"
+"""``true`` in a GitHub Actions job: problems are also printed as annotations (``::error``)."""
 DEBUG_HINT = f"unexpected: run with --debug or {DEBUG_ENV}=1 for the traceback"
 DEBUG_HELP = (
     f"on an error that exits 1, print its traceback (for a bug report) instead of one line;"
@@ -51,8 +53,9 @@ DEBUG_HELP = (
 )
 
 EPILOG = """\
-exit codes: 0 ok; 2 invalid input (every problem listed as `path: field: problem`, nothing
-written); 1 any other error (its traceback with --debug or GATEWAYCTL_DEBUG=1, for a bug report).
+exit codes: 0 ok; 2 invalid input (every problem listed as `path:line:column: field: problem`,
+nothing written; also as GitHub annotations when GITHUB_ACTIONS=true); 1 any other error (its
+traceback with --debug or GATEWAYCTL_DEBUG=1, for a bug report).
 
 examples:
   python -m gatewayctl validate aws          # config and declarations only; fast, for PR checks
@@ -354,15 +357,15 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         try:
             return _prepare_all(root, stacks, jobs)
         except InvalidInputError as error:
-            # Every problem at once: the sign-in rule too, not only once the others are fixed.
-            unset = [p for stack in stacks for p in resolve.sign_in_problems(root, stack)]
-            raise InvalidInputError([*error.problems, *unset]) from None
+            # Every problem at once: validate's own rules too, not only once the others are fixed.
+            own = [p for stack in stacks for p in resolve.validate_rules(root, stack)]
+            raise InvalidInputError([*error.problems, *own]) from None
 
     if args.deploy:
         stacks = readiness.check(args.root, names, prepare_all)
     else:
         stacks = prepare_all(args.root, names)
-    if problems := [p for s in stacks for p in identity.sign_in_problems(s.loaded)]:
+    if problems := [p for s in stacks for p in identity.validate_rules(s.loaded)]:
         raise InvalidInputError(problems)
     notes = printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
     _warn(notes, args.root, stacks)
@@ -1081,13 +1084,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         with interrupts.transaction():
             code: int = args.func(args, console)
     except InvalidInputError as error:
+        from gatewayctl.locations import locate
+
+        problems = locate(error.problems, args.root)
         if getattr(args, "format", None) in {"json", "yaml"}:  # gatewayctl.printing
             from gatewayctl import printing
 
-            printing.print_document(printing.problems_document(error.problems), args.format)
-        for problem in error.problems:
+            printing.print_document(printing.problems_document(problems), args.format)
+        for problem in problems:
             errors.print(f"error: {problem}", markup=False, soft_wrap=True)
-        errors.print(f"{len(error.problems)} problem(s); nothing written", markup=False)
+        errors.print(f"{len(problems)} problem(s); nothing written", markup=False)
+        if os.environ.get(GITHUB_ACTIONS_ENV) == "true":
+            _annotate(problems, args.root)
         return EXIT_INVALID
     except UsageError as error:
         errors.print(f"error: {safe(str(error))}", markup=False, soft_wrap=True)
@@ -1104,6 +1112,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             errors.print(_unexpected(error), markup=False, soft_wrap=True)
         return EXIT_ERROR
     return code
+
+
+def _annotate(problems: Sequence[Problem], root: Path) -> None:
+    """One GitHub Actions annotation per problem, on its file's line (the runner reads workflow
+    commands from stderr as from stdout); paths are the workspace's, where the checkout is."""
+    from gatewayctl.errors import annotation
+
+    workspace = os.path.abspath(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
+    for problem in problems:
+        path = os.path.abspath(root / problem.path)
+        relative = os.path.relpath(path, workspace)
+        outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
+        inside = os.path.isfile(path) and not outside
+        line = annotation(problem, Path(relative).as_posix() if inside else None)
+        sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _unexpected(error: Exception) -> str:

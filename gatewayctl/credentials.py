@@ -1,5 +1,5 @@
 """A declaration's ``spec.credentials`` resolved for the component, and the rules that need more
-than one field: the namespace of the kubernetes-secrets driver.
+than one field: the namespace of the kubernetes-secrets driver, and the Vault role and mount.
 
 That namespace, when it is not the gateway's own, receives a Role that lets the gateway read,
 create, patch and delete every Secret in it. So it may not be a namespace the stack config
@@ -13,6 +13,8 @@ fixed Role name would collide). The model already refuses system namespaces. Wit
 
 from __future__ import annotations
 
+import ipaddress
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
@@ -179,3 +181,99 @@ def trespasses(
                 )
             )
     return problems
+
+
+# --- Vault: one role and one mount per gateway ----------------------------------------------
+
+VAULT_ROLE = "spec.credentials.vault.role"
+VAULT_MOUNT = "spec.credentials.vault.mount"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_IN_CLUSTER_SUFFIXES = (".svc", ".svc.cluster.local")
+
+
+def vault_server(address: str) -> tuple[str, bool]:
+    """One Vault server however its address is written (scheme and host in lowercase, the
+    port explicit, no trailing slash), and whether the address names it only inside the
+    gateway's cluster: a Service (``<svc>.<namespace>.svc[.cluster.local]``), a single label
+    (resolved through the pod's search domains) or a loopback address, which on another
+    cluster is another server. The model has checked the address already."""
+    url = urllib.parse.urlsplit(address)
+    scheme, host = url.scheme.lower(), (url.hostname or "").lower()
+    try:
+        in_cluster = ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name
+        local = host == "localhost" or "." not in host
+        in_cluster = local or host.endswith((".localhost", *_IN_CLUSTER_SUFFIXES))
+    shown = f"[{host}]" if ":" in host else host  # an IPv6 address
+    port = url.port or _DEFAULT_PORTS.get(scheme)
+    return f"{scheme}://{shown}:{port}{url.path.rstrip('/')}", in_cluster
+
+
+def _vault_uses(gateway: _Gateway) -> list[tuple[str, tuple[str, ...], str, str]]:
+    """What a gateway takes of its Vault server, each (field, key, what it is, why no other
+    gateway may take it).
+
+    The role is one of the server's Kubernetes auth method, bound to the gateway's
+    ServiceAccount and namespace; Vault looks roles up in lowercase
+    (hashicorp/vault-plugin-auth-kubernetes backend.go ``role``: ``strings.ToLower(name)``).
+    The mount is where the gateway's Vault driver keeps the credentials."""
+    stored = gateway.credentials
+    if not isinstance(stored, VaultCredentials):
+        return []
+    server, address = vault_server(stored.address)[0], stored.address
+    return [
+        (
+            VAULT_ROLE,
+            (server, "role", stored.role.lower()),
+            f"Vault role {stored.role!r} on {address} is also the role",
+            "a role is bound to one gateway's ServiceAccount and namespace, and one role would"
+            " give both the same policy: each the other's credentials",
+        ),
+        (
+            VAULT_MOUNT,
+            (server, "mount", stored.mount),
+            f"KV mount {stored.mount!r} on {address} is also the mount",
+            "each would read and overwrite the other's credentials: give each gateway a mount"
+            " of its own",
+        ),
+    ]
+
+
+def vault_clashes(
+    items: Sequence[P],
+    gateway_of: Callable[[P], _Gateway],
+    describe: Callable[[P], str],
+    one_cluster: Callable[[P, P], bool],
+    pair: Callable[[P, P], bool] = lambda a, b: True,
+    wanted: Callable[[P], bool] = lambda item: True,
+) -> list[Problem]:
+    """Every gateway (of the ``wanted`` items) whose Vault role or mount another gateway on
+    the same Vault server uses, naming the other (``describe``). ``pair`` says which two
+    items are compared (within a stack: all; across stacks: gateways of different stacks and
+    files). Vault is outside the clusters: one address is one server whatever the clusters,
+    except an address that names a server only inside the cluster (:func:`vault_server`),
+    compared only between gateways on ``one_cluster``."""
+    taken: dict[tuple[str, ...], list[tuple[P, str, str, str]]] = {}
+    for item in items:
+        for field, key, what, why in _vault_uses(gateway_of(item)):
+            taken.setdefault(key, []).append((item, field, what, why))
+    problems = []
+    for (server, *_), members in taken.items():
+        local = _in_cluster(server)
+        for a, field, what, why in members:
+            if not wanted(a):
+                continue
+            problems += [
+                Problem(
+                    gateway_of(a).source,
+                    field,
+                    f"{what} of the gateway declared in {describe(b)}; {why}",
+                )
+                for b, *_ in members
+                if a is not b and pair(a, b) and (not local or one_cluster(a, b))
+            ]
+    return problems
+
+
+def _in_cluster(server: str) -> bool:
+    return vault_server(server)[1]

@@ -117,7 +117,9 @@ def load_declarations(
             problems += error.problems
             continue
         except ValidationError as error:
-            problems += from_validation_error(display, error)
+            problems += from_validation_error(
+                display, error, model=GatewayDeclaration, document=document
+            )
             continue
         if path.stem != declaration.metadata.name:
             problems.append(

@@ -1,5 +1,6 @@
 """The tool's errors, in one hierarchy, and input problems reported all at once as
-``path: field: problem``.
+``path: field: problem``, or ``path:line:column: field: problem`` where the field's place in
+its file is known (``gatewayctl.locations``).
 
 ``GatewayctlError`` is the base of every error the tool reports itself; ``gatewayctl.cli.main``
 is the one place each kind becomes an exit code:
@@ -17,6 +18,7 @@ traceback with ``--debug`` (or ``GATEWAYCTL_DEBUG=1``) for a bug report.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -37,14 +39,54 @@ class Problem:
     path: str
     field: str
     message: str
+    line: int | None = dataclasses.field(default=None, compare=False)
+    """Where in ``path`` (1-based line and column), when known: the YAML reader's own problems
+    carry it, the others get it from :func:`gatewayctl.locations.locate`. Not part of what
+    makes two problems the same, nor of their order."""
+    column: int | None = dataclasses.field(default=None, compare=False)
+    at_key: bool = dataclasses.field(default=False, compare=False)
+    """The problem is the key itself (an unknown field): it is located at the key, not at its
+    value."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "field", safe(self.field))
         object.__setattr__(self, "message", safe(self.message))
 
+    @property
+    def where(self) -> str:
+        """``path``, or ``path:line:column`` when the place is known."""
+        if self.line is None:
+            return self.path
+        return f"{self.path}:{self.line}" + (f":{self.column}" if self.column is not None else "")
+
     def __str__(self) -> str:
-        parts = [self.path, self.field, self.message] if self.field else [self.path, self.message]
+        parts = [self.where, self.field, self.message] if self.field else [self.where, self.message]
         return ": ".join(printable(part) for part in parts)
+
+
+def annotation(problem: Problem, file: str | None) -> str:
+    """``problem`` as a GitHub Actions workflow command, ``::error file=F,line=L,col=C::field:
+    problem``, shown on the file's line in the pull request; without ``file`` (no file of the
+    workspace) the whole problem is the message. The values are escaped as the runner reads
+    them (actions/toolkit packages/core/src/command.ts: ``escapeData``, ``escapeProperty``)."""
+    if file is None:
+        return f"::error::{_command_data(printable(str(problem)))}"
+    properties = {"file": file, "line": problem.line, "col": problem.column}
+    shown = ",".join(
+        f"{key}={_command_property(printable(str(value)))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    text = f"{problem.field}: {problem.message}" if problem.field else problem.message
+    return f"::error {shown}::{_command_data(printable(text))}"
+
+
+def _command_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _command_property(text: str) -> str:
+    return _command_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def printable(text: str) -> str:
@@ -175,19 +217,48 @@ class ToolError(GatewayctlError):
     """The tool could not finish for a reason it names; the message holds no secret."""
 
 
-def from_validation_error(path: str, error: ValidationError, prefix: str = "") -> list[Problem]:
-    """Turn pydantic's errors into problems whose field is the dotted YAML path."""
+def from_validation_error(
+    path: str,
+    error: ValidationError,
+    prefix: str = "",
+    *,
+    model: type | None = None,
+    document: object = None,
+) -> list[Problem]:
+    """Turn pydantic's errors into problems whose field is the dotted YAML path.
+
+    With the ``model`` validated and the ``document`` it was given, an unknown field names the
+    field it most likely meant (``unknown field; did you mean 'vault'?``) and the problems of
+    that field, absent because of the typo, are left out (:mod:`gatewayctl.typos`)."""
+    items = error.errors(include_url=False)
+    meant: dict[tuple[object, ...], str] = {}
+    if model is not None:
+        from gatewayctl import typos
+
+        for item in items:
+            if item["type"] == "extra_forbidden" and "[key]" not in item["loc"]:
+                found = typos.meant(model, item["loc"], document)
+                if found is not None:
+                    meant[item["loc"]] = found
+    # Problems of a field a typo left out: the typo's "did you mean" names it.
+    absent = {(*loc[:-1], name) for loc, name in meant.items()}
     problems = []
-    for item in error.errors(include_url=False):
+    for item in items:
+        loc = item["loc"]
+        if any(loc[: len(missing)] == missing for missing in absent):
+            continue
         parts = [prefix] if prefix else []
-        parts += [str(part) for part in item["loc"] if part not in {"__root__", "[key]"}]
+        parts += [str(part) for part in loc if part not in {"__root__", "[key]"}]
         field = ".".join(parts)
         message = item["msg"].removeprefix("Value error, ")
-        if "[key]" in item["loc"]:
+        if "[key]" in loc:
             message = f"key: {message}"
         if item["type"] in {"missing", "extra_forbidden"}:
             message = {"missing": "required field is missing", "extra_forbidden": "unknown field"}[
                 item["type"]
             ]
-        problems.append(Problem(path, field, message))
+        if loc in meant:
+            message += f"; did you mean {meant[loc]!r}?"
+        at_key = item["type"] == "extra_forbidden" or "[key]" in loc
+        problems.append(Problem(path, field, message, at_key=at_key))
     return problems

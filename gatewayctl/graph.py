@@ -233,8 +233,8 @@ def validated(
     try:
         prepared = prepare_all(root, stacks)
     except InvalidInputError as error:
-        unset = [p for stack in stacks for p in resolve.sign_in_problems(root, stack)]
+        unset = [p for stack in stacks for p in resolve.validate_rules(root, stack)]
         raise InvalidInputError([*error.problems, *unset]) from None
-    if problems := [p for s in prepared for p in identity.sign_in_problems(s.loaded)]:
+    if problems := [p for s in prepared for p in identity.validate_rules(s.loaded)]:
         raise InvalidInputError(problems)
     return [item.loaded for item in prepared]

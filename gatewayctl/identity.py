@@ -10,7 +10,8 @@ One gateway signs people in one of three ways, decided here once:
 - ``none``: the declaration says no person signs in (``spec.signIn: none``).
 
 A gateway with none of these is ``unset``: it renders (``gateway.toml`` without an OIDC table,
-as before), and ``validate`` reports it (:func:`sign_in_problems`).
+as before), and ``validate`` reports it (:func:`validate_rules`), as it reports an adopted
+gateway that keeps its Keycloak client without Keycloak's ids of it (:func:`kept_client_problem`).
 """
 
 from __future__ import annotations
@@ -290,14 +291,44 @@ def no_sign_in_problem(source: str, cluster_name: str) -> Problem:
     )
 
 
-def sign_in_problems(loaded: LoadedStack) -> list[Problem]:
-    """:func:`no_sign_in_problem` for every gateway of a stack that loads (for one that does
-    not, ``gatewayctl.resolve.sign_in_problems``)."""
-    return [
+def kept_client_problem(
+    source: str, name: str, client_id: str, import_ids: KeycloakImportIds | None
+) -> Problem | None:
+    """``validate``'s rule for an adopted gateway (``spec.namespace``) that keeps a client of
+    its own (``spec.keycloak.clientId``, upstream's ``<name>-<id>``): without Keycloak's ids of
+    it and its roles, ``import-file`` leaves them out, and ``pulumi up`` creates a client that
+    exists, which Keycloak refuses (README, adoption step 5). A client id that is the derived
+    one is a new client: nothing to import."""
+    if import_ids is not None or client_id == default_client_id(name):
+        return None
+    return Problem(
+        source,
+        "spec.keycloak.importIds",
+        f"missing: the gateway is adopted (spec.namespace) and keeps the client {client_id!r};"
+        " without Keycloak's ids of it `pulumi up` creates it anew, which Keycloak refuses as"
+        " it exists: add importIds {client, adminRole, userRole} (the UUIDs in Keycloak's admin"
+        f" console), or remove spec.keycloak to give the gateway a new client"
+        f" {default_client_id(name)!r}",
+    )
+
+
+def validate_rules(loaded: LoadedStack) -> list[Problem]:
+    """``validate``'s own rules for every gateway of a stack that loads (for one that does
+    not, ``gatewayctl.resolve.validate_rules``): :func:`no_sign_in_problem` and
+    :func:`kept_client_problem`."""
+    problems = [
         no_sign_in_problem(gateway.source, gateway.cluster)
         for gateway in loaded.gateways
         if gateway.sign_in == "unset"
     ]
+    for gateway in loaded.gateways:
+        identity = gateway.args.identity
+        if gateway.adopted and identity is not None:
+            kept = kept_client_problem(
+                gateway.source, gateway.name, identity.client_id, gateway.keycloak_import_ids
+            )
+            problems += [kept] if kept is not None else []
+    return problems
 
 
 def access_entry(gateway: ResolvedGateway) -> Mapping[str, object]:

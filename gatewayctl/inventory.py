@@ -350,8 +350,10 @@ def shared_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
     cluster (``same_cluster``), roles and databases across the stacks' clusters on one
     database server; and no gateway takes another stack's configured namespaces (router,
     shared Gateway, metrics, database service) on its cluster, its admin role on its server or
-    a host under its base domain. Each problem names the gateway's file and field and the
-    other file. Stacks that do not load are left out (they are reported on their own).
+    a host under its base domain; nor does it share a Vault role or mount with another stack's
+    gateway (one Vault server, whatever the clusters). Each problem names the gateway's file and
+    field and the other file. Stacks that do not load are left out (they are reported on their
+    own).
     """
     wanted = set(stacks)
     clusters, placed = _placed(root)
@@ -371,6 +373,14 @@ def shared_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
         lambda p: p.cluster.stack in wanted,
     )
     problems += _client_clashes(clusters, placed, wanted)
+    problems += credentials.vault_clashes(
+        placed,
+        lambda p: p.gateway,
+        lambda p: f"{p.gateway.source} (of {p.cluster.config_path})",
+        lambda a, b: same_cluster(a.cluster, b.cluster) is not None,
+        lambda a, b: a.cluster.stack != b.cluster.stack and a.file != b.file,
+        lambda p: p.cluster.stack in wanted,
+    )
     return problems
 
 

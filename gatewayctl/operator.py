@@ -175,7 +175,9 @@ def load_settings(root: Path) -> OperatorSettings:
     try:
         return OperatorSettings.model_validate(document, by_alias=True)
     except ValidationError as error:
-        raise InvalidInputError(from_validation_error(SETTINGS, error)) from None
+        raise InvalidInputError(
+            from_validation_error(SETTINGS, error, model=OperatorSettings, document=document)
+        ) from None
 
 
 def cli_version(root: Path) -> str:

@@ -42,10 +42,10 @@ def keycloak_clusters(clusters: Any) -> list[str]:
 
 
 def _secret_problems(
-    display: str, secrets: Any, clusters: list[str], keycloak: list[str]
+    stack: str, display: str, secrets: Any, clusters: list[str], keycloak: list[str]
 ) -> list[Problem]:
     try:
-        all_cluster_secrets(secrets, clusters, display, keycloak)
+        all_cluster_secrets(secrets, clusters, display, keycloak, stack=stack)
     except InvalidInputError as error:
         return error.problems
     return []
@@ -81,7 +81,7 @@ def offline_config(
         }
     if names:  # else the clusters are the problem: no secret can be matched to one
         problems += _secret_problems(
-            display, raw.get(SECRETS_KEY), names, keycloak_clusters(clusters)
+            stack, display, raw.get(SECRETS_KEY), names, keycloak_clusters(clusters)
         )
     if problems or loaded is None:
         raise InvalidInputError(problems)

@@ -85,11 +85,19 @@ def print_document(document: Any, format: str) -> None:
 
 
 def problems_document(problems: Iterable[Problem]) -> dict[str, Any]:
-    """``{"problems": [...]}``: each problem's path, field (empty: the whole file), message,
-    and ``text``, the line stderr shows after ``error: ``."""
+    """``{"problems": [...]}``: each problem's path, line and column (null when not known),
+    field (empty: the whole file), message, and ``text``, the line stderr shows after
+    ``error: ``."""
     return {
         "problems": [
-            {"path": p.path, "field": p.field, "message": p.message, "text": str(p)}
+            {
+                "path": p.path,
+                "line": p.line,
+                "column": p.column,
+                "field": p.field,
+                "message": p.message,
+                "text": str(p),
+            }
             for p in problems
         ]
     }

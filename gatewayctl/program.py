@@ -141,6 +141,7 @@ def main(root: Path = ROOT, *, only: frozenset[str] | None = None) -> dict[str, 
         stack.config.clusters,
         stack.config_path,
         [n for n, c in stack.config.clusters.items() if c.identity.keycloak is not None],
+        stack=stack.name,
     )
     if only is not None:
         stack = replace(stack, gateways=tuple(g for g in stack.gateways if g.name in only))

@@ -213,7 +213,7 @@ def load_releases(root: Path) -> tuple[dict[str, ReleaseFile], list[Problem]]:
             problems += error.problems
             continue
         except ValidationError as error:
-            problems += from_validation_error(display, error)
+            problems += from_validation_error(display, error, model=Release, document=document)
             continue
         if release.name != path.stem:
             problems.append(

@@ -3,7 +3,8 @@
 Every problem of every file is collected and raised at once as ``InvalidInputError``; nothing is
 returned half-valid. Cross-file rules: the cluster exists (or is the only one), names,
 namespaces and hosts are unique, hosts obey the one hostname function, images resolve, no
-gateway takes a namespace or role the stack config refers to. The files themselves are read by
+gateway takes a namespace or role the stack config refers to, no two share a credential
+namespace or a Vault role or mount. The files themselves are read by
 :mod:`gatewayctl.stackfile` and :mod:`gatewayctl.declarations`.
 """
 
@@ -37,6 +38,7 @@ from gatewayctl.identity import (
     ClusterBundles,
     SignIn,
     client_clashes,
+    kept_client_problem,
     no_sign_in,
     no_sign_in_problem,
     read_bundles,
@@ -544,10 +546,11 @@ def _declaration_problems(root: Path, display: str, raw_config: Mapping[str, Any
     return load_declarations(root, directory, None, config_path=display)[1]
 
 
-def sign_in_problems(root: Path, stack: str) -> list[Problem]:
-    """``validate``'s sign-in rule (:func:`gatewayctl.identity.no_sign_in_problem`) for a stack
-    that does not load: every declaration valid on its own whose cluster is known, so that the
-    rule is reported with the stack's other problems, not only once they are fixed."""
+def validate_rules(root: Path, stack: str) -> list[Problem]:
+    """``validate``'s own rules (``gatewayctl.identity.validate_rules``: nobody can sign in, an
+    adopted client without its ids) for a stack that does not load: every declaration valid on
+    its own whose cluster is known, so that the rules are reported with the stack's other
+    problems, not only once they are fixed."""
     try:
         display, raw = read_stack_config(root, stack)
         config = parse_stack_config(display, raw)
@@ -561,9 +564,18 @@ def sign_in_problems(root: Path, stack: str) -> list[Problem]:
         declarations, _ = _select(declarations, config)
     problems = []
     for source, declaration in declarations:
-        cluster_name, _ = _pick_cluster(source, declaration.spec.cluster, config)
-        if cluster_name is not None and no_sign_in(declaration.spec, config.clusters[cluster_name]):
+        spec = declaration.spec
+        cluster_name, _ = _pick_cluster(source, spec.cluster, config)
+        if cluster_name is None:
+            continue
+        cluster = config.clusters[cluster_name]
+        if no_sign_in(spec, cluster):
             problems.append(no_sign_in_problem(source, cluster_name))
+        # Without the cluster's Keycloak, spec.keycloak is a problem of its own.
+        if spec.namespace is not None and spec.keycloak and cluster.identity.keycloak is not None:
+            name, kept = declaration.metadata.name, spec.keycloak
+            found = kept_client_problem(source, name, kept.client_id, kept.import_ids)
+            problems += [found] if found is not None else []
     return problems
 
 
@@ -603,6 +615,9 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
             gateways.append(gateway)
     problems += _duplicates(gateways, config)
     problems += credentials.clashes(gateways, lambda g: g.cluster)
+    problems += credentials.vault_clashes(
+        gateways, lambda g: g, lambda g: g.source, lambda a, b: a.cluster == b.cluster
+    )
     problems += client_clashes(gateways, config)
     if problems:
         raise InvalidInputError(problems)

@@ -64,10 +64,22 @@ class ClusterSecrets(Model):
 
 
 KEYCLOAK_SECRET = "keycloakAdminClientSecret"
+DB_ADMIN_PASSWORD = "dbAdminPassword"
+
+
+def set_secret(stack: str, path: str) -> str:
+    """The command that sets the secret at ``path`` of ``stack``'s config. It names the stack:
+    without ``--stack`` it would write whichever stack is selected."""
+    return f"`pulumi config set --stack {stack} --secret --path '{path}'`"
 
 
 def all_cluster_secrets(
-    raw: Any, clusters: Iterable[str], config_path: str, keycloak: Iterable[str] = ()
+    raw: Any,
+    clusters: Iterable[str],
+    config_path: str,
+    keycloak: Iterable[str] = (),
+    *,
+    stack: str,
 ) -> dict[str, ClusterSecrets]:
     """Every cluster's secrets, validated together; every problem raised at once.
 
@@ -91,7 +103,7 @@ def all_cluster_secrets(
     problems: list[Problem] = []
     for cluster in names:
         try:
-            found[cluster] = cluster_secrets(raw, cluster, config_path)
+            found[cluster] = cluster_secrets(raw, cluster, config_path, stack=stack)
         except InvalidInputError as error:
             problems += error.problems
     problems += [
@@ -99,7 +111,7 @@ def all_cluster_secrets(
             config_path,
             f"{field}.{cluster}.{KEYCLOAK_SECRET}",
             "missing: the cluster has identity.keycloak; set the admin client's secret with"
-            f" `pulumi config set --secret --path '{SECRETS_KEY}.{cluster}.{KEYCLOAK_SECRET}'`",
+            f" {set_secret(stack, f'{SECRETS_KEY}.{cluster}.{KEYCLOAK_SECRET}')}",
         )
         for cluster in sorted(set(keycloak))
         if cluster in found and found[cluster].keycloak_admin_client_secret is None
@@ -114,21 +126,20 @@ def all_cluster_secrets(
     return found
 
 
-def cluster_secrets(raw: Any, cluster: str, config_path: str) -> ClusterSecrets:
+def cluster_secrets(raw: Any, cluster: str, config_path: str, *, stack: str) -> ClusterSecrets:
     """Pick and validate one cluster's secrets; problems name the config path and field."""
     field = f"{PROJECT}:{SECRETS_KEY}.{cluster}"
     if not isinstance(raw, Mapping) or cluster not in raw:
-        raise InvalidInputError(
-            [
-                Problem(
-                    config_path, field, "missing; set it with `pulumi config set --secret --path`"
-                )
-            ]
-        )
+        command = set_secret(stack, f"{SECRETS_KEY}.{cluster}.{DB_ADMIN_PASSWORD}")
+        raise InvalidInputError([Problem(config_path, field, f"missing; set it with {command}")])
     try:
         return ClusterSecrets.model_validate(raw[cluster], by_alias=True)
     except ValidationError as error:
-        raise InvalidInputError(from_validation_error(config_path, error, prefix=field)) from None
+        raise InvalidInputError(
+            from_validation_error(
+                config_path, error, prefix=field, model=ClusterSecrets, document=raw[cluster]
+            )
+        ) from None
 
 
 # --- `secure:` values ------------------------------------------------------------------------
@@ -245,7 +256,7 @@ def placeholder_problems(root: Path, stack: str) -> list[Problem]:
                     stack_file(stack),
                     path,
                     "`secure:` value is a placeholder, not ciphertext; set the real value with"
-                    f" `pulumi config set --secret --path '{setting}'`",
+                    f" {set_secret(stack, setting)}",
                 )
             )
     return problems
@@ -274,7 +285,7 @@ def plaintext_notes(loaded: LoadedStack, secrets: Any) -> tuple[str, ...]:
             continue
         warnings += [
             f"{loaded.config_path}: {SECRETS_KEY}.{cluster}.{key}: plaintext in a file kept in"
-            f" git; set it with `pulumi config set --secret --path '{SECRETS_KEY}.{cluster}.{key}'`"
+            f" git; set it with {set_secret(loaded.name, f'{SECRETS_KEY}.{cluster}.{key}')}"
             for key, value in sorted(values.items(), key=lambda item: str(item[0]))
             if not is_secure(value)
         ]

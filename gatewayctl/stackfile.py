@@ -9,6 +9,7 @@ declarations are :mod:`gatewayctl.resolve`'s, its secrets :mod:`gatewayctl.secre
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.models import StackConfig
+from gatewayctl.typos import closest
 from gatewayctl.yamlfile import SECRETS_KEY, parse_yaml_mapping, read_yaml_mapping
 
 PROJECT = "hypershell-gateways"
@@ -58,7 +60,7 @@ def read_stack_config(
     except InvalidInputError as error:
         # A value's field as the other config problems name it: without the `config.` level.
         raise InvalidInputError(
-            Problem(p.path, p.field.removeprefix("config."), p.message) for p in error.problems
+            dataclasses.replace(p, field=p.field.removeprefix("config.")) for p in error.problems
         ) from None
     if "config" not in document:
         # Other top-level keys are the stack file's own (secretsprovider, ...) or hold YAML
@@ -66,7 +68,8 @@ def read_stack_config(
         near = [str(k) for k in document if difflib.get_close_matches(str(k), ["config"], 1, 0.8)]
         if near:
             raise InvalidInputError(
-                Problem(display, key, "unknown key; did you mean config?") for key in sorted(near)
+                Problem(display, key, "unknown key; did you mean config?", at_key=True)
+                for key in sorted(near)
             )
     config = document.get("config", {})
     if not isinstance(config, dict):
@@ -79,9 +82,8 @@ def read_stack_config(
         elif not key.startswith(prefix) and _near_project(namespace := key.split(":", 1)[0]):
             # Pulumi matches namespaces exactly: the value would be left unread, silently.
             case = " (namespaces are case-sensitive)" if namespace.casefold() == PROJECT else ""
-            problems.append(
-                Problem(display, key, f"unknown namespace{case}; did you mean {prefix}?")
-            )
+            message = f"unknown namespace{case}; did you mean {prefix}?"
+            problems.append(Problem(display, key, message, at_key=True))
     if problems:
         raise InvalidInputError(problems)
     return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
@@ -109,10 +111,23 @@ def _kind(value: object) -> str:
     return kinds.get(type(value), type(value).__name__)
 
 
+def _unknown_key(meant: str | None) -> str:
+    return "unknown config key" + (f"; did you mean '{PROJECT}:{meant}'?" if meant else "")
+
+
 def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
     unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
-    problems = [Problem(display, f"{PROJECT}:{key}", "unknown config key") for key in unknown]
+    # A misspelt key names the key it meant; that key's own problems (missing) are left out.
+    meant = {
+        key: closest(key, [k for k in (*CONFIG_KEYS, SECRETS_KEY) if k not in raw])
+        for key in unknown
+    }
+    problems = [
+        Problem(display, f"{PROJECT}:{key}", _unknown_key(meant[key]), at_key=True)
+        for key in unknown
+    ]
+    absent = {name for name in meant.values() if name is not None}
     # One problem for an object key of the wrong shape, not the model's view of it.
     malformed = {
         key
@@ -138,9 +153,9 @@ def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
         )
     except ValidationError as error:
         problems += [
-            Problem(p.path, f"{PROJECT}:{p.field}", p.message)
-            for p in from_validation_error(display, error)
-            if p.field.split(".", 1)[0] not in malformed
+            dataclasses.replace(p, field=f"{PROJECT}:{p.field}")
+            for p in from_validation_error(display, error, model=StackConfig, document=values)
+            if p.field.split(".", 1)[0] not in malformed | absent
         ]
         raise InvalidInputError(problems) from None
     if problems:

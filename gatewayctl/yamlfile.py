@@ -211,21 +211,27 @@ def _safe_problem(problem: str) -> str:
     return _QUOTED.sub(lambda m: m[0] if (m[1] or m[2] or "") in _LITERALS else "", problem)
 
 
-def _line(mark: Mark | None) -> str:
-    return f"line {mark.line + 1}: " if mark is not None else ""
+def at(display: str, field: str, message: str, mark: Mark | None) -> Problem:
+    """A problem located at ``mark`` (a line and column of the file), when there is one."""
+    if mark is None:
+        return Problem(display, field, message)
+    return Problem(display, field, message, line=mark.line + 1, column=mark.column + 1)
 
 
-def _syntax_problem(error: yaml.YAMLError) -> str:
-    """One line for a file YAML cannot parse, without the offending input."""
+def _syntax_problem(display: str, error: yaml.YAMLError) -> Problem:
+    """The problem of a file YAML cannot parse, at its line, without the offending input."""
     if isinstance(error, yaml.reader.ReaderError):
         code = error.character if isinstance(error.character, int) else ord(error.character)
-        return f"invalid YAML: character U+{code:04X} at position {error.position} is not allowed"
+        message = (
+            f"invalid YAML: character U+{code:04X} at position {error.position} is not allowed"
+        )
+        return Problem(display, "", message)
     where = getattr(error, "problem_mark", None)
     # PyYAML's composer puts what is wrong with an anchor in the context.
     context = str(getattr(error, "context", None) or "")
     problem = str(getattr(error, "problem", None) or "cannot be parsed")
     reason = _safe_problem(context if context.startswith("found duplicate anchor") else problem)
-    return f"{_line(where)}invalid YAML: {reason}"
+    return at(display, "", f"invalid YAML: {reason}", where)
 
 
 def _conversion_problem(loader: _Reader, node: Node) -> str:
@@ -235,7 +241,7 @@ def _conversion_problem(loader: _Reader, node: Node) -> str:
         reason = f"tagged !!{name} but is not {what}"
     else:
         reason = f"reads as {what} in YAML but is not a valid one; quote it to make it a string"
-    return f"{_line(node.start_mark)}invalid value: {reason}"
+    return f"invalid value: {reason}"
 
 
 def _key_text(node: Node) -> str:
@@ -293,17 +299,17 @@ def _construction_problem(
     else:
         located = None
     if located is None:
-        return Problem(display, "", _syntax_problem(error))
+        return _syntax_problem(display, error)
     node, path, is_key = located
     if isinstance(error, _DuplicateKey):
         shown = _secret_depth(path)
         key = "" if shown is not None and len(path) > shown else f" {error.key!r}"
-        return Problem(display, "", f"{_line(node.start_mark)}invalid YAML: duplicate key{key}")
+        return at(display, "", f"invalid YAML: duplicate key{key}", node.start_mark)
     message = _conversion_problem(loader, node)
     if is_key:
         message = message.replace("invalid value:", "invalid key:", 1)
         path = path[:-1]
-    return Problem(display, _field(path), message)
+    return at(display, _field(path), message, node.start_mark)
 
 
 def _expands_beyond(value: Any, budget: int) -> bool:
@@ -372,9 +378,9 @@ def parse_yaml_mapping(text: str, display: str) -> dict[str, Any]:
                 roots.append(root)
     except yaml.YAMLError as error:
         if isinstance(error, _LimitError):
-            message = f"{_line(error.problem_mark)}{error.problem}; not read further"
-            raise InvalidInputError([Problem(display, "", message)]) from None
-        raise InvalidInputError([Problem(display, "", _syntax_problem(error))]) from None
+            message = f"{error.problem}; not read further"
+            raise InvalidInputError([at(display, "", message, error.problem_mark)]) from None
+        raise InvalidInputError([_syntax_problem(display, error)]) from None
     if len(roots) > 1:
         raise InvalidInputError(
             [Problem(display, "", "holds several documents; expected one YAML mapping")]
@@ -393,6 +399,20 @@ def parse_yaml_mapping(text: str, display: str) -> dict[str, Any]:
             [Problem(display, "", f"expands to more than {MAX_VALUES:,} values (YAML aliases?)")]
         )
     return document
+
+
+def compose_yaml(text: str) -> Node | None:
+    """The node tree of ``text`` (its one document), composed under the same limits as
+    :func:`parse_yaml_mapping`, for finding where a field is written
+    (:mod:`gatewayctl.locations`); None when the text is not one YAML document."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        return None
+    try:
+        loader = _Reader(text)
+        root = loader.get_single_node()
+    except yaml.YAMLError:
+        return None
+    return root
 
 
 # --- writing ----------------------------------------------------------------------------------

@@ -17,6 +17,14 @@ from tests.support import STACKS, rendered
 collect_ignore = [] if os.environ.get("HYPERSHELL_E2E") == "1" else ["e2e"]
 
 
+@pytest.fixture(autouse=True)
+def _not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI runs these tests in GitHub Actions, where the tool also prints annotations
+    (``GITHUB_ACTIONS=true``): each test sees the plain output unless it asks for them."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+
+
 @pytest.fixture(params=STACKS)
 def any_stack(request: pytest.FixtureRequest) -> render.Rendered:
     return rendered(request.param)

@@ -39,6 +39,14 @@ def load_problems(root: Path) -> Problems:
     return problems_of(lambda: load(root))
 
 
+def located_problems(root: Path) -> Problems:
+    """``(path[:line:column], field, message)`` of each problem of loading ``root``: where
+    each problem is, as printed."""
+    with pytest.raises(InvalidInputError) as caught:
+        load(root)
+    return [(p.where, p.field, p.message) for p in caught.value.problems]
+
+
 def where(problems: Problems) -> list[tuple[str, str]]:
     return [(path, field) for path, field, _ in problems]
 

@@ -54,11 +54,13 @@ def validate_cli(root: Path, *, stack: str = STACK) -> Outcome:
 
 @dataclass(frozen=True)
 class Reported:
-    """One ``error: <path>: <rest>`` line, split on the known path."""
+    """One ``error: <path>[:<line>:<column>]: <rest>`` line, split on the known path."""
 
     path: str
     rest: str
     """``<field>: <message>``, or ``<message>`` for a problem of the whole file."""
+    location: str = ""
+    """``:<line>:<column>`` when the line names where in the file, else empty."""
 
     def names(self, path: str, field: str, fragment: str = "") -> bool:
         """This line is about ``field`` of ``path`` (the whole file when ``field`` is empty)."""
@@ -66,6 +68,15 @@ class Reported:
         if self.path != path or fragment not in self.rest:
             return False
         return self.rest.startswith(f"{field}: ") if field else True
+
+
+_LOCATION = re.compile(r"(\.ya?ml):[0-9]+:[0-9]+: ")
+
+
+def unlocated(text: str) -> str:
+    """``text`` (printed problems) without the ``:<line>:<column>`` after each YAML file's
+    path: for tests of what a problem says, not of where it is (``tests/test_locations.py``)."""
+    return _LOCATION.sub(r"\1: ", text)
 
 
 def control_characters(text: str) -> list[str]:
@@ -77,8 +88,9 @@ def reported_problems(err: str, paths: Iterable[str]) -> list[Reported]:
     """Parse the stderr of an exit-2 run; assert its shape on the way.
 
     Every line but the last is ``error: <path>: <field>: <message>`` (``error: <path>:
-    <message>`` for a problem of the whole file) with ``<path>`` one of ``paths``; the last is
-    ``N problem(s); nothing written`` with N the number of problem lines.
+    <message>`` for a problem of the whole file; ``<path>:<line>:<column>`` where the place is
+    known) with ``<path>`` one of ``paths``; the last is ``N problem(s); nothing written`` with
+    N the number of problem lines.
     """
     assert "Traceback" not in err
     assert control_characters(err) == [], "stderr carries control characters"
@@ -96,18 +108,19 @@ def reported_problems(err: str, paths: Iterable[str]) -> list[Reported]:
         found = next(((p, m) for p in known if (m := _printed(p).match(rest)) is not None), None)
         assert found is not None, f"stderr line {line!r} names none of {known}"
         path, match = found
-        problems.append(Reported(path, rest[match.end() :]))
+        problems.append(Reported(path, rest[match.end() :], match["location"] or ""))
     return problems
 
 
 def _printed(path: str) -> re.Pattern[str]:
-    """``path`` followed by ': ' as printed: a control character in it may be escaped any way."""
+    """``path`` followed by ': ' as printed, with a ``:<line>:<column>`` between where known: a
+    control character in it may be escaped any way."""
     return re.compile(
         "".join(
             r"[^:\s]{1,12}" if c in control_characters(c) or c == "\n" else re.escape(c)
             for c in path
         )
-        + ": "
+        + r"(?P<location>:[0-9]+:[0-9]+)?: "
     )
 
 

@@ -28,6 +28,7 @@ def research_copy(index: int) -> str:
     spec = document["spec"]
     spec["exposure"]["host"] = f"openshell.{name}.example.org"
     spec["credentials"]["vault"]["role"] = f"openshell-{name}"
+    spec["credentials"]["vault"]["mount"] = f"tenants/{name}"  # each its own (validate)
     return yaml.safe_dump(document, sort_keys=False)
 
 

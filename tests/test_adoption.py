@@ -14,6 +14,7 @@ import pytest
 from components import tokens
 from gatewayctl import adoption, cli, render
 from tests.builders import ADOPTED_DB, ADOPTED_NS, adopting_project, write_gateway
+from tests.hostile_helpers import run_cli, unlocated
 from tests.support import ROOT, rendered
 
 # Pulumi's import file format (`pulumi import --file`, docs "Bulk import operations"):
@@ -384,6 +385,80 @@ def test_an_adopted_client_and_its_roles_are_imported_by_realm_and_keycloak_id(
         g for g in json.loads(adopted.files["plan.json"])["gateways"] if g["name"] == "legacy"
     ]
     assert gateway["clientId"] == "legacy-0ujtsycgvstl8pauadqwysmnlov"
+
+
+# --- validate: a kept client needs its ids (issue 25 item 5) ---------------------------------
+
+UPSTREAM_CLIENT = "legacy-0ujtsycgvstl8pauadqwysmnlov"
+IDS = {"client": CLIENT_UUID, "adminRole": ADMIN_UUID, "userRole": USER_UUID}
+
+
+def adopting_with(root: Path, spec: dict[str, Any]) -> str:
+    """The ibm stack and its ``legacy`` gateway adopting an upstream namespace, with ``spec``."""
+    adopting_project(root)
+    adopted = {"namespace": ADOPTED_NS, "databaseName": ADOPTED_DB}
+    return write_gateway(root, "legacy", adopted | spec, stack="ibm")
+
+
+def test_validate_reports_a_kept_client_without_its_ids_and_render_still_renders(
+    tmp_path: Path,
+) -> None:
+    source = adopting_with(tmp_path, {"keycloak": {"clientId": UPSTREAM_CLIENT}})
+
+    validated = run_cli("--root", str(tmp_path), "validate", "ibm")
+
+    assert validated.code == 2
+    assert unlocated(validated.err).splitlines() == [
+        f"error: {source}: spec.keycloak.importIds: missing: the gateway is adopted"
+        f" (spec.namespace) and keeps the client '{UPSTREAM_CLIENT}'; without Keycloak's ids of"
+        " it `pulumi up` creates it anew, which Keycloak refuses as it exists: add importIds"
+        " {client, adminRole, userRole} (the UUIDs in Keycloak's admin console), or remove"
+        " spec.keycloak to give the gateway a new client 'openshell-legacy'",
+        "1 problem(s); nothing written",
+    ]
+    rendered_ = run_cli("--root", str(tmp_path), "render", "ibm", "--out", str(tmp_path / "o"))
+    assert rendered_.code == 0, rendered_.err
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"keycloak": {"clientId": UPSTREAM_CLIENT, "importIds": IDS}},
+        {"keycloak": {"clientId": "openshell-legacy"}},  # the derived id: a new client
+        {},
+    ],
+    ids=["with-its-ids", "derived-id", "no-keycloak"],
+)
+def test_an_adopted_gateway_with_its_ids_or_a_new_client_validates(
+    tmp_path: Path, spec: dict[str, Any]
+) -> None:
+    adopting_with(tmp_path, spec)
+
+    validated = run_cli("--root", str(tmp_path), "validate", "ibm")
+
+    assert validated.code == 0, validated.err
+
+
+def test_a_kept_client_id_on_a_gateway_not_adopted_needs_no_ids(tmp_path: Path) -> None:
+    adopting_project(tmp_path)
+    write_gateway(tmp_path, "fresh", {"keycloak": {"clientId": "fresh-client"}}, stack="ibm")
+
+    assert run_cli("--root", str(tmp_path), "validate", "ibm").code == 0
+
+
+def test_a_kept_client_without_its_ids_is_reported_with_the_stacks_other_problems(
+    tmp_path: Path,
+) -> None:
+    source = adopting_with(tmp_path, {"keycloak": {"clientId": UPSTREAM_CLIENT}})
+    broken = write_gateway(tmp_path, "broken", {"replicas": 99}, stack="ibm")
+
+    validated = run_cli("--root", str(tmp_path), "validate", "ibm")
+
+    assert validated.code == 2
+    assert [line.split(": ")[1:3] for line in unlocated(validated.err).splitlines()[:-1]] == [
+        [broken, "spec.replicas"],
+        [source, "spec.keycloak.importIds"],
+    ]
 
 
 def test_without_import_ids_no_keycloak_resource_is_imported(adopted: render.Rendered) -> None:

@@ -22,7 +22,7 @@ from tests.builders import (
     write_text,
 )
 from tests.helpers import load_problems, only_gateway
-from tests.hostile_helpers import run_cli
+from tests.hostile_helpers import run_cli, unlocated
 from tests.support import ROOT
 
 OWN_DATABASE = "a gateway needs a role and database of its own"
@@ -277,14 +277,14 @@ def test_these_rules_exit_2_through_the_cli(tmp_path: Path) -> None:
         " DNS name",
     ]
     # validate also says, with the rest, that no one can sign in to team-b (valid on its own).
-    assert validated.err.splitlines() == [
+    assert unlocated(validated.err).splitlines() == [
         *problems,
         f"error: {second}: spec.signIn: no person can sign in: cluster 'c1' has no"
         " identity.keycloak and the gateway declares no spec.oidc; declare spec.oidc (your"
         " issuer) or spec.signIn: none",
         "4 problem(s); nothing written",
     ]
-    assert rendered.err.splitlines() == [*problems, "3 problem(s); nothing written"]
+    assert unlocated(rendered.err).splitlines() == [*problems, "3 problem(s); nothing written"]
     assert not out.exists()
 
 
@@ -396,7 +396,7 @@ def test_the_committed_operator_namespace_is_reserved_through_the_cli(tmp_path: 
         project, "thief", {"credentials": store, "signIn": "none"}, stack="local"
     )
     outcome = run_cli("--root", str(project), "validate", "local")
-    assert (outcome.code, outcome.err.splitlines()) == (
+    assert (outcome.code, unlocated(outcome.err).splitlines()) == (
         2,
         [
             f"error: {source}: spec.credentials.kubernetesSecrets.namespace: 'pulumi-operator'"

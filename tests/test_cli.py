@@ -49,8 +49,15 @@ def test_invalid_input_exits_2_and_writes_nothing(
     err = capsys.readouterr().err
     assert code == 2
     assert not out.exists()
-    assert "error: gateways/aws/broken.yaml: spec.cluster: unknown cluster 'rosa-eu-west-1'" in err
-    assert "error: gateways/aws/broken.yaml: spec.replicas: Input should be a valid integer" in err
+    # Each at its value in the file (tests/builders.py writes `spec:` on line 5).
+    assert (
+        "error: gateways/aws/broken.yaml:6:12: spec.cluster: unknown cluster 'rosa-eu-west-1'"
+        in err
+    )
+    assert (
+        "error: gateways/aws/broken.yaml:7:13: spec.replicas: Input should be a valid integer"
+        in err
+    )
     assert "2 problem(s); nothing written" in err
 
 

@@ -355,7 +355,7 @@ HOSTILE_VALUES: list[tuple[str, Any, str]] = [
     ("images", {"oauth2Proxy": "Quay.IO/X/Y"}, "lowercase repository path"),
     ("images", {"dashboard": ["a"]}, "Input should be a valid string"),
     ("images", {"sidecar": "quay.io/x/y:1"}, "unknown field"),
-    ("enabeld", True, "unknown field"),
+    ("enabeld", True, "unknown field; did you mean 'enabled'?"),
 ]
 
 

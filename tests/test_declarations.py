@@ -255,7 +255,9 @@ def test_unknown_field_in_spec(tmp_path: Path) -> None:
     write_stack(tmp_path)
     source = write_gateway(tmp_path, "team-a", {"exposure": {"hots": "x.example.org"}})
 
-    assert load_problems(tmp_path) == [(source, "spec.exposure.hots", "unknown field")]
+    assert load_problems(tmp_path) == [
+        (source, "spec.exposure.hots", "unknown field; did you mean 'host'?")
+    ]
 
 
 def test_unknown_top_level_and_metadata_fields(tmp_path: Path) -> None:

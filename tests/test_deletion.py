@@ -18,6 +18,9 @@ import pytest
 
 from components import tokens
 from gatewayctl import render
+from gatewayctl.diff.compare import compare
+from gatewayctl.diff.report import build_report
+from gatewayctl.diff.sides import Side
 from gatewayctl.offline import Recording
 from tests.builders import (
     DECLARATIONS,
@@ -302,3 +305,52 @@ def test_removing_a_committed_declaration_removes_only_that_gateway(
     assert removed in [g.name for g in full.gateways]
     assert len(reduced.gateways) == len(full.gateways) - 1
     assert_only_subtree_differs(reduced, full, removed)
+
+
+# --- the diff calls a dropped database data loss (issue 25 item 5) --------------------------
+
+LOSS = (
+    "gateway `bravo` is removed and its deletionPolicy is Delete: the next `up` drops its"
+    " PostgreSQL database `gw_bravo` and its role, and everything the gateway stored in them."
+    " To keep them, set `deletionPolicy: Retain` and run `pulumi up` before the removal."
+)
+
+
+def test_removing_a_gateway_whose_policy_is_delete_is_data_loss_in_the_diff(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, THREE)
+    full = Side(files=rendered(root).files)
+    (root / DECLARATIONS / "bravo.yaml").unlink()
+    without_bravo = Side(files=rendered(root).files)
+
+    diff = compare(STACK, full, without_bravo)
+
+    assert diff.data_loss == (LOSS,)
+    report = build_report([diff], base_label="b", command="c")
+    # In the summary, under the gateways' table: kept however short the report is cut.
+    summary = report.split("**Kubernetes objects:**")[0]
+    assert "| `bravo` | removed |" in summary
+    assert f"> **Data loss:** {LOSS}\n" in summary
+
+
+def test_removing_a_gateway_whose_policy_is_retain_loses_no_data(tmp_path: Path) -> None:
+    root = project(tmp_path, THREE)
+    full = Side(files=rendered(root).files)
+    for name in ("alpha", "charlie"):  # Retain, written and by default
+        (root / DECLARATIONS / f"{name}.yaml").unlink()
+
+    diff = compare(STACK, full, Side(files=rendered(root).files))
+
+    assert [g.name for g in diff.gateways if g.status == "removed"] == ["alpha", "charlie"]
+    assert diff.data_loss == ()
+    assert "Data loss" not in build_report([diff], base_label="b", command="c")
+
+
+def test_a_working_tree_without_the_stack_deletes_nothing(tmp_path: Path) -> None:
+    full = Side(files=rendered(project(tmp_path, THREE)).files)
+
+    diff = compare(STACK, full, Side(files={}, note="has no stack `test`"))
+
+    assert [g.status for g in diff.gateways] == ["removed"] * 3
+    assert diff.data_loss == ()

@@ -44,6 +44,7 @@ from gatewayctl.diff.report import (
 from gatewayctl.diff.sides import Side, _base_package, stack_secrets, stack_side
 from gatewayctl.secrets import REDACTED
 from tests.builders import NOT_COPIED, git
+from tests.hostile_helpers import unlocated
 from tests.support import ROOT, rendered
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -419,7 +420,7 @@ def test_invalid_working_tree_exits_2_with_the_problems(pristine: Path, tmp_path
     run = run_diff(repo, "local", "--base", "HEAD")
     assert run.code == 2
     assert run.out == ""
-    assert "error: gateways/local/broken.yaml: spec.colour: " in run.err
+    assert "error: gateways/local/broken.yaml: spec.colour: " in unlocated(run.err)
     assert run.result is None
 
 

@@ -35,7 +35,7 @@ from tests.builders import (
     write_gateway,
     write_stack,
 )
-from tests.hostile_helpers import run_cli
+from tests.hostile_helpers import run_cli, unlocated
 from tests.support import ROOT
 
 PACKAGE = ROOT / "gatewayctl"
@@ -324,13 +324,14 @@ def test_no_url_field_echoes_its_user_info_query_or_fragment(tmp_path: Path) -> 
     outcome = run_cli("--root", str(tmp_path), "validate", STACK)
 
     assert outcome.code == 2
-    assert [line.split(": ")[:2] for line in outcome.err.splitlines()[:-1]] == [
+    lines = unlocated(outcome.err).splitlines()[:-1]
+    assert [line.split(": ")[:2] for line in lines] == [
         ["error", CONFIG_FILE],
         ["error", CONFIG_FILE],
         ["error", own],
         ["error", stored],
     ]
-    assert [line.split(": ")[2] for line in outcome.err.splitlines()[:-1]] == [
+    assert [line.split(": ")[2] for line in lines] == [
         f"{PREFIX}clusters.c1.identity.keycloak.issuerUrl",
         f"{PREFIX}clusters.c1.identity.keycloak.url",
         "spec.oidc.issuer",

@@ -232,7 +232,7 @@ def test_bad_input_exits_2_with_the_problems_validate_reports(
     assert (code, out) == (2, "")
     validate_args = selection if len(selection) == 1 else ["--all"]
     assert run(capsys, "--root", str(root), "validate", *validate_args)[::2] == (2, err)
-    assert "error: gateways/east/bad.yaml: spec.cluster: unknown cluster 'c9'" in err
+    assert "error: gateways/east/bad.yaml:6:12: spec.cluster: unknown cluster 'c9'" in err
 
 
 def test_a_gateway_no_one_signs_in_to_is_refused_as_validate_refuses_it(
@@ -242,7 +242,9 @@ def test_a_gateway_no_one_signs_in_to_is_refused_as_validate_refuses_it(
     write_gateway(root, "nobody", {"cluster": "c2", "exposure": {"enabled": False}}, stack="west")
     code, out, err = run(capsys, "--root", str(root), "graph", "west")
     assert (code, out) == (2, "")
-    assert err.startswith("error: gateways/west/nobody.yaml: spec.signIn: no person can sign in")
+    assert err.startswith(
+        "error: gateways/west/nobody.yaml:5:1: spec.signIn: no person can sign in"
+    )
     assert err.endswith("\n1 problem(s); nothing written\n")
     assert run(capsys, "--root", str(root), "validate", "west")[::2] == (2, err)
 

@@ -51,6 +51,7 @@ from tests.hostile_helpers import (
     reported_problems,
     run_cli,
     tree,
+    unlocated,
     validate_cli,
 )
 from tests.project_strategies import Expected, Project, valid_projects
@@ -153,7 +154,7 @@ def _plaintext_notes(project: Project) -> str:
                 path = f"clusterSecrets.{cluster}.{key}"
                 notes += (
                     f"note: Pulumi.test.yaml: {path}: plaintext in a file kept in git; set it"
-                    f" with `pulumi config set --secret --path '{path}'`\n"
+                    f" with `pulumi config set --stack test --secret --path '{path}'`\n"
                 )
     return notes
 
@@ -301,7 +302,7 @@ def test_field_names_are_printed_verbatim(
 
     assert result.code == 2
     reported_problems(result.err, [CONFIG_FILE, f"{DECLARATIONS}/team-a.yaml"])
-    assert line in result.err
+    assert line in unlocated(result.err)
 
 
 @pytest.mark.parametrize(
@@ -515,7 +516,7 @@ def test_nobody_can_sign_in_is_reported_with_every_other_problem(
     write_gateway(root, "team-d", {"replicas": 99})  # invalid on its own: its sign-in unknown
     result = run_cli("--root", str(root), "validate", STACK, *(["--deploy"] if deploy else []))
     assert result.code == 2
-    lines = result.err.splitlines()
+    lines = unlocated(result.err).splitlines()
     assert [line for line in lines if "sign in" in line] == [
         f"error: {DECLARATIONS}/team-a.yaml: {NOBODY}",
         f"error: {DECLARATIONS}/team-b.yaml: {NOBODY}",

@@ -25,7 +25,7 @@ from tests.builders import (
     write_stack,
     write_text,
 )
-from tests.hostile_helpers import Outcome, render_cli, reported_problems, validate_cli
+from tests.hostile_helpers import Outcome, Reported, render_cli, reported_problems, validate_cli
 from tests.strategies import HOSTILE, JUNK_SCALARS, YAML_TAGS
 
 RELEASE = "releases/r1.yaml"
@@ -63,9 +63,9 @@ def run(text: str | bytes) -> tuple[Outcome, Outcome, bool]:
         return rendered, validated, out.exists()
 
 
-def assert_clean(rendered: Outcome, validated: Outcome, written: bool) -> list[str]:
+def assert_clean(rendered: Outcome, validated: Outcome, written: bool) -> list[Reported]:
     """Exit 0 with a render, or exit 2 naming the release file with nothing written; the
-    problem lines (``<field>: <message>`` of the release file) are returned."""
+    problems of the release file are returned."""
     assert rendered.code in (0, 2), rendered
     assert validated.code == rendered.code
     assert "Traceback" not in rendered.err + validated.err
@@ -78,7 +78,7 @@ def assert_clean(rendered: Outcome, validated: Outcome, written: bool) -> list[s
     # A broken release is its file's problem; the binding then names a release there is not.
     assert {p.path for p in problems} <= {RELEASE, CONFIG_FILE}, rendered.err
     assert any(p.path == RELEASE for p in problems), rendered.err
-    return [p.rest for p in problems if p.path == RELEASE]
+    return [p for p in problems if p.path == RELEASE]
 
 
 FIELDS = ("name", "note", "gateway", "supervisor", "sandbox")
@@ -93,9 +93,11 @@ FIELD_PATHS = {
 @given(field=st.sampled_from(FIELDS), tag=st.sampled_from(YAML_TAGS), junk=JUNK_SCALARS)
 def test_any_tag_on_any_junk_value_is_a_clean_result(field: str, tag: str, junk: str) -> None:
     rest = assert_clean(*run(release_text(**{field: f"{tag}{junk}"})))
-    for line in rest:
+    for problem in rest:
         # The field's problem, or the file's when YAML cannot read it (with its line).
-        assert line.startswith((f"{FIELD_PATHS[field]}: ", "line ")), line
+        assert problem.rest.startswith(f"{FIELD_PATHS[field]}: ") or (
+            problem.location and problem.rest.startswith("invalid YAML: ")
+        ), problem
 
 
 @settings(HOSTILE, max_examples=40)
@@ -111,7 +113,11 @@ def test_any_digest_text_is_pinned_or_refused_by_its_field(suffix: str) -> None:
     if DIGEST.fullmatch(suffix):
         assert rest == []
     else:
-        assert rest and all(line.startswith(("spec.images.gateway: ", "line ")) for line in rest)
+        assert rest and all(
+            p.rest.startswith("spec.images.gateway: ")
+            or (p.location and p.rest.startswith("invalid YAML: "))
+            for p in rest
+        ), rest
 
 
 @pytest.mark.parametrize(
@@ -133,11 +139,11 @@ def test_a_file_that_is_no_release_at_all_is_refused_whole(
     rest = assert_clean(*run(content))
     assert rest, "refused"
     if problem is not None:
-        assert any(problem in line for line in rest), rest
+        assert any(problem in p.rest for p in rest), rest
 
 
 def test_a_long_hostile_value_is_quoted_cut_short() -> None:
     rest = assert_clean(*run(release_text(gateway="'ghcr.io/acme/gateway@" + "z" * 5000 + "'")))
     assert len(rest) == 1
-    assert re.fullmatch(r"spec\.images\.gateway: digest '.{1,140}' is not sha256:.*", rest[0])
-    assert len(rest[0]) < 400
+    assert re.fullmatch(r"spec\.images\.gateway: digest '.{1,140}' is not sha256:.*", rest[0].rest)
+    assert len(rest[0].rest) < 400

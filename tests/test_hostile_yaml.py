@@ -44,7 +44,7 @@ from tests.builders import (
     write_stack,
     write_text,
 )
-from tests.hostile_helpers import leaks, render_cli, reported_problems, validate_cli
+from tests.hostile_helpers import leaks, render_cli, reported_problems, unlocated, validate_cli
 from tests.strategies import (
     HOSTILE,
     JUNK_SCALARS,
@@ -63,9 +63,10 @@ QUIET = {"signIn": "none"}
 rest of a stack's problems (issue 21), and these tests compare validate with render."""
 
 
-def refused(root: Path, out: Path) -> list[str]:
+def refused(root: Path, out: Path, *, located: bool = False) -> list[str]:
     """Render and validate ``root``: both exit 2 with the same problems and write nothing.
-    Returns the problem lines, without ``error: `` and the summary."""
+    Returns the problem lines, without ``error: `` and the summary, and without where each
+    problem is unless ``located``."""
     rendered = render_cli(root, out, quiet=False)
     validated = validate_cli(root)
     assert (rendered.code, validated.code) == (2, 2), (rendered, validated)
@@ -73,7 +74,8 @@ def refused(root: Path, out: Path) -> list[str]:
     assert rendered.out == validated.out == ""
     assert rendered.err == validated.err
     reported_problems(rendered.err, PATHS)  # the shape: one problem a line, then the summary
-    return [line.removeprefix("error: ") for line in rendered.err.splitlines()[:-1]]
+    lines = [line.removeprefix("error: ") for line in rendered.err.splitlines()[:-1]]
+    return lines if located else [unlocated(line) for line in lines]
 
 
 def declaration_with(spec_text: str) -> str:
@@ -109,39 +111,38 @@ def test_a_scalar_that_does_not_convert_is_a_problem_of_its_field_and_line(
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with(f"  replicas: {value}\n"))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
-    assert lines == [f"{DECLARATION}: spec.replicas: line 6: invalid value: {problem}"]
+    # At the value: `  replicas: ` is 12 characters.
+    assert lines == [f"{DECLARATION}:6:13: spec.replicas: invalid value: {problem}"]
 
 
 def test_a_key_that_does_not_convert_names_its_mapping(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with("  replicas: 1\n  !!int ten: 1\n"))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
-    assert lines == [
-        f"{DECLARATION}: spec: line 7: invalid key: tagged !!int but is not an integer"
-    ]
+    assert lines == [f"{DECLARATION}:7:3: spec: invalid key: tagged !!int but is not an integer"]
 
 
 @pytest.mark.parametrize(
-    ("value", "problem"),
+    ("value", "problem", "column"),
     [
-        ("!!map [a]", "expected a mapping, found a sequence"),
-        ("!!omap [a]", "expected a mapping of length 1"),
-        ("!!set [a]", "expected a mapping node"),
+        ("!!map [a]", "invalid YAML: expected a mapping, found a sequence", 13),
+        ("!!omap [a]", "invalid YAML: expected a mapping of length 1", 21),  # at the item
+        ("!!set [a]", "invalid YAML: expected a mapping node", 13),
     ],
 )
 def test_a_tag_on_the_wrong_kind_of_node_is_invalid_yaml(
-    tmp_path: Path, value: str, problem: str
+    tmp_path: Path, value: str, problem: str, column: int
 ) -> None:
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with(f"  replicas: {value}\n"))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
-    assert lines == [f"{DECLARATION}: line 6: invalid YAML: {problem}"]
+    assert [line.split(": ", 1) for line in lines] == [[f"{DECLARATION}:6:{column}", problem]]
 
 
 FIELDS = (
@@ -178,8 +179,7 @@ def test_any_tag_on_any_junk_scalar_is_a_clean_result(field: str, tag: str, junk
         name = field.replace(":\n    ", ".")
         # Each problem is the field's, or the file's when YAML cannot read it at all.
         assert all(
-            p.names(DECLARATION, f"spec.{name}")
-            or (p.names(DECLARATION, "") and p.rest.startswith("line "))
+            p.names(DECLARATION, f"spec.{name}") or (p.names(DECLARATION, "") and p.location != "")
             for p in problems
         ), rendered.err
 
@@ -202,47 +202,47 @@ def assert_not_printed(lines: list[str], secret: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("entry", "secret", "line"),
+    ("entry", "secret", "line"),  # the line: <entry>'s or <next>'s, then the column
     [
         (
             "      dbAdminPassword: !!int Q7zxPassw0rd\n",
             "Q7zxPassw0rd",
-            f"{PREFIX}clusterSecrets.c1.dbAdminPassword: line <entry>: invalid value: tagged"
+            f"<entry>:24: {PREFIX}clusterSecrets.c1.dbAdminPassword: invalid value: tagged"
             " !!int but is not an integer",
         ),
         (
             "      dbAdminPassword: !!float Q7zxPassw0rd\n",
             "Q7zxPassw0rd",
-            f"{PREFIX}clusterSecrets.c1.dbAdminPassword: line <entry>: invalid value: tagged"
+            f"<entry>:24: {PREFIX}clusterSecrets.c1.dbAdminPassword: invalid value: tagged"
             " !!float but is not a floating-point number",
         ),
         (
             "      dbAdminPassword: !!timestamp Q7zx-2026\n",
             "Q7zx-2026",
-            f"{PREFIX}clusterSecrets.c1.dbAdminPassword: line <entry>: invalid value: tagged"
+            f"<entry>:24: {PREFIX}clusterSecrets.c1.dbAdminPassword: invalid value: tagged"
             " !!timestamp but is not a date or time",
         ),
         (
             "      dbAdminPassword: !Q7zx!secret\n",
             "!Q7zx!secret",
-            "line <entry>: invalid YAML: undefined tag handle: a value starting with '!' must be"
+            "<entry>:24: invalid YAML: undefined tag handle: a value starting with '!' must be"
             " quoted",
         ),
         (
             "      dbAdminPassword: {Q7zxKey: 1, Q7zxKey: 2}\n",
             "Q7zxKey",
-            "line <entry>: invalid YAML: duplicate key",
+            "<entry>:37: invalid YAML: duplicate key",  # the second key
         ),
         (
             "      kubeconfig:\n        users: [{token: !!bool Q7zxToken}]\n",
             "Q7zxToken",
-            f"{PREFIX}clusterSecrets.c1.kubeconfig: line <next>: invalid value: tagged !!bool but"
+            f"<next>:25: {PREFIX}clusterSecrets.c1.kubeconfig: invalid value: tagged !!bool but"
             " is not a boolean",
         ),
         (
             "      dbAdminPassword: {secure: !!int Q7zxCipher}\n",
             "Q7zxCipher",
-            f"{PREFIX}clusterSecrets.c1.dbAdminPassword: line <entry>: invalid value: tagged !!int"
+            f"<entry>:33: {PREFIX}clusterSecrets.c1.dbAdminPassword: invalid value: tagged !!int"
             " but is not an integer",
         ),
     ],
@@ -261,10 +261,10 @@ def test_a_secret_that_does_not_convert_is_named_not_quoted(
 ) -> None:
     first = secrets_project(tmp_path, entry)
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     expected = line.replace("<entry>", str(first)).replace("<next>", str(first + 1))
-    assert lines == [f"{CONFIG_FILE}: {expected}"]
+    assert lines == [f"{CONFIG_FILE}:{expected}"]
     assert_not_printed(lines, secret)
 
 
@@ -272,11 +272,9 @@ def test_a_duplicate_secret_name_is_named(tmp_path: Path) -> None:
     # Keys down to the secret's name are config structure, not secret: they are quoted.
     first = secrets_project(tmp_path, "      dbAdminPassword: a\n      dbAdminPassword: b\n")
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
-    assert lines == [
-        f"{CONFIG_FILE}: line {first + 1}: invalid YAML: duplicate key 'dbAdminPassword'"
-    ]
+    assert lines == [f"{CONFIG_FILE}:{first + 1}:7: invalid YAML: duplicate key 'dbAdminPassword'"]
 
 
 SECRET_FORMS = (
@@ -381,25 +379,28 @@ DEEP = 5_000
 
 
 @pytest.mark.parametrize(
-    ("file", "text", "line"),
+    ("file", "text", "where"),
     [
-        (DECLARATION, declaration_with("  x: " + "[" * DEEP + "]" * DEEP + "\n"), 6),
-        (DECLARATION, declaration_with("- " * DEEP + "x\n"), 6),
-        (DECLARATION, declaration_with("  x: " + "{a: " * DEEP + "1" + "}" * DEEP + "\n"), 6),
-        (CONFIG_FILE, f"config:\n  {PREFIX}clusters: " + "[" * DEEP + "]" * DEEP + "\n", 2),
+        # The first node too deep: the 31st list (under the file's mapping and spec's), ...
+        (DECLARATION, declaration_with("  x: " + "[" * DEEP + "]" * DEEP + "\n"), "6:36"),
+        # ... the 32nd (spec's value is the first), the key of the 30th mapping, ...
+        (DECLARATION, declaration_with("- " * DEEP + "x\n"), "6:63"),
+        (DECLARATION, declaration_with("  x: " + "{a: " * DEEP + "1" + "}" * DEEP + "\n"), "6:123"),
+        # ... the 30th list under config's mapping.
+        (CONFIG_FILE, f"config:\n  {PREFIX}clusters: " + "[" * DEEP + "]" * DEEP + "\n", "2:63"),
     ],
     ids=["flow-lists", "block-lists", "flow-mappings", "stack-file"],
 )
 def test_deep_nesting_is_refused_where_it_passes_the_limit(
-    tmp_path: Path, file: str, text: str, line: int
+    tmp_path: Path, file: str, text: str, where: str
 ) -> None:
     write_stack(tmp_path)
     write_gateway(tmp_path, "team-a")
     write_text(tmp_path, file, text)
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
-    assert lines == [f"{file}: line {line}: nests deeper than {MAX_DEPTH} levels; not read further"]
+    assert lines == [f"{file}:{where}: nests deeper than {MAX_DEPTH} levels; not read further"]
 
 
 def nested(keys: int) -> str:
@@ -424,12 +425,12 @@ def test_nesting_one_level_over_the_limit_is_refused(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with(nested(MAX_DEPTH - 1)))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
-    # The leaf, on the last line, is the first node too deep.
-    line = 5 + MAX_DEPTH - 1
+    # The last key, on the last line, is the first node too deep.
+    line, column = 5 + MAX_DEPTH - 1, MAX_DEPTH
     assert lines == [
-        f"{DECLARATION}: line {line}: nests deeper than {MAX_DEPTH} levels; not read further"
+        f"{DECLARATION}:{line}:{column}: nests deeper than {MAX_DEPTH} levels; not read further"
     ]
 
 
@@ -437,10 +438,12 @@ def test_more_nodes_than_the_limit_are_refused(tmp_path: Path) -> None:
     write_stack(tmp_path)
     write_text(tmp_path, DECLARATION, declaration_with("  x: [" + "0," * MAX_NODES + "0]\n"))
 
-    lines = refused(tmp_path, tmp_path / "out")
+    lines = refused(tmp_path, tmp_path / "out", located=True)
 
     assert lines == [
-        f"{DECLARATION}: line 6: holds more than {MAX_NODES:,} values; not read further"
+        # 13 nodes before the list's first item (at column 7), two characters an item
+        f"{DECLARATION}:6:{7 + 2 * (MAX_NODES - 13)}: holds more than {MAX_NODES:,} values; not"
+        " read further"
     ]
 
 

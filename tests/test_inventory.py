@@ -30,7 +30,7 @@ from tests.builders import (
     write_gateway,
     write_stack,
 )
-from tests.hostile_helpers import run_cli
+from tests.hostile_helpers import run_cli, unlocated
 from tests.strategies import two_stacks
 from tests.support import ROOT
 
@@ -183,7 +183,7 @@ def test_cli_validate_fails_on_a_copied_stack_config(
     shutil.copy(ROOT / "Pulumi.ibm.yaml", tmp_path / "Pulumi.prod.yaml")
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
-    assert capsys.readouterr().err.splitlines() == [
+    assert unlocated(capsys.readouterr().err).splitlines() == [
         "error: Pulumi.ibm.yaml: declarationsDir: 'gateways/ibm' is also read by"
         f" Pulumi.prod.yaml; {SHARING}",
         "error: Pulumi.prod.yaml: declarationsDir: 'gateways/ibm' is also read by"
@@ -197,10 +197,12 @@ def test_cli_validate_fails_on_a_copied_stack_config(
     prod.write_text(prod.read_text().replace("gateways/ibm", "gateways/prod"))
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
-    err = capsys.readouterr().err.splitlines()
-    # ... and each gateway's Keycloak client two owners on the one realm (10 of the 32).
-    assert err[-1] == "32 problem(s); nothing written"
+    err = unlocated(capsys.readouterr().err).splitlines()
+    # ... each gateway's Keycloak client two owners on the one realm (10 of the 36), and
+    # research's Vault role and mount (4).
+    assert err[-1] == "36 problem(s); nothing written"
     assert sum("on the same Keycloak realm" in line for line in err) == 10
+    assert sum(": spec.credentials.vault." in line for line in err) == 4
     assert err[0].startswith(
         "error: gateways/ibm/batch-jobs.yaml: spec.databaseName: database"
         " 'gw_batch_jobs' on server "
@@ -220,9 +222,13 @@ def test_cli_validate_fails_on_a_copied_stack_config(
         assert old in text
         text = text.replace(old, new)
     prod.write_text(text)
+    # A Vault of its own too: one Vault server is one whatever the clusters.
+    research = tmp_path / "gateways" / "prod" / "research.yaml"
+    research.write_text(research.read_text().replace("https://5f2b9c1e-", "https://7a8b9c0d-"))
     capsys.readouterr()
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 2
-    assert capsys.readouterr().err.splitlines() == [  # DNS is global: one vanity host, one owner
+    # DNS is global: one vanity host, one owner.
+    assert unlocated(capsys.readouterr().err).splitlines() == [
         "error: gateways/ibm/research.yaml: spec.exposure.host: host"
         " 'openshell.research.example.org' is also used by gateways/prod/research.yaml"
         " (cluster 'roks-us-east' of Pulumi.prod.yaml)",
@@ -231,7 +237,6 @@ def test_cli_validate_fails_on_a_copied_stack_config(
         " (cluster 'roks-us-east' of Pulumi.ibm.yaml)",
         "2 problem(s); nothing written",
     ]
-    research = tmp_path / "gateways" / "prod" / "research.yaml"
     research.write_text(research.read_text().replace("openshell.research", "prod.research"))
     assert cli.main(["--root", str(tmp_path), "validate", "--all"]) == 0
 
@@ -281,7 +286,7 @@ def test_cli_validate_fails_on_an_orphan_gateway(
     capsys.readouterr()  # its notes are on stderr too
     inventory_gateway(fleet, "e", "east", {"tier": "bronze"})
     assert cli.main(["--root", str(fleet), "validate", "west"]) == 2
-    err = capsys.readouterr().err.splitlines()
+    err = unlocated(capsys.readouterr().err).splitlines()
     assert err == [
         f"error: {INVENTORY}/e.yaml: metadata.labels: taken by no stack of the inventory"
         f" {INVENTORY} (stacks: east-gold, east-standard, west)",
@@ -636,7 +641,7 @@ def test_cli_validate_all_names_both_files_of_a_cross_stack_clash(tmp_path: Path
     one = run_cli("--root", str(tmp_path), "validate", "b")
 
     assert (validated.code, rendered.code, one.code) == (2, 2, 2)
-    assert validated.err.splitlines() == [
+    assert unlocated(validated.err).splitlines() == [
         f"error: {first}: spec.namespace:"
         f" {namespace_clash('tenant', 'c1', second, 'c1', b, reason)}",
         f"error: {second}: spec.namespace:"
@@ -645,8 +650,8 @@ def test_cli_validate_all_names_both_files_of_a_cross_stack_clash(tmp_path: Path
     ]
     assert rendered.err == validated.err
     assert not out.exists()
-    assert one.err.splitlines() == [
-        validated.err.splitlines()[1],  # b's file; it names a's
+    assert unlocated(one.err).splitlines() == [
+        unlocated(validated.err).splitlines()[1],  # b's file; it names a's
         "1 problem(s); nothing written",
     ]
 

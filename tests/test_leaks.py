@@ -43,7 +43,7 @@ from tests.builders import (
     write_secrets_text,
     write_stack,
 )
-from tests.hostile_helpers import leaks, render_cli, tree, validate_cli
+from tests.hostile_helpers import leaks, render_cli, tree, unlocated, validate_cli
 from tests.project_strategies import Project, valid_projects
 from tests.strategies import HOSTILE
 from tests.support import STACKS
@@ -318,7 +318,7 @@ def assert_broken_without_leak(root: Path, out: Path, secret: str) -> None:
     assert (rendered.code, validated.code) == (2, 2)
     assert not out.exists()
     # The shape of the report is test_hostile's business; here: it is a report, about this file.
-    assert rendered.err.startswith(f"error: {CONFIG_FILE}: ")
+    assert unlocated(rendered.err).startswith(f"error: {CONFIG_FILE}: ")
     assert rendered.err.endswith(" problem(s); nothing written\n")
     assert rendered.err == validated.err
     assert leaks([rendered.printed, validated.printed], [secret]) == []

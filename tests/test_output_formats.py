@@ -159,8 +159,13 @@ def test_invalid_input_with_json_prints_the_problems_as_a_document_too(tmp_path:
     assert (outcome.code, outcome.err) == (2, text.err)  # the lines on stderr are the same
     (line, summary) = text.err.splitlines()
     assert summary == "1 problem(s); nothing written"
+    written = (project / "gateways" / "local" / "broken.yaml").read_text().splitlines()
+    row = next(n for n, text in enumerate(written, 1) if text.strip().startswith("replicas:"))
+    column = written[row - 1].index("many") + 1  # the value after the key (gatewayctl.locations)
     problem = {
         "path": "gateways/local/broken.yaml",
+        "line": row,
+        "column": column,
         "field": "spec.replicas",
         "message": line.split("spec.replicas: ", 1)[1],
         "text": line.removeprefix("error: "),

@@ -26,7 +26,7 @@ from tests.builders import (
     write_text,
 )
 from tests.helpers import load
-from tests.hostile_helpers import Outcome, run_cli
+from tests.hostile_helpers import Outcome, run_cli, unlocated
 
 CURRENT, NEXT = "openshell-0.0.109", "openshell-0.0.110"
 
@@ -191,7 +191,7 @@ def _refused(root: Path, *argv: str) -> list[str]:
     assert result.code == 2, result
     assert result.out == ""
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == files
-    return result.err.splitlines()
+    return unlocated(result.err).splitlines()
 
 
 def test_an_unknown_release_is_refused(project: Path) -> None:
@@ -224,7 +224,7 @@ def test_a_target_without_a_stack_is_named_as_given(project: Path, target: str) 
     files = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
     result = run(project, NEXT, "--to", target)
     assert (result.code, result.out) == (2, "")
-    assert result.err == (
+    assert unlocated(result.err) == (
         f"error: --to {target!r} names no stack: write STACK or STACK/CLUSTER (the stacks here"
         " are aws, ibm, local)\n"
     )
@@ -273,7 +273,7 @@ def test_a_cluster_in_flow_style_or_an_alias_is_left_to_a_person(tmp_path: Path)
     # read-back check sees as more than the binding asked for.
     result = run(tmp_path, "r1", "--to", f"{STACK}/c1")
     assert result.code == 1
-    assert result.err == (
+    assert unlocated(result.err) == (
         f"error: {CONFIG_FILE}: the binding could not be edited safely; edit it by hand\n"
     )
 
@@ -306,7 +306,7 @@ def test_text_promote_produced_that_does_not_parse_is_its_own_error(
     original = path.read_bytes()
     monkeypatch.setattr(promote, "edit_bindings", lambda text, *_: text + "\n  broken: *nowhere\n")
     result = run(project, NEXT, "--to", "aws")
-    assert (result.code, result.err) == (
+    assert (result.code, unlocated(result.err)) == (
         1,
         "error: Pulumi.aws.yaml: the binding could not be edited safely; edit it by hand\n",
     )

@@ -28,6 +28,7 @@ from tests.builders import (
     service_ciphertext,
     write_text,
 )
+from tests.hostile_helpers import unlocated
 from tests.strategies import PRINTABLE_TEXT
 from tests.support import ROOT
 
@@ -43,7 +44,8 @@ def placeholder_line(stack: str, cluster: str, key: str = "dbAdminPassword") -> 
     setting = f"clusterSecrets.{cluster}.{key}"
     return (
         f"error: Pulumi.{stack}.yaml: {PREFIX}{setting}: `secure:` value is a placeholder, not"
-        f" ciphertext; set the real value with `pulumi config set --secret --path '{setting}'`"
+        " ciphertext; set the real value with"
+        f" `pulumi config set --stack {stack} --secret --path '{setting}'`"
     )
 
 
@@ -169,7 +171,7 @@ def test_every_placeholder_of_the_stack_file_is_named_by_key(tmp_path: Path) -> 
     ]
     assert problems[3].message == (
         "`secure:` value is a placeholder, not ciphertext; set the real value with"
-        " `pulumi config set --secret --path 'kubernetes:kubeconfig'`"
+        " `pulumi config set --stack s --secret --path 'kubernetes:kubeconfig'`"
     )
     assert all(secret not in str(p) for p in problems)
 
@@ -281,7 +283,7 @@ def test_the_committed_samples_are_not_ready_to_deploy(capsys: pytest.CaptureFix
     assert cli.main(["validate", "--all", "--deploy"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.splitlines() == [
+    assert unlocated(captured.err).splitlines() == [
         placeholder_line("aws", "rosa-us-east-1"),
         placeholder_line("aws", "rosa-us-east-1", "keycloakAdminClientSecret"),
         placeholder_line("aws", "rosa-us-west-2"),
@@ -318,7 +320,7 @@ def test_one_stack_is_checked_alone(project: Path, capsys: pytest.CaptureFixture
     assert cli.main(["--root", str(project), "validate", "aws", "--deploy"]) == 0
     capsys.readouterr()  # its notes, on stderr too
     assert cli.main(["--root", str(project), "validate", "ibm", "--deploy"]) == 2
-    err = capsys.readouterr().err.splitlines()
+    err = unlocated(capsys.readouterr().err).splitlines()
     assert err == [
         bundle_line("ibm", "roks-us-east", "certs/ibm-databases-for-postgresql-ca.pem"),
         "1 problem(s); nothing written",
@@ -332,7 +334,7 @@ def test_invalid_input_and_placeholders_are_reported_together(
         settings_[f"{PREFIX}clusterSecrets"]["roks-us-east"]["dbAdminPassword"] = {"secure": "todo"}
         settings_[f"{PREFIX}clusters"]["roks-us-east"]["storageClass"] = 7
     assert cli.main(["--root", str(project), "validate", "ibm", "--deploy"]) == 2
-    err = capsys.readouterr().err.splitlines()
+    err = unlocated(capsys.readouterr().err).splitlines()
     assert err == [
         placeholder_line("ibm", "roks-us-east"),
         f"error: Pulumi.ibm.yaml: {PREFIX}clusters.roks-us-east.storageClass:"
@@ -347,9 +349,10 @@ def test_a_cluster_without_its_secrets_entry_is_not_ready(
     with edited_config(project, "aws") as config:
         del config[f"{PREFIX}clusterSecrets"]["rosa-us-west-2"]
     assert cli.main(["--root", str(project), "validate", "aws", "--deploy"]) == 2
-    assert capsys.readouterr().err.splitlines() == [
+    assert unlocated(capsys.readouterr().err).splitlines() == [
         f"error: Pulumi.aws.yaml: {PREFIX}clusterSecrets.rosa-us-west-2: missing; set it with"
-        " `pulumi config set --secret --path`",
+        " `pulumi config set --stack aws --secret --path"
+        " 'clusterSecrets.rosa-us-west-2.dbAdminPassword'`",
         "1 problem(s); nothing written",
     ]
 
@@ -361,7 +364,10 @@ def test_no_value_is_printed(project: Path, capsys: pytest.CaptureFixture[str]) 
     assert cli.main(["--root", str(project), "validate", "ibm", "--deploy"]) == 2
     captured = capsys.readouterr()
     assert secret not in captured.out + captured.err
-    assert placeholder_line("ibm", "roks-us-east", "kubeconfig") in captured.err.splitlines()
+    assert (
+        placeholder_line("ibm", "roks-us-east", "kubeconfig")
+        in unlocated(captured.err).splitlines()
+    )
 
 
 def test_check_raises_every_problem_at_once(project: Path) -> None:

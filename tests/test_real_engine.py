@@ -141,8 +141,9 @@ class _Mocks(pulumi.runtime.Mocks):
     [
         (
             {},
-            "Pulumi.s.yaml: hypershell-gateways:clusterSecrets.shared: missing;"
-            " set it with `pulumi config set --secret --path`",
+            "Pulumi.s.yaml: hypershell-gateways:clusterSecrets.shared: missing; set it with"
+            " `pulumi config set --stack s --secret --path"
+            " 'clusterSecrets.shared.dbAdminPassword'`",
         ),
         (
             {"shared": {"dbAdminPassword": 5}},

@@ -37,7 +37,7 @@ from tests.builders import (
     write_text,
 )
 from tests.helpers import load, load_problems, only_gateway
-from tests.hostile_helpers import run_cli
+from tests.hostile_helpers import run_cli, unlocated
 from tests.support import ROOT, rendered
 
 GOOD = f"ghcr.io/acme/gateway:1.0@{digest('good')}"
@@ -209,8 +209,9 @@ def test_entries_that_are_not_release_files_are_problems(tmp_path: Path) -> None
 
 def test_a_release_file_is_read_by_the_strict_reader(tmp_path: Path) -> None:
     write_text(tmp_path, "releases/r1.yaml", "metadata: {name: r1}\nmetadata: {name: r2}\n")
-    assert release_problems(tmp_path) == [
-        ("releases/r1.yaml", "", "line 2: invalid YAML: duplicate key 'metadata'")
+    _, problems = load_releases(tmp_path)
+    assert [(p.where, p.field, p.message) for p in problems] == [
+        ("releases/r1.yaml:2:1", "", "invalid YAML: duplicate key 'metadata'")
     ]
 
 
@@ -224,7 +225,7 @@ def test_a_broken_release_fails_every_stack_with_exit_2_and_nothing_written(
     out = tmp_path / "out"
     result = run_cli("--root", str(root), "render", "test", "--out", str(out))
     assert result.code == 2
-    assert result.err == (
+    assert unlocated(result.err) == (
         "error: releases/r1.yaml: spec.images.supervisor: 'ghcr.io/acme/supervisor:1' has no"
         " digest: a release pins every image by digest (@sha256: and 64 lowercase hex"
         " characters; a tag may come before it, for people)\n1 problem(s); nothing written\n"
@@ -377,7 +378,7 @@ def test_validate_refuses_the_committed_aws_stack_with_a_tag_override(tmp_path: 
     )
     result = run_cli("--root", str(project), "validate", "aws")
     assert result.code == 2
-    assert result.err.splitlines() == [
+    assert unlocated(result.err).splitlines() == [
         "error: gateways/aws/search.yaml: spec.images.gateway:"
         " 'ghcr.io/nvidia/openshell/gateway:0.0.111' has no digest: the stack is production"
         " (Pulumi.aws.yaml: hypershell-gateways:production), so a per-gateway image must be"
@@ -585,7 +586,11 @@ def test_a_changed_release_makes_validate_exit_2(tmp_path: Path) -> None:
     write_release(repo, "r1", gateway=GOOD)
     result = run_cli("--root", str(repo), "validate", "test")
     assert result.code == 2
-    assert result.err.splitlines()[0].startswith(
-        "error: releases/r1.yaml: spec.images.gateway: changed since the release was first"
-        " committed"
+    assert (
+        unlocated(result.err)
+        .splitlines()[0]
+        .startswith(
+            "error: releases/r1.yaml: spec.images.gateway: changed since the release was first"
+            " committed"
+        )
     )

@@ -199,7 +199,7 @@ def test_plaintext_secrets_of_a_remote_database_are_noted(
     notes = [line for line in printed.err.splitlines() if "plaintext" in line]
     assert notes == [
         f"note: Pulumi.ibm.yaml: {key}: plaintext in a file kept in git; set it with"
-        f" `pulumi config set --secret --path '{key}'`"
+        f" `pulumi config set --stack ibm --secret --path '{key}'`"
     ]  # local's plaintext password is for a database on localhost: no note
     assert "Prod-Hunter2-Password" not in out
 

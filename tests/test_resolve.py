@@ -35,7 +35,7 @@ from tests.builders import (
     write_gateway,
     write_stack,
 )
-from tests.helpers import load, load_problems, only_gateway, where
+from tests.helpers import load, load_problems, located_problems, only_gateway, where
 from tests.support import ROOT
 
 # --- a valid stack --------------------------------------------------------------------------
@@ -315,16 +315,16 @@ def test_problems_of_every_file_are_reported_at_once(tmp_path: Path) -> None:
     c = write_declaration_text(tmp_path, "c.yaml", head("c") + "spec: [\n")
     write_gateway(tmp_path, "d")  # valid: reports nothing
 
-    problems = load_problems(tmp_path)
+    problems = located_problems(tmp_path)
 
     assert where(problems) == [
         (a, "spec.exposure.hots"),
         (a, "spec.replicas"),
         (b, ""),
-        (c, ""),
+        (f"{c}:6:1", ""),
     ]
     assert problems[2][2] == "expected a YAML mapping, found list"
-    assert problems[3][2].startswith("line 6: invalid YAML: ")
+    assert problems[3][2].startswith("invalid YAML: ")
 
 
 def test_cross_file_problems_of_every_file_are_reported_at_once(tmp_path: Path) -> None:

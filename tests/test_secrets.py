@@ -4,11 +4,13 @@ read with the strict YAML reader like every other file, and scrubbing free text.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gatewayctl import secrets
 from gatewayctl.render import Prepared, prepare
 from gatewayctl.secrets import SECURE_PLACEHOLDER, plaintext_leaves, scrub
 from tests.builders import (
@@ -22,6 +24,7 @@ from tests.builders import (
     write_stack,
 )
 from tests.helpers import problems_of, where
+from tests.support import ROOT
 
 
 def write(root: Path, text: str) -> None:
@@ -97,7 +100,9 @@ def test_missing_cluster_secrets_entry_is_a_problem(tmp_path: Path) -> None:
         (
             CONFIG_FILE,
             f"{PREFIX}clusterSecrets.west",
-            "missing; set it with `pulumi config set --secret --path`",
+            "missing; set it with"
+            " `pulumi config set --stack test --secret --path"
+            " 'clusterSecrets.west.dbAdminPassword'`",
         )
     ]
 
@@ -187,7 +192,7 @@ def test_plaintext_password_is_accepted(tmp_path: Path) -> None:
         ({"dbAdminPassword": 1234}, [("dbAdminPassword", "Input should be a valid string")]),
         (
             {"dbAdminPassword": "pw", "kubeconfg": "x"},
-            [("kubeconfg", "unknown field")],
+            [("kubeconfg", "unknown field; did you mean 'kubeconfig'?")],
         ),
     ],
     ids=["empty", "missing", "not-a-string", "unknown-field"],
@@ -237,7 +242,8 @@ def test_a_keycloak_cluster_needs_its_admin_client_secret(tmp_path: Path) -> Non
             CONFIG_FILE,
             f"{PREFIX}clusterSecrets.east.keycloakAdminClientSecret",
             "missing: the cluster has identity.keycloak; set the admin client's secret with"
-            " `pulumi config set --secret --path 'clusterSecrets.east.keycloakAdminClientSecret'`",
+            " `pulumi config set --stack test --secret --path"
+            " 'clusterSecrets.east.keycloakAdminClientSecret'`",
         )
     ]
 
@@ -273,3 +279,24 @@ def test_an_empty_keycloak_secret_is_a_problem_that_does_not_print_it(tmp_path: 
     assert where(problems_of(lambda: prepare(tmp_path, STACK))) == [
         (CONFIG_FILE, f"{PREFIX}clusterSecrets.east.keycloakAdminClientSecret"),
     ]
+
+
+CONFIG_SET = re.compile(r"pulumi config set(?! --stack )")
+
+
+def test_every_hint_that_writes_config_names_its_stack() -> None:
+    """``pulumi config set`` without ``--stack`` writes whichever stack is selected: every
+    command the tool prints (``secrets.set_secret``), the README and the stack files show
+    name theirs (issue 25 item 5)."""
+    files = [*sorted((ROOT / "gatewayctl").rglob("*.py")), ROOT / "README.md"]
+    files += sorted(ROOT.glob("Pulumi.*.yaml"))
+    unnamed = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in files
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if CONFIG_SET.search(line)
+    ]
+    assert unnamed == []
+    assert secrets.set_secret("aws", "clusterSecrets.c1.kubeconfig") == (
+        "`pulumi config set --stack aws --secret --path 'clusterSecrets.c1.kubeconfig'`"
+    )

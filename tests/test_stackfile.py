@@ -241,7 +241,9 @@ def test_unknown_config_key_under_the_project_prefix(tmp_path: Path) -> None:
     )
     write_gateway(tmp_path, "team-a")
 
-    assert load_problems(tmp_path) == [(CONFIG_FILE, f"{PREFIX}imagez", "unknown config key")]
+    assert load_problems(tmp_path) == [
+        (CONFIG_FILE, f"{PREFIX}imagez", f"unknown config key; did you mean '{PREFIX}images'?")
+    ]
 
 
 def test_unknown_config_key_is_reported_with_model_problems(tmp_path: Path) -> None:
@@ -281,7 +283,11 @@ def test_unknown_cluster_field(tmp_path: Path) -> None:
     write_stack(tmp_path, clusters=one_cluster(ingress={"gatway": {"name": "x"}}))
 
     assert load_problems(tmp_path) == [
-        (CONFIG_FILE, f"{PREFIX}clusters.c1.ingress.gatway", "unknown field")
+        (
+            CONFIG_FILE,
+            f"{PREFIX}clusters.c1.ingress.gatway",
+            "unknown field; did you mean 'gateway'?",
+        )
     ]
 
 

@@ -29,7 +29,7 @@ from tests.builders import (
     write_stack,
     write_text,
 )
-from tests.helpers import load_problems, only_gateway, where
+from tests.helpers import load_problems, located_problems, only_gateway, where
 
 IMPLICIT = "in YAML but is not a valid one; quote it to make it a string"
 DEEP = 5_000
@@ -78,10 +78,10 @@ def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
     write_stack(tmp_path)
     source = write_declaration_text(tmp_path, "team-a.yaml", head("team-a") + " spec: {}\n")
 
-    problems = load_problems(tmp_path)
+    problems = located_problems(tmp_path)
 
-    assert where(problems) == [(source, "")]
-    assert problems[0][2].startswith("line 5: invalid YAML: ")
+    assert where(problems) == [(f"{source}:5:2", "")]
+    assert problems[0][2].startswith("invalid YAML: ")
 
 
 def test_unclosed_flow_mapping_is_invalid_yaml(tmp_path: Path) -> None:
@@ -94,9 +94,7 @@ def test_unclosed_flow_mapping_is_invalid_yaml(tmp_path: Path) -> None:
     assert where(problems) == [(source, "")]
     # libyaml's wording (PyYAML's own parser says "expected ',' or '}', but got ...", which the
     # reader cuts: what was found may be a secret's token).
-    assert re.fullmatch(
-        r"line \d+: invalid YAML: (did not find )?expected ',' or '}'", problems[0][2]
-    )
+    assert re.fullmatch(r"invalid YAML: (did not find )?expected ',' or '}'", problems[0][2])
 
 
 def test_duplicate_top_level_key(tmp_path: Path) -> None:
@@ -104,7 +102,9 @@ def test_duplicate_top_level_key(tmp_path: Path) -> None:
     text = f"apiVersion: {API_VERSION}\nkind: Gateway\nkind: Gateway\nmetadata:\n  name: team-a\n"
     source = write_declaration_text(tmp_path, "team-a.yaml", text)
 
-    assert load_problems(tmp_path) == [(source, "", "line 3: invalid YAML: duplicate key 'kind'")]
+    assert located_problems(tmp_path) == [
+        (f"{source}:3:1", "", "invalid YAML: duplicate key 'kind'")
+    ]
 
 
 def test_duplicate_nested_key(tmp_path: Path) -> None:
@@ -113,8 +113,8 @@ def test_duplicate_nested_key(tmp_path: Path) -> None:
     text = head("team-a") + "spec:\n  replicas: 1\n  replicas: 2\n"
     source = write_declaration_text(tmp_path, "team-a.yaml", text)
 
-    assert load_problems(tmp_path) == [
-        (source, "", "line 7: invalid YAML: duplicate key 'replicas'")
+    assert located_problems(tmp_path) == [
+        (f"{source}:7:3", "", "invalid YAML: duplicate key 'replicas'")
     ]
 
 
@@ -122,10 +122,10 @@ def test_unhashable_key_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     write_stack(tmp_path)
     source = write_declaration_text(tmp_path, "team-a.yaml", head("team-a") + "? [a, b]\n: c\n")
 
-    problems = load_problems(tmp_path)
+    problems = located_problems(tmp_path)
 
-    assert where(problems) == [(source, "")]
-    assert problems[0][2].startswith("line 5: invalid YAML: ")
+    assert where(problems) == [(f"{source}:5:3", "")]
+    assert problems[0][2].startswith("invalid YAML: ")
 
 
 # --- merge keys and aliases -----------------------------------------------------------------
@@ -183,19 +183,18 @@ def test_yaml_aliases_within_the_budget_are_read(tmp_path: Path) -> None:
 # --- the reader without libyaml -------------------------------------------------------------
 
 SAME_EITHER_WAY = {
-    "a: !!int ten\n": "f.yaml: a: line 1: invalid value: tagged !!int but is not an integer",
-    "a: 2026-02-30\n": f"f.yaml: a: line 1: invalid value: reads as a date or time {IMPLICIT}",
+    "a: !!int ten\n": "f.yaml:1:4: a: invalid value: tagged !!int but is not an integer",
+    "a: 2026-02-30\n": f"f.yaml:1:4: a: invalid value: reads as a date or time {IMPLICIT}",
     "a: " + "[" * DEEP + "]" * DEEP + "\n": (
-        f"f.yaml: line 1: nests deeper than {MAX_DEPTH} levels; not read further"
+        f"f.yaml:1:{4 + MAX_DEPTH - 1}: nests deeper than {MAX_DEPTH} levels; not read further"
     ),
     "a: [" + "0," * MAX_NODES + "0]\n": (
-        f"f.yaml: line 1: holds more than {MAX_NODES:,} values; not read further"
+        f"f.yaml:1:{2 * MAX_NODES - 1}: holds more than {MAX_NODES:,} values; not read further"
     ),
     "a: !Q7zx!pw\n": (
-        "f.yaml: line 1: invalid YAML: undefined tag handle: a value starting with '!' must be"
-        " quoted"
+        "f.yaml:1:4: invalid YAML: undefined tag handle: a value starting with '!' must be quoted"
     ),
-    "a: {b: 1, b: 2}\n": "f.yaml: line 1: invalid YAML: duplicate key 'b'",
+    "a: {b: 1, b: 2}\n": "f.yaml:1:11: invalid YAML: duplicate key 'b'",
 }
 
 

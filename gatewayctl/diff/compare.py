@@ -18,6 +18,7 @@ import yaml
 
 from components import tokens
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
+from gatewayctl.diff.losses import data_losses
 from gatewayctl.diff.operations import DATA_DIGEST, Operation, hazards, manifest_path, predict
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
@@ -89,6 +90,8 @@ class StackDiff:
     hazards: tuple[str, ...] = ()
     """Creates that meet an object the same ``up`` deletes later, renamed cluster keys
     (:func:`.operations.hazards`)."""
+    data_loss: tuple[str, ...] = ()
+    """Databases the next ``up`` drops, not retained (:mod:`.losses`)."""
     access: tuple[AccessChange, ...] = ()
     """Principals that gain or lose a gateway's role (:mod:`gatewayctl.diff.access`)."""
     sign_in: tuple[SignInChange, ...] = ()
@@ -326,6 +329,8 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         releases=release_moves(base_plan, head_plan),
         operations=operations,
         hazards=tuple(hazards(base_plan, head_plan, operations)),
+        # A side with a note is treated as empty: nothing of it is deleted by an `up`.
+        data_loss=tuple(data_losses(base_plan, head_plan)) if head.note is None else (),
         access=tuple(access),
         sign_in=tuple(sign_in),
         steps=predicted_steps(base_plan, head_plan, operations, stack=stack, project=PROJECT),

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gatewayctl.diff import credentials, releases
+from gatewayctl.diff import credentials, losses, releases
 from gatewayctl.diff import operations as ops
 from gatewayctl.diff.access import access_lines
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
@@ -108,6 +108,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         ]
         lines += _more_gateways(diff.gateways[GATEWAY_ROWS:])
         lines.append("")
+    lines += losses.summary_lines(diff.data_loss)
     lines += releases.summary_lines(diff.releases, GATEWAY_ROWS)
     lines += credentials.summary_lines(diff)
     lines += access_lines(diff.access, diff.sign_in)

@@ -64,6 +64,10 @@ VAULT = {
         "kubernetesAuthMount": CLUSTER,
     },
 }
+BETA_VAULT = {
+    "driver": "vault",
+    "vault": {**VAULT["vault"], "role": "openshell-pr-beta", "mount": "tenants/pr-beta"},
+}
 BASE_GATEWAYS: dict[str, dict[str, Any]] = {
     # Route exposure at the default host, the kek driver, the cluster's release.
     "pr-alpha": {},
@@ -207,7 +211,8 @@ CORPUS: tuple[Change, ...] = (
         "driver kek to kubernetes-secrets",
         _spec("pr-alpha", "credentials", {"driver": "kubernetes-secrets"}),
     ),
-    Change("driver kubernetes-secrets to vault", _spec("pr-beta", "credentials", VAULT)),
+    # Its own Vault role and mount: pr-gamma's are its own (validate refuses sharing them).
+    Change("driver kubernetes-secrets to vault", _spec("pr-beta", "credentials", BETA_VAULT)),
     Change("driver vault to kek", _spec("pr-gamma", "credentials", None)),
     Change(
         "vault address",

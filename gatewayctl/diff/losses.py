@@ -1,0 +1,45 @@
+"""Data loss: the PostgreSQL databases the next ``up`` drops (issue 25 item 5).
+
+A gateway with ``deletionPolicy: Delete`` registers its role and database without
+``retainOnDelete`` (``components/database.py``); removing its declaration, or moving it to
+another stack, deletes both and everything the gateway stored in them. The base plan says
+which: each ``Database`` it registers with ``retainOnDelete`` false that the working tree no
+longer registers. The warning sits in the always-kept summary of the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gatewayctl.diff.operations import _gateway, _index
+
+DATABASE = "postgresql:index/database:Database"
+
+
+def data_losses(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """One warning per database of ``base`` that ``head`` deletes, not retained."""
+    old, new = _index(base), _index(head)
+    remaining = {g.get("name") for g in head.get("gateways", []) if isinstance(g, Mapping)}
+    found = []
+    for key in sorted(old.keys() - new.keys()):
+        resource = old[key]
+        if key[0] != DATABASE or resource.get("retainOnDelete") is not False:
+            continue  # retained, or a base whose plan does not say
+        gateway = _gateway(key, old)
+        database = (resource.get("inputs") or {}).get("name", key[1])
+        if gateway is not None and gateway not in remaining:
+            who = f"gateway `{gateway}` is removed and its deletionPolicy is Delete"
+        else:
+            who = f"{f'gateway `{gateway}`' if gateway else 'the stack'}: `{key[1]}` is deleted"
+        found.append(
+            f"{who}: the next `up` drops its PostgreSQL database `{database}` and its role, and"
+            " everything the gateway stored in them. To keep them, set `deletionPolicy: Retain`"
+            " and run `pulumi up` before the removal."
+        )
+    return found
+
+
+def summary_lines(losses: tuple[str, ...]) -> list[str]:
+    """The report's lines for :func:`data_losses`, each a warning of its own."""
+    return [*(f"> **Data loss:** {loss}" for loss in losses), ""] if losses else []
