@@ -110,9 +110,9 @@ def test_the_programs_own_validation_lacks_the_sign_in_rule_and_the_rules_across
         if line.startswith("error: ")
     ]
     assert problems == [
-        ["gateways/one/gw-0.yaml", "spec.exposure.host"],
-        ["gateways/one/nobody.yaml", "spec.signIn"],
-        ["gateways/two/gw-1.yaml", "spec.exposure.host"],
+        ["gateways/one/gw-0.yaml:7:11", "spec.exposure.host"],
+        ["gateways/one/nobody.yaml:5:1", "spec.signIn"],
+        ["gateways/two/gw-1.yaml:7:11", "spec.exposure.host"],
     ]
 
 
