@@ -81,6 +81,7 @@ working tree.
 examples:
   python -m gatewayctl diff local --base main
   python -m gatewayctl diff --all --base origin/main --output build/diff.md
+  python -m gatewayctl diff local --base main --no-limit --output build/diff-full.md
 """
 
 
@@ -544,7 +545,8 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
         )
     if problems:
         raise InvalidInputError(problems)
-    result = diff.run(root, prepared, args.base, every_stack=args.all)
+    limit = 0 if args.no_limit else None
+    result = diff.run(root, prepared, args.base, every_stack=args.all, limit=limit)
     if printing.is_document(args):
         from gatewayctl.diff import summary as diff_summary
 
@@ -717,9 +719,11 @@ def _diff_description() -> str:
 
     return (
         "Render the stack at --base (from a temporary git worktree, with that"
-        " ref's own program) and in this working tree, and print a Markdown report: a summary"
-        " (gateways, Kubernetes objects per kind, other plan resources), then per-object"
-        f" unified diffs, at most {REPORT_LIMIT:,} characters. Secrets never appear."
+        " ref's own program) and in this working tree, and print a Markdown report: the risks"
+        " first (what is destroyed, replaced, flipped to Delete, granted, adopted, not"
+        " committed), a summary (gateways, Kubernetes objects per kind, other resources),"
+        " then per-object unified diffs in collapsible sections, at most"
+        f" {REPORT_LIMIT:,} characters (--no-limit: all of them). Secrets never appear."
     )
 
 
@@ -856,6 +860,11 @@ def parser() -> argparse.ArgumentParser:
         "--base", required=True, metavar="REF", help="git ref to compare against (origin/main)"
     )
     dif.add_argument("--output", type=Path, metavar="FILE", help="also write the report to FILE")
+    dif.add_argument(
+        "--no-limit",
+        action="store_true",
+        help="keep every object diff (the report is otherwise cut to fit a GitHub comment)",
+    )
     dif.add_argument(
         "--json",
         type=Path,

@@ -168,6 +168,9 @@ def plan_of(
                     "sandbox": gateway.args.images.sandbox,
                 },
                 "database": database,
+                # Adopts the upstream controller's namespace (spec.namespace): the diff says
+                # "adopts", not "added" (gatewayctl.diff.risks).
+                "adopted": gateway.adopted,
                 # Releases (gatewayctl.releases): the one its images come from, whether the
                 # gateway pins it itself, and the images its declaration overrides.
                 "release": gateway.release,

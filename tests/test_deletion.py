@@ -328,10 +328,11 @@ def test_removing_a_gateway_whose_policy_is_delete_is_data_loss_in_the_diff(
 
     assert diff.data_loss == (LOSS,)
     report = build_report([diff], base_label="b", command="c")
-    # In the summary, under the gateways' table: kept however short the report is cut.
-    summary = report.split("**Kubernetes objects:**")[0]
-    assert "| `bravo` | removed |" in summary
-    assert f"> **Data loss:** {LOSS}\n" in summary
+    # In the risks, before every stack's summary: kept however short the report is cut.
+    risks, summary = report.split("## Offline diff: stack", 1)
+    assert risks.startswith("## Risks\n\n**Destroys** (2):\n\n")
+    assert f"\n- stack `{STACK}`: **data loss**: {LOSS}\n" in risks
+    assert "| `bravo` | removed |" in summary.split("**Kubernetes objects:**")[0]
 
 
 def test_removing_a_gateway_whose_policy_is_retain_loses_no_data(tmp_path: Path) -> None:

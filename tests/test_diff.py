@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from components import tokens
 from gatewayctl import cli, diff, render
+from gatewayctl.diff import risks
 from gatewayctl.diff.compare import (
     GatewayChange,
     ObjectChange,
@@ -173,6 +174,11 @@ def changed(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Changed
     )
 
 
+def object_blocks(report: str) -> list[str]:
+    """The status of each object diff the report holds (one collapsible section each)."""
+    return re.findall(r"^<details><summary>(added|changed|removed) ", report, re.MULTILINE)
+
+
 def stack_section(report: str, stack: str) -> str:
     start = report.index(f"## Offline diff: stack `{stack}`")
     end = report.find("\n## ", start + 1)
@@ -246,14 +252,16 @@ def test_other_plan_resources_are_listed_by_type_and_name(changed: Changed) -> N
 def test_changed_objects_come_as_unified_diffs(changed: Changed) -> None:
     report = changed.run.out
     path = "manifests/kind/openshell-dev/deployment-openshell-gateway.yaml"
-    block = report[report.index(f"#### changed Deployment: `{path}`") :]
-    # The title says what the provider will do (gatewayctl.diff.operations).
-    title = f"#### changed Deployment: `{path}` (update in place)"
+    block = report[report.index(f"<details><summary>changed Deployment: {path}") :]
+    # The title says what the provider will do (gatewayctl.diff.operations); each object's
+    # diff is a collapsible section of its own.
+    title = f"<details><summary>changed Deployment: {path} (update in place)</summary>"
     assert block.startswith(f"{title}\n\n```diff\n--- a/{path}\n")
+    assert block.index("```\n\n</details>\n") < block.index("<details>", 1)
     assert f"+++ b/{path}\n@@ " in block
     assert "\n-  replicas: 1\n+  replicas: 2\n" in block
     route = "manifests/roks-us-east/openshell-team-a/route-openshell-gateway.yaml"
-    assert f"#### changed Route: `{route}` (update in place)" in report
+    assert f"<summary>changed Route: {route} (update in place)</summary>" in report
     assert "+  host: team-a.vanity.example.org" in report
     # The new host is a new SAN: the request is replaced (tls RequiresReplace), and said so.
     ibm = stack_section(report, "ibm")
@@ -272,14 +280,33 @@ def test_report_is_bounded_with_every_summary_kept_and_a_cut_note(changed: Chang
     for stack in ("aws", "ibm", "local"):
         assert f"## Offline diff: stack `{stack}`" in summaries
     total = sum(len(d.objects) for d in result.diffs)
-    shown = report.count("\n#### ")
+    shown = len(object_blocks(report))
     note = re.search(r"\*\*Note:\*\* (\d+) of (\d+) object diffs omitted", summaries)
     assert note is not None
     assert (int(note[1]), int(note[2])) == (total - shown, total)
     assert total - shown > 0
-    # Changed objects are kept before added and removed ones.
+    # Changed objects are kept first, then removed ones; added objects' YAML is cut first.
     changed_objects = [o for d in result.diffs for o in d.objects if o.status == "changed"]
-    assert report.count("\n#### changed ") == len(changed_objects) > 0
+    removed_objects = [o for d in result.diffs for o in d.objects if o.status == "removed"]
+    kept = Counter(object_blocks(report))
+    assert kept["changed"] == len(changed_objects) > 0
+    assert kept["removed"] == len(removed_objects) > 0
+    assert kept["added"] < sum(o.status == "added" for d in result.diffs for o in d.objects)
+    # The note's way to see everything: the same command with --no-limit.
+    assert "Run `python -m gatewayctl diff --all --base HEAD --no-limit` to see them all." in report
+
+
+def test_the_cut_note_s_command_shows_every_object_diff(changed: Changed) -> None:
+    assert changed.run.result is not None
+    total = sum(len(d.objects) for d in changed.run.result.diffs)
+    whole = run_diff(changed.repo, "--all", "--base", "HEAD", "--no-limit")
+    assert whole.code == 3, whole.err
+    assert len(object_blocks(whole.out)) == total
+    assert "object diffs omitted" not in whole.out
+    assert len(whole.out) > REPORT_LIMIT
+    # The bounded report is the whole one with object diffs left out: the same summaries.
+    cut = changed.run.out
+    assert whole.out[: whole.out.index("### Object diffs")] in cut
 
 
 @pytest.mark.parametrize("limit", [15_000, 30_000, 45_000])
@@ -295,7 +322,7 @@ def test_a_lower_bound_keeps_the_summary_and_counts_what_was_cut(
     assert len(head) < limit
     assert report.startswith(head)
     total = sum(len(d.objects) for d in diffs)
-    omitted = total - report.count("\n#### ")
+    omitted = total - len(object_blocks(report))
     assert f"**Note:** {omitted} of {total} object diffs omitted" in report
     assert f"under {limit:,} characters" in report
 
@@ -345,6 +372,10 @@ def test_a_changed_plaintext_secret_alone_exits_3_without_showing_it(
     assert run.code == 3, run.err
     commit = git(repo, "rev-parse", "HEAD")
     assert run.out == (
+        # The edit is the working tree's own: the report names the file the PR would lack.
+        "## Risks\n\n**Not committed** (1):\n\n- `Pulumi.local.yaml` (modified): this report"
+        " includes it as the working tree has it; the pull request does not until it is"
+        f" committed\n\n{risks.VOCABULARY}\n\n"
         "## Offline diff: stack `local`\n\n"
         f"Base `main` (`{commit[:12]}`) -> this working tree.\n\n"
         "clusterSecrets values changed (not shown)\n\n"
@@ -459,8 +490,8 @@ def test_base_without_the_stack_is_an_empty_side(pristine: Path, tmp_path: Path)
     assert "The base has no stack `extra`; its side is treated as empty." in first.out
     gateways = len(render.prepare(repo, "extra").loaded.gateways)
     assert f"**Gateways:** {gateways} added, 0 changed, 0 removed" in first.out
-    assert "\n#### changed " not in first.out
-    assert "\n#### added " in first.out
+    assert "changed" not in object_blocks(first.out)
+    assert "added" in object_blocks(first.out)
     assert BASE_SENTINEL not in first.out
     # The head has a plaintext password, the empty base none: not a secret change.
     assert SECRETS_CHANGED not in first.out
@@ -543,7 +574,7 @@ def test_gateway_rows_are_capped_and_counted() -> None:
 def test_fences_outgrow_backticks_in_the_object() -> None:
     report = build_report([synthetic("s", 1, body="note: '````'\n")], base_label="b", command="c")
     assert "\n`````diff\n" in report
-    assert report.rstrip().endswith("`````")
+    assert report.rstrip().endswith("\n`````\n\n</details>")
 
 
 def test_summaries_longer_than_the_bound_are_cut_with_a_note() -> None:
@@ -705,8 +736,8 @@ def test_a_secret_equal_to_a_name_is_blanked_in_paths_and_summaries() -> None:
     # and not the `kind:` keys.
     files = local_render()
     report = full_report({}, files, {"kind"})
-    assert "`manifests/kind/" not in report
-    assert f"`manifests/{REDACTED}/openshell-dev/" in report
+    assert "manifests/kind/" not in report
+    assert f": manifests/{REDACTED}/openshell-dev/" in report  # an object diff's title
     assert "cluster `kind`" not in report
     assert f"cluster `{REDACTED}`" in report
     assert "+kind: ConfigMap\n" in report

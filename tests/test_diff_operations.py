@@ -320,7 +320,7 @@ def test_the_report_says_each_operation_and_warns(local_plan: dict[str, Any]) ->
         "| SelfSignedCert `dev-pki-ca` | `dev` | replace (create-before-delete)"
         " | `validityPeriodHours` |"
     ) in report
-    assert f"#### changed Deployment: `{path}` (update in place)\n" in report
+    assert f"<details><summary>changed Deployment: {path} (update in place)</summary>\n" in report
 
 
 # --- every gateway named ------------------------------------------------------------------------

@@ -467,7 +467,16 @@ def test_diff_format_json_is_the_summary_and_output_still_the_markdown(tmp_path:
     assert (outcome.code, outcome.err) == (3, "")
     summary = document(outcome, secrets=[*sample_secrets(), HEAD_PASSWORD])
     (stack,) = summary.pop("stacks")
-    assert summary == {"base": {"ref": "main", "commit": commit}, "changed": True, "notes": []}
+    assert summary == {
+        "base": {"ref": "main", "commit": commit},
+        "changed": True,
+        "notes": [],
+        # Both edits are in the working tree only: named, since the PR would not have them.
+        "uncommitted": [
+            {"path": "Pulumi.local.yaml", "state": "modified"},
+            {"path": "gateways/local/dev.yaml", "state": "modified"},
+        ],
+    }
     manifest = "manifests/kind/openshell-dev/deployment-openshell-gateway.yaml"
     none = {"added": 0, "changed": 0, "removed": 0}
     assert stack == {
@@ -490,6 +499,7 @@ def test_diff_format_json_is_the_summary_and_output_still_the_markdown(tmp_path:
                 "cluster": None,
                 "namespace": None,
                 "address": None,
+                "adopted": False,
             }
         ],
         "releases": [],
@@ -510,7 +520,9 @@ def test_diff_format_json_is_the_summary_and_output_still_the_markdown(tmp_path:
             }
         ],
         "hazards": [],
+        "dataLoss": [],
+        "deletionPolicyFlips": [],
     }
     markdown = report.read_text(encoding="utf-8")
-    assert markdown.startswith("## Offline diff: stack `local`\n")
+    assert markdown.startswith("## Risks\n\n**Not committed** (2):\n\n- `Pulumi.local.yaml`")
     assert HEAD_PASSWORD not in markdown

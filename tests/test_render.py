@@ -145,6 +145,7 @@ def test_plan_lists_gateways_with_their_decisions() -> None:
             "@sha256:ad47448cd2e9418be9875f840e4a4baaaa804ccf06358c34e28e4fa1b077aca7",
         },
         "database": "gw_search",
+        "adopted": False,  # no spec.namespace
         "release": "openshell-0.0.109",
         "releasePinned": False,
         "imageOverrides": [],

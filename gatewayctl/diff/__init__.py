@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from gatewayctl import parallel
 from gatewayctl.diff import report as markdown
+from gatewayctl.diff import risks
 from gatewayctl.diff.compare import StackDiff, compare
 from gatewayctl.diff.report import REPORT_LIMIT, is_report
 from gatewayctl.diff.sides import (
@@ -65,6 +66,8 @@ class Result:
     """The base commit the ref named."""
     notes: tuple[str, ...] = ()
     """The report's notes about the whole diff (the dependencies' note)."""
+    uncommitted: tuple[risks.Uncommitted, ...] = ()
+    """Declarations and stack files of the working tree git does not hold as they are."""
 
     @property
     def changed(self) -> bool:
@@ -110,7 +113,8 @@ def run(
     With ``every_stack``, stacks that exist only at ``ref`` are diffed too (against an empty
     working-tree side). Raises BaseRefError for a ref that names no commit and DiffError when
     git or the base render fails. The base side's render is cached under ``build/`` unless
-    ``use_cache`` is false (``gatewayctl.diff.cache``).
+    ``use_cache`` is false (``gatewayctl.diff.cache``). ``limit``: the report's bound
+    (:func:`.report.build_report`; 0 for none).
     """
     prepared = {p.loaded.name: p for p in head}
     commit = resolve_base(root, ref)
@@ -138,11 +142,15 @@ def run(
     diffs = [compare(stack, bases[stack], heads[stack], secrets) for stack in names]
     target = "--all" if every_stack else " ".join(sorted(prepared))
     notes = (markdown.dependencies_note(ref, LOCK_FILE),) if new_pins else ()
+    uncommitted = risks.uncommitted(root)
     report = markdown.build_report(
         diffs,
         base_label=markdown.base_label(ref, commit),
         command=f"python -m gatewayctl diff {target} --base {ref}",
         limit=limit,
         notes=notes,
+        uncommitted=uncommitted,
     )
-    return Result(report=report, diffs=tuple(diffs), commit=commit, notes=notes)
+    return Result(
+        report=report, diffs=tuple(diffs), commit=commit, notes=notes, uncommitted=uncommitted
+    )

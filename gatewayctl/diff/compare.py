@@ -18,7 +18,7 @@ import yaml
 
 from components import tokens
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
-from gatewayctl.diff.losses import data_losses
+from gatewayctl.diff.losses import data_losses, deletion_flips
 from gatewayctl.diff.operations import DATA_DIGEST, Operation, hazards, manifest_path, predict
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
@@ -29,6 +29,9 @@ from gatewayctl.stackfile import PROJECT
 _PLAN = "plan.json"
 _COMPONENT_PREFIXES = (f"{tokens.PACKAGE}:", "pulumi:pulumi:")
 _GATEWAY_TYPE = tokens.GATEWAY
+
+_ENTRY_DEFAULTS: dict[str, object] = {"adopted": False}
+"""Plan-entry fields a base rendered by an older program lacks, with the value they mean."""
 
 Status = Literal["added", "changed", "removed"]
 STATUSES: tuple[Status, ...] = ("added", "changed", "removed")
@@ -60,6 +63,8 @@ class GatewayChange:
     cluster: object = None
     namespace: object = None
     address: object = None
+    adopted: bool = False
+    """Added, and its plan entry says it adopts the upstream controller's namespace."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +97,9 @@ class StackDiff:
     (:func:`.operations.hazards`)."""
     data_loss: tuple[str, ...] = ()
     """Databases the next ``up`` drops, not retained (:mod:`.losses`)."""
+    delete_flips: tuple[str, ...] = ()
+    """Databases retained on delete at the base and not in the working tree
+    (:func:`.losses.deletion_flips`)."""
     access: tuple[AccessChange, ...] = ()
     """Principals that gain or lose a gateway's role (:mod:`gatewayctl.diff.access`)."""
     sign_in: tuple[SignInChange, ...] = ()
@@ -261,7 +269,11 @@ def compare_plans(
     for name in sorted(set(old_gw) | set(new_gw)):
         old, new = old_gw.get(name), new_gw.get(name)
         if old is not None and new is not None:
-            fields = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+            fields = [
+                k
+                for k in sorted(set(old) | set(new))
+                if old.get(k, _ENTRY_DEFAULTS.get(k)) != new.get(k, _ENTRY_DEFAULTS.get(k))
+            ]
             owned = tuple(touched.get(name, ()))
             if fields or owned:
                 gateways.append(
@@ -278,6 +290,7 @@ def compare_plans(
                     cluster=entry.get("cluster"),
                     namespace=entry.get("namespace"),
                     address=entry.get("address"),
+                    adopted=new is not None and new.get("adopted") is True,
                 )
             )
     return gateways, resources
@@ -331,6 +344,7 @@ def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> 
         hazards=tuple(hazards(base_plan, head_plan, operations)),
         # A side with a note is treated as empty: nothing of it is deleted by an `up`.
         data_loss=tuple(data_losses(base_plan, head_plan)) if head.note is None else (),
+        delete_flips=tuple(deletion_flips(base_plan, head_plan)),
         access=tuple(access),
         sign_in=tuple(sign_in),
         steps=predicted_steps(base_plan, head_plan, operations, stack=stack, project=PROJECT),

@@ -40,6 +40,25 @@ def data_losses(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def summary_lines(losses: tuple[str, ...]) -> list[str]:
-    """The report's lines for :func:`data_losses`, each a warning of its own."""
-    return [*(f"> **Data loss:** {loss}" for loss in losses), ""] if losses else []
+def deletion_flips(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """One line per database that ``base`` retains on delete and ``head`` does not: a
+    gateway's ``deletionPolicy`` flipped from Retain to Delete (issue 25 item 1). Nothing is
+    dropped by this ``up``, but from then on removing the gateway drops its data."""
+    old, new = _index(base), _index(head)
+    found = []
+    for key in sorted(old.keys() & new.keys()):
+        if key[0] != DATABASE:
+            continue
+        if (
+            old[key].get("retainOnDelete") is not True
+            or new[key].get("retainOnDelete") is not False
+        ):
+            continue
+        gateway = _gateway(key, new)
+        database = (new[key].get("inputs") or {}).get("name", key[1])
+        who = f"gateway `{gateway}`" if gateway else f"`{key[1]}`"
+        found.append(
+            f"{who}: `deletionPolicy` Retain -> Delete: PostgreSQL database `{database}` and its"
+            " role are no longer retained; removing the gateway later drops them"
+        )
+    return found

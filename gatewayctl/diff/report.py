@@ -1,21 +1,25 @@
 """The Markdown report of the diff, for a pull-request comment, within :data:`REPORT_LIMIT`.
 
-It starts with a summary per stack that is always kept (gateways added/changed/removed from the
-two plans, Kubernetes objects per kind from the manifest trees, other plan resources such as
-tls, postgresql and random), then per-object unified diffs; what does not fit is counted in a
-note under the summary. A secret value that differs between the sides is only said to have
-changed (:data:`SECRETS_CHANGED`).
+It leads with the risks of the whole change (:mod:`.risks`: what is destroyed, replaced,
+flipped to Delete, granted, adopted, not committed), then a summary per stack; both are always
+kept. The summary's counts are in the open; the per-gateway table and the other resources sit
+in collapsible ``<details>`` sections, as does each object's unified diff. Object diffs that
+do not fit are counted in a note under the summaries: changed objects are kept first, then
+removed ones, then added ones (a new object's YAML is the least a reviewer needs); ``limit=0``
+(``diff --no-limit``) keeps them all. A secret value that differs between the sides is only
+said to have changed (:data:`SECRETS_CHANGED`).
 """
 
 from __future__ import annotations
 
 import difflib
+import html
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gatewayctl.diff import credentials, losses, releases
+from gatewayctl.diff import credentials, releases, risks
 from gatewayctl.diff import operations as ops
 from gatewayctl.diff.access import access_lines
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
@@ -81,6 +85,31 @@ def _totals(counts: Counter[str]) -> str:
     return ", ".join(f"{counts[s]} {s}" for s in STATUSES)
 
 
+def gateway_change(change: GatewayChange) -> str:
+    """The change a gateway's row names: ``adopts`` for an added gateway that adopts the
+    upstream controller's namespace, else its status."""
+    return "adopts" if change.status == "added" and change.adopted else change.status
+
+
+def _gateway_totals(gateways: Sequence[GatewayChange]) -> str:
+    counts = Counter(gateway_change(g) for g in gateways)
+    order = ("added", "adopts", "changed", "removed") if counts["adopts"] else STATUSES
+    return ", ".join(f"{counts[s]} {s}" for s in order)
+
+
+def details(summary: str, body: Sequence[str]) -> list[str]:
+    """A collapsible section: ``summary`` is HTML-escaped, ``body`` Markdown lines (a blank line
+    around them, which GitHub needs to render Markdown inside)."""
+    return [
+        f"<details><summary>{html.escape(summary, quote=False)}</summary>",
+        "",
+        *body,
+        "",
+        "</details>",
+        "",
+    ]
+
+
 def _summary(diff: StackDiff, base_label: str) -> str:
     lines = [f"## Offline diff: stack `{diff.stack}`", ""]
     lines.append(f"Base {base_label} -> this working tree.")
@@ -99,16 +128,15 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         ]
         return "\n".join(lines) + "\n"
 
-    lines += [f"**Gateways:** {_totals(_counts(diff.gateways))}", ""]
+    lines += [f"**Gateways:** {_gateway_totals(diff.gateways)}", ""]
     if diff.gateways:
-        lines += ["| Gateway | Change | Details |", "|---|---|---|"]
-        lines += [
-            f"| `{g.name}` | {g.status} | {gateway_detail(g)} |"
+        table = ["| Gateway | Change | Details |", "|---|---|---|"]
+        table += [
+            f"| `{g.name}` | {gateway_change(g)} | {gateway_detail(g)} |"
             for g in diff.gateways[:GATEWAY_ROWS]
         ]
-        lines += _more_gateways(diff.gateways[GATEWAY_ROWS:])
-        lines.append("")
-    lines += losses.summary_lines(diff.data_loss)
+        table += _more_gateways(diff.gateways[GATEWAY_ROWS:])
+        lines += details(f"Per gateway ({len(diff.gateways)})", table)
     lines += releases.summary_lines(diff.releases, GATEWAY_ROWS)
     lines += credentials.summary_lines(diff)
     lines += access_lines(diff.access, diff.sign_in)
@@ -126,7 +154,7 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         lines.append("")
 
     lines += [
-        f"**Other plan resources** (tls, postgresql, random, providers):"
+        f"**Other resources** (tls, postgresql, random, keycloak, providers):"
         f" {_totals(_counts(diff.resources))}",
         "",
     ]
@@ -165,8 +193,9 @@ def _resource_section(diff: StackDiff) -> str:
         lines.append(f"- {status} {len(names)} `{type_}`: {shown}{more}")
     if len(lines) > RESOURCE_LINES:
         lines = [*lines[:RESOURCE_LINES], f"- ... {len(lines) - RESOURCE_LINES} more line(s)"]
-    title = f"### Other plan resources: stack `{diff.stack}`"
-    return "\n".join([title, "", *lines, ""]) + "\n"
+    title = f"### Other resources: stack `{diff.stack}`"
+    body = details(f"{len(diff.resources)} resource(s) added, changed or removed", lines)
+    return "\n".join([title, "", *body]) + "\n"
 
 
 def _fence(body: str) -> str:
@@ -189,12 +218,17 @@ def object_diff(change: ObjectChange, operation: str | None = None) -> str:
         )
     )
     fence = _fence(body)
-    title = f"#### {change.status} {change.kind}: `{change.path}`"
-    title += f" ({operation})" if operation else ""
-    return f"{title}\n\n{fence}diff\n{body}{fence}\n\n"
+    title = object_title(change.status, change.kind, change.path, operation)
+    return "\n".join(details(title, [f"{fence}diff\n{body}{fence}"])) + "\n"
 
 
-_RANK: dict[str, int] = {"changed": 0, "added": 1, "removed": 2}
+def object_title(status: str, kind: str, path: str, operation: str | None = None) -> str:
+    """The summary line of one object's diff: ``changed Deployment: <path> (update in place)``."""
+    return f"{status} {kind}: {path}" + (f" ({operation})" if operation else "")
+
+
+_RANK: dict[str, int] = {"changed": 0, "removed": 1, "added": 2}
+"""The order object diffs are kept in when the bound cuts: added objects' YAML goes first."""
 
 
 def build_report(
@@ -204,16 +238,21 @@ def build_report(
     command: str,
     limit: int | None = None,
     notes: Sequence[str] = (),
+    uncommitted: Sequence[risks.Uncommitted] = (),
 ) -> str:
-    """The Markdown report, at most ``limit`` (default :data:`REPORT_LIMIT`) characters.
+    """The Markdown report, at most ``limit`` (default :data:`REPORT_LIMIT`; 0: no bound)
+    characters.
 
-    ``notes`` (about the whole diff) come first; then the summaries. Both are always kept.
-    Object diffs follow, each whole or not at all: changed objects first (what a reviewer most
-    needs), then added, then removed; those that do not fit are counted in a note under the
-    summaries.
+    The risks come first (with the working tree's ``uncommitted`` declarations), then ``notes``
+    (about the whole diff), then the summaries: all three are always kept. Object diffs follow,
+    each whole or not at all: changed objects first (what a reviewer most needs), then removed,
+    then added; those that do not fit are counted in a note under the summaries, which names
+    the command that prints them all (``command`` with ``--no-limit``).
     """
     limit = REPORT_LIMIT if limit is None else limit
-    kept = "".join(f"> **Note:** {note}\n\n" for note in notes)
+    unbounded = limit == 0
+    kept = risks.section(diffs, uncommitted)
+    kept += "".join(f"> **Note:** {note}\n\n" for note in notes)
     kept += "".join(_summary(d, base_label) for d in diffs)
     kept += "".join(_resource_section(d) for d in diffs)
     candidates = sorted(
@@ -234,7 +273,7 @@ def build_report(
         index = key[1]
         block = object_diff(obj, predicted.get((index, obj.path)))
         heading = 0 if index in chosen else len(_heading(diffs[index].stack))
-        if len(block) + heading <= budget:
+        if unbounded or len(block) + heading <= budget:
             chosen.setdefault(index, []).append((key, block))
             budget -= len(block) + heading
         else:
@@ -249,10 +288,10 @@ def build_report(
         note = (
             f"> **Note:** {sum(omitted.values())} of {len(candidates)} object diffs omitted"
             f" ({parts}) to keep this report under {limit:,} characters; the summary above"
-            f" is complete. Run `{command}` to see them all.\n\n"
+            f" is complete. Run `{command} --no-limit` to see them all.\n\n"
         )
     report = kept + note + body
-    if len(report) > limit:  # the summaries alone are too long: cut, and say so
+    if not unbounded and len(report) > limit:  # the summaries alone are too long: cut, and say so
         cut = f"\n\n> **Note:** report cut at {limit:,} characters.\n"
         report = report[: max(0, limit - len(cut))] + cut
     return report
@@ -266,7 +305,7 @@ _REPORT_HEADING = "## Offline diff: stack `"
 
 
 def is_report(text: str) -> bool:
-    """True for a report as :func:`build_report` writes it: notes or a stack summary first.
-    ``--output`` overwrites only such a file."""
-    starts = text.startswith((_REPORT_HEADING, "> **Note:** "))
+    """True for a report as :func:`build_report` writes it: the risks, notes or a stack summary
+    first. ``--output`` overwrites only such a file."""
+    starts = text.startswith((_REPORT_HEADING, "## Risks\n", "> **Note:** "))
     return starts and any(line.startswith(_REPORT_HEADING) for line in text.splitlines())

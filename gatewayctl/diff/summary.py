@@ -3,7 +3,8 @@
 The same facts as the report's summary (:mod:`.report`), per stack: the gateways added,
 changed and removed, each release that moves, the credential stores that change, who gains or
 loses a role and the sign-in changes, the Kubernetes object files per kind, the other plan
-resources with the fields that changed, the predicted operations and their warnings. Built
+resources with the fields that changed, the predicted operations and their warnings, the
+databases dropped or no longer retained, and the working tree's uncommitted declarations. Built
 from the :class:`~.compare.StackDiff` the report is built from, after the secrets were
 scrubbed: field paths and names only, never an object's text or a secret's value (the object
 diffs stay in the Markdown, ``--output``, and the steps in ``--json``).
@@ -55,6 +56,7 @@ def stack_summary(diff: StackDiff) -> dict[str, Any]:
                 "cluster": g.cluster,
                 "namespace": g.namespace,
                 "address": g.address,
+                "adopted": g.adopted,
             }
             for g in diff.gateways
         ],
@@ -100,6 +102,8 @@ def stack_summary(diff: StackDiff) -> dict[str, Any]:
             for o in diff.operations
         ],
         "hazards": list(diff.hazards),
+        "dataLoss": list(diff.data_loss),
+        "deletionPolicyFlips": list(diff.delete_flips),
     }
 
 
@@ -109,5 +113,6 @@ def document(result: Result, ref: str) -> dict[str, Any]:
         "base": {"ref": ref, "commit": result.commit},
         "changed": result.changed,
         "notes": list(result.notes),
+        "uncommitted": [{"path": u.path, "state": u.state} for u in result.uncommitted],
         "stacks": [stack_summary(diff) for diff in result.diffs],
     }
