@@ -64,7 +64,8 @@ class Cluster(pulumi.ComponentResource):
             enable_config_map_mutable=True,
             enable_secret_mutable=True,
             # Off unless the stack says so: a cluster that is only briefly unreachable must
-            # fail the run, not vanish from the state (README, "Decommissioning a cluster").
+            # fail the run, not vanish from the state
+            # (docs/running.md, "Decommissioning a cluster").
             delete_unreachable=args.delete_unreachable,
             opts=child,
         )

@@ -56,7 +56,8 @@ class KeycloakServerArgs:
     realm: str
     """Realm of the admin client, and of the gateways' clients."""
     admin_client_id: str
-    """Confidential client with a service account and the realm-management roles (README)."""
+    """Confidential client with a service account and the realm-management roles
+    (docs/sign-in.md)."""
     admin_client_secret: pulumi.Input[str]
     """Its secret (a Pulumi secret)."""
     root_ca_certificate: str | None

@@ -31,8 +31,8 @@ With ``--jobs 2`` two items build at a time: much of a first build waits on the 
 (``go get`` and the build's own downloads), which the other item's compiling can overlap. The
 go command's module and build caches are safe for concurrent use by several go processes
 (``go help cache``; cmd/go/internal/lockedfile). The default is one at a time, the way the
-cold build was measured (README, "CI"); two at a time is not measured cold yet. Items start
-in ``BUILD_ORDER``.
+cold build was measured (docs/real-engine.md, "CI"); two at a time is not measured cold yet.
+Items start in ``BUILD_ORDER``.
 
 With a deadline (``--deadline`` or ``$HYPERSHELL_E2E_BUILD_DEADLINE``, seconds since the
 epoch; ``.ci/run`` sets it) an item not started by then is not started, and one still building
@@ -532,7 +532,7 @@ class Builder:
         if not_built:
             self.log(
                 f"[e2e build] not built before the deadline: {', '.join(sorted(not_built))}; "
-                'the e2e tests that need them are skipped (README, "CI")'
+                'the e2e tests that need them are skipped (docs/real-engine.md, "CI")'
             )
         return result
 

@@ -4,7 +4,7 @@ The first start of a distribution runs Quarkus' build step (minutes on 2 cores; 
 kept in the distribution's directory, so later starts with the same options skip it). The
 bootstrap administrator is a temporary ``master`` user (``KC_BOOTSTRAP_ADMIN_USERNAME`` /
 ``_PASSWORD``: Keycloak's "Bootstrapping admin" guide), used only to make the realm and the
-provisioning client the README's prerequisites describe.
+provisioning client the prerequisites of docs/sign-in.md describe.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def keycloak_import_id(resource: RecordedResource, ids: KeycloakImportIds) -> st
     Not imported, and why: the default scopes (``resource_keycloak_openid_client_default_scopes
     .go`` has no importer; creating them attaches the listed scopes and detaches the others);
     the protocol mappers (imported by ``<realm>/client/<client id>/<mapper id>``, which upstream
-    does not record; the next ``up`` creates ours: see README for upstream's own mappers);
+    does not record; the next ``up`` creates ours: see docs/adoption.md for upstream's own mappers);
     the role mappings (``resourceKeycloakGroupRolesImport`` and ``...UserRolesImport``
     import ``<realm>/<group or user id>`` with ``exhaustive`` true, every role of the principal,
     which the next ``up`` would trim to this gateway's; the ``up`` adds the mappings instead,
@@ -149,7 +149,7 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
         if parent is None:
             return None  # the stack itself
         if parent.type == tokens.CLUSTER:
-            name_table[parent.urn] = parent.urn  # created before the import (README)
+            name_table[parent.urn] = parent.urn  # created before the import (docs/adoption.md)
         elif parent.urn not in components:
             components[parent.urn] = {**_entry(parent), "component": True}
             grandparent = parent_ref(parent)
@@ -170,7 +170,7 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
             continue
         provider = recording.resources[resource.provider or ""]
         name_table[provider.urn] = provider.urn
-        parent_ref(provider)  # its Cluster: created with it before the import (README)
+        parent_ref(provider)  # its Cluster: created with it before the import (docs/adoption.md)
         entry: dict[str, Any] = {
             **_entry(resource),
             "id": keycloak_id or import_id(resource),

@@ -108,7 +108,7 @@ examples:
 DEPLOY_HELP = (
     "also check what `pulumi up` needs and the offline render does not: every"
     " database.sslRootCert is a PEM bundle in the project, no `secure:` value is a placeholder"
-    " (see README), each cluster has its clusterSecrets entry"
+    " (see docs/running.md), each cluster has its clusterSecrets entry"
 )
 
 DRIVER_EPILOG = """\
@@ -816,8 +816,8 @@ def parser() -> argparse.ArgumentParser:
         rend,
         ["table", "wide", "json", "yaml"],
         help="the summary: table (default: one row per gateway), wide (also address, console"
-        " and release), json or yaml (every stack, gateway and note; README, 'Output"
-        " formats')",
+        " and release), json or yaml (every stack, gateway and note;"
+        " docs/render.md, 'Output formats')",
     )
     rend.add_argument(
         "-q", "--quiet", action="store_true", help="no table, progress or notes (errors only)"
@@ -887,7 +887,7 @@ def parser() -> argparse.ArgumentParser:
         description="Write a `pulumi import --file` file mapping every object the upstream"
         " controller created for the stack's adopted gateways (declarations with"
         " spec.namespace) and their PostgreSQL role and database to"
-        " their existing IDs. See README, 'Adopting gateways'.",
+        " their existing IDs. See docs/adoption.md.",
         epilog=IMPORT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

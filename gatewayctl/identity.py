@@ -297,7 +297,7 @@ def kept_client_problem(
     """``validate``'s rule for an adopted gateway (``spec.namespace``) that keeps a client of
     its own (``spec.keycloak.clientId``, upstream's ``<name>-<id>``): without Keycloak's ids of
     it and its roles, ``import-file`` leaves them out, and ``pulumi up`` creates a client that
-    exists, which Keycloak refuses (README, adoption step 5). A client id that is the derived
+    exists, which Keycloak refuses (docs/adoption.md, step 5). A client id that is the derived
     one is a new client: nothing to import."""
     if import_ids is not None or client_id == default_client_id(name):
         return None

@@ -1,4 +1,4 @@
-"""Where the CLI may write: never over what it did not write (README, "Offline render").
+"""Where the CLI may write: never over what it did not write (docs/render.md).
 
 Output directories (``render``, ``operator-manifests``) are replaced whole, so only a new path,
 an empty directory or a directory this tool wrote is replaced: its :data:`MARKER` lists every

@@ -27,7 +27,7 @@ from gatewayctl.stackfile import PROJECT
 CA_BUNDLE_LIMIT = 4 * 1024 * 1024
 """A CA bundle larger than this is not one (AWS's global RDS bundle is about 160 KB)."""
 
-README_CA = 'README, "CA bundles for the admin connection"'
+DOCS_CA = 'docs/running.md, "CA bundles for the admin connection"'
 
 
 def _bundle_problem(root: Path, relative: str) -> str | None:
@@ -40,7 +40,7 @@ def _bundle_problem(root: Path, relative: str) -> str | None:
     if not path.exists():
         return (
             f"{shown} is not in the project, and `pulumi up` verifies the admin connection with"
-            f" it: add the database server's public CA bundle ({README_CA})"
+            f" it: add the database server's public CA bundle ({DOCS_CA})"
         )
     if not path.is_file():
         return f"{shown} is not a regular file"

@@ -21,7 +21,7 @@ from components.gateway_config import gateway_config, render_gateway_toml
 from gatewayctl import credentials as gatewayctl_credentials
 from gatewayctl import inventory
 from gatewayctl.diff.compare import ObjectChange, StackDiff
-from gatewayctl.diff.credentials import README_SECTION, Store, store_changes, summary_lines
+from gatewayctl.diff.credentials import DOCS_SECTION, Store, store_changes, summary_lines
 from gatewayctl.diff.report import build_report
 from gatewayctl.models import CredentialsSpec, GatewaySpec, Model
 from policy.hypershell_policies.vault import address_problem
@@ -866,8 +866,8 @@ def test_the_report_warns_above_the_object_diffs() -> None:
     assert lines == [
         "**Credential storage changes**: 1 gateway(s) would read their users' credentials from"
         " another store; what they stored before becomes unreadable to them (and leaving `kek`"
-        " deletes the KEK Secret) unless migrated first: see the README, \"Changing a gateway's"
-        ' credential driver".',
+        " deletes the KEK Secret) unless migrated first: see docs/credential-drivers.md,"
+        ' "Changing a gateway\'s credential driver".',
         "",
         "| Gateway | Namespace | From | To |",
         "|---|---|---|---|",
@@ -880,9 +880,10 @@ def test_the_report_warns_above_the_object_diffs() -> None:
     assert summary_lines(stack_diff(changed(VAULT, replace(VAULT, role="x")))) == []
 
 
-def test_the_readme_has_the_section_the_warning_names() -> None:
-    headings = [line for line in (ROOT / "README.md").read_text().splitlines() if line[:1] == "#"]
-    assert f"### {README_SECTION}" in headings
+def test_the_docs_have_the_section_the_warning_names() -> None:
+    page = ROOT / "docs" / "credential-drivers.md"
+    headings = [line for line in page.read_text().splitlines() if line[:1] == "#"]
+    assert f"### {DOCS_SECTION}" in headings
 
 
 # --- the Vault policy ---------------------------------------------------------------------------

@@ -157,7 +157,7 @@ def test_at_the_deadline_a_build_is_stopped_and_the_next_not_started(tmp_path: P
     assert "[e2e build] later: not started, the build deadline has passed" in lines
     assert lines[-1] == (
         "[e2e build] not built before the deadline: later, slow; the e2e tests that need them"
-        ' are skipped (README, "CI")'
+        ' are skipped (docs/real-engine.md, "CI")'
     )
 
 
@@ -198,8 +198,8 @@ def test_a_test_needing_an_unbuilt_item_is_skipped_naming_it(tmp_path: Path) -> 
     with pytest.raises(pytest.skip.Exception) as raised:
         need({"keycloak": {}}, "pulumi", "keycloak", "kwok")
     assert str(raised.value.msg) == (
-        "not built in this run: pulumi, kwok (CI's build deadline on a cold cache, README"
-        ' "CI"; `make e2e` without a deadline builds everything)'
+        "not built in this run: pulumi, kwok (CI's build deadline on a cold cache,"
+        ' docs/real-engine.md "CI"; `make e2e` without a deadline builds everything)'
     )
 
 

@@ -36,7 +36,7 @@ NONCE = b64(random_bytes("nonce", 12))
 SEALED = b64(random_bytes("sealed", 32))
 ABSENT = (
     " is not in the project, and `pulumi up` verifies the admin connection with it: add the"
-    ' database server\'s public CA bundle (README, "CA bundles for the admin connection")'
+    ' database server\'s public CA bundle (docs/running.md, "CA bundles for the admin connection")'
 )
 
 

@@ -289,6 +289,7 @@ def test_every_hint_that_writes_config_names_its_stack() -> None:
     command the tool prints (``secrets.set_secret``), the README and the stack files show
     name theirs (issue 25 item 5)."""
     files = [*sorted((ROOT / "gatewayctl").rglob("*.py")), ROOT / "README.md"]
+    files += sorted((ROOT / "docs").glob("*.md"))
     files += sorted(ROOT.glob("Pulumi.*.yaml"))
     unnamed = [
         f"{path.relative_to(ROOT)}:{number}"

@@ -63,7 +63,9 @@ def step(name: str, job: str, title_part: str) -> dict[str, Any]:
 
 
 def readme() -> str:
-    return README.read_text(encoding="utf-8")
+    """The README and the task pages it links (docs/): the documentation a reader follows."""
+    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)
 
 
 # --- shape ------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ the KEK Secret (``kek``), Secrets in one namespace (``kubernetes-secrets``) or o
 points the gateway at an empty store: what was stored before is still there but unreadable to
 it, and leaving ``kek`` deletes the KEK Secret, and with it the only key to the encrypted
 rows. Such a change is a reviewed one: the report lists it above the object diffs, every
-time, with a pointer to the README's migration steps.
+time, with a pointer to the migration steps (docs/credential-drivers.md).
 
 The store is read from the gateway's rendered ``gateway.toml`` on both sides (the ConfigMap
 ``openshell-gateway-config``), so a base rendered by an older program, without
@@ -29,7 +29,7 @@ from components.gateway_config import CONFIG_FILE
 from gatewayctl.diff.compare import ObjectChange, StackDiff
 
 CONFIG_MAP_FILE = f"/configmap-{naming.CONFIG_MAP}.yaml"
-README_SECTION = "Changing a gateway's credential driver"
+DOCS_SECTION = "Changing a gateway's credential driver"
 TITLE = "**Credential storage changes**"
 
 
@@ -107,8 +107,8 @@ def summary_lines(diff: StackDiff) -> list[str]:
     lines = [
         f"{TITLE}: {len(changes)} gateway(s) would read their users' credentials from another"
         " store; what they stored before becomes unreadable to them (and leaving `kek` deletes"
-        " the KEK Secret) unless migrated first: see the README, "
-        f'"{README_SECTION}".',
+        " the KEK Secret) unless migrated first: see docs/credential-drivers.md, "
+        f'"{DOCS_SECTION}".',
         "",
         "| Gateway | Namespace | From | To |",
         "|---|---|---|---|",

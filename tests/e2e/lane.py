@@ -43,7 +43,7 @@ def need(paths: Mapping[str, Any], *items: str) -> None:
     if missing:
         pytest.skip(
             f"not built in this run: {', '.join(missing)} (CI's build deadline on a cold "
-            'cache, README "CI"; `make e2e` without a deadline builds everything)'
+            'cache, docs/real-engine.md "CI"; `make e2e` without a deadline builds everything)'
         )
 
 
