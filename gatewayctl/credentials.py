@@ -118,10 +118,17 @@ G = TypeVar("G", bound=_Gateway)
 def clashes(gateways: Sequence[G], cluster_of: Callable[[G], str]) -> list[Problem]:
     """Within one stack: every gateway whose credential namespace another gateway on its
     cluster uses (as its namespace or credential namespace), naming the other's file."""
+    # Only a gateway with a credential namespace of its own can clash (``clash``), so the
+    # work grows with those times their cluster's gateways, not with the stack's square.
+    on_cluster: dict[str, list[G]] = {}
+    for gateway in gateways:
+        on_cluster.setdefault(cluster_of(gateway), []).append(gateway)
     problems = []
     for a in gateways:
-        for b in gateways:
-            if a is not b and cluster_of(a) == cluster_of(b):
+        if store(a) is None:
+            continue
+        for b in on_cluster[cluster_of(a)]:
+            if a is not b:
                 message = clash(a, b, b.source)
                 if message is not None:
                     problems.append(Problem(a.source, FIELD, message))

@@ -137,3 +137,39 @@ def test_a_cached_render_that_does_not_match_its_plan_is_not_reused(
     base[path] += "# tampered\n"
     with pytest.raises(incremental.NotReusableError, match="is not what its plan entry renders"):
         incremental.head_render(prepared, base, frozenset({"dev"}))
+
+
+def test_a_cached_render_without_an_object_s_file_is_not_reused(
+    pristine: Path, tmp_path: Path
+) -> None:
+    base = dict(render.execute(render.prepare(pristine, STACK)).files)
+    repo = clone(pristine, tmp_path / "repo")
+    _change_dev(repo)
+    prepared = render.prepare(repo, STACK)
+    path = next(p for p in sorted(base) if "/openshell-offline/" in p)
+    del base[path]
+    with pytest.raises(incremental.NotReusableError, match=f"the cached render has no {path}"):
+        incremental.head_render(prepared, base, frozenset({"dev"}))
+
+
+def test_the_spot_check_writes_again_the_first_reused_gateways_only(
+    pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = dict(render.execute(render.prepare(pristine, STACK)).files)
+    repo = clone(pristine, tmp_path / "repo")
+    _change_dev(repo)
+    prepared = render.prepare(repo, STACK)
+    written: list[str] = []
+    original = incremental._manifest_text
+
+    def spy(entry: dict[str, object]) -> str:
+        written.append(str(entry["name"]))
+        return original(entry)
+
+    monkeypatch.setattr(incremental, "_manifest_text", spy)
+    monkeypatch.setattr(incremental, "SPOT_CHECKED", 1)
+    incremental.head_render(prepared, base, frozenset({"dev"}))
+    # Reused: dev-build and offline; checked: dev-build, the first by name, every object of it.
+    assert written and all(name.startswith("dev-build-") for name in written)
+    objects = [p for p in base if p.startswith("manifests/") and "/openshell-dev-build/" in p]
+    assert len(written) >= len(objects) > 0

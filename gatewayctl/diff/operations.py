@@ -29,7 +29,7 @@ only when its ``DiffConfig`` says so: pulumi-kubernetes when the active cluster 
 (``provider/pkg/provider/provider.go`` ``DiffConfig``: a change of ``kubeconfig``,
 ``context`` or ``cluster`` that moves the active cluster, found only through a ``kubeconfig``
 input on both sides, or of ``clusterIdentifier``; a context names one cluster here, the
-README's rule for clusters across stacks; :func:`_cluster_moves`); the bridged
+rule for clusters across stacks (docs/design-notes.md); :func:`_cluster_moves`); the bridged
 providers never (pulumi-terraform-bridge ``pkg/tfbridge/provider.go`` ``configDiffer``:
 only a config key marked ``ForcesProviderReplace``, and pulumi-postgresql and pulumi-keycloak
 ``provider/resources.go`` mark none). A resource whose provider is replaced is replaced too,
@@ -372,6 +372,8 @@ def predict_one(
     ignore_changes: Iterable[str] = (),
 ) -> tuple[Op, tuple[str, ...]] | None:
     """The op for one resource whose inputs go from ``old`` to ``new``; None when unchanged."""
+    if old == new:  # no leaf differs (what changed_paths would find): most of a big stack
+        return None
     ignore = list(ignore_changes)
     paths = [p for p in changed_paths(old, new) if not _ignored(p, ignore)]
     if not paths:
@@ -424,7 +426,7 @@ def _cluster_moves(
     config, the active cluster is never found, and a context change is an update in place: the
     real engine's answer in ``tests/e2e/test_e2e_e_predictions.py``. With one on both sides the
     render cannot read the kubeconfig, and a changed context or cluster is taken to move the
-    cluster (the README's rule: a context names one cluster)."""
+    cluster (docs/design-notes.md: a context names one cluster)."""
     key = "clusterIdentifier"
     if key in old and key in new and old[key] == new[key]:
         return ()
