@@ -54,6 +54,7 @@ def test_the_readme_is_a_short_quickstart_with_links_to_every_page() -> None:
         "The two commands",
         "Add a tenant in five minutes",
         "The fleet as a picture",
+        "Performance",
         "Documentation",
     ]
     linked = {m for m in LINK.findall(text) if m.startswith("docs/")}
