@@ -22,7 +22,12 @@ class RenderProgress(parallel.Reporter):
     ) -> None:
         self.console = console
         self.min_gateways = min_gateways
-        self.wanted = any(len(p.loaded.gateways) >= min_gateways for p in prepared)
+        # Only on a terminal: rich draws nothing into a pipe or a file but the blank line its
+        # transient display leaves when it stops (rich.live.Live.stop), which broke the
+        # one-line output of an interrupted run (tests/test_interrupts.py).
+        self.wanted = console.is_terminal and any(
+            len(p.loaded.gateways) >= min_gateways for p in prepared
+        )
         self.display: Progress | None = None
         self.tasks: dict[str, TaskID] = {}
         self.drawn = 0.0

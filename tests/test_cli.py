@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from gatewayctl import cli, outputs, render
+from gatewayctl.progress import RenderProgress
 from gatewayctl.releases import history_problems, load_releases
 from tests.builders import copy_project, write_gateway
 from tests.support import ROOT
@@ -201,3 +202,17 @@ def test_one_progress_display_for_the_stacks_rendering_in_workers(tmp_path: Path
         assert f"rendering {name} ({gateways} gateways)" in shown
         assert f"{result.resources} resources" in shown
     assert "rendering aws" not in shown
+
+
+def test_no_progress_display_into_a_pipe_or_a_file() -> None:
+    # rich draws nothing there but the blank line its transient display leaves at the end.
+    prepared = render.prepare(ROOT, "local")
+    buffer = io.StringIO()
+    progress = RenderProgress(Console(file=buffer), [prepared], min_gateways=1)
+    progress.start("local", len(prepared.loaded.gateways))
+    progress.advance("local", 5)
+    progress.stop()
+    assert (progress.wanted, buffer.getvalue()) == (False, "")
+    shown = io.StringIO()
+    drawn = RenderProgress(Console(file=shown, force_terminal=True), [prepared], min_gateways=1)
+    assert drawn.wanted is True
