@@ -184,8 +184,31 @@ def plan_of(
     return {"stack": loaded.name, "gateways": gateways, "resources": resources}
 
 
-def plan_text(plan_: Mapping[str, Any]) -> str:
-    return json.dumps(plan_, indent=2, sort_keys=True) + "\n"
+def plan_text(plan_: Mapping[str, Any], entry_texts: Mapping[str, str] | None = None) -> str:
+    """``plan.json``'s text. With ``entry_texts`` (URN -> :func:`entry_text` of each resource,
+    made in the workers of a split stack), the resources' part is joined from them instead of
+    encoded here: the same bytes (each entry's own indented text, four spaces deeper, is what
+    the nested encoding writes), without CPython's pure-Python encoder of ``indent`` on them."""
+    if entry_texts is None:
+        return json.dumps(plan_, indent=2, sort_keys=True) + "\n"
+    resources = plan_["resources"]
+    text = json.dumps({**plan_, "resources": []}, indent=2, sort_keys=True) + "\n"
+    if not resources:
+        return text
+    slot = '\n  "resources": [],\n'
+    assert text.count(slot) == 1, "plan.json has one top-level resources list"
+    by_urn = sorted(entry_texts)
+    body = ",\n".join(_deeper(entry_texts[urn]) for urn in by_urn)
+    return text.replace(slot, f'\n  "resources": [\n{body}\n  ],\n')
+
+
+def entry_text(entry: Mapping[str, Any]) -> str:
+    """One resource of ``plan.json`` as :func:`plan_text` joins it."""
+    return json.dumps(entry, indent=2, sort_keys=True)
+
+
+def _deeper(text: str) -> str:
+    return "\n".join("    " + line for line in text.split("\n"))
 
 
 def _facts(gateways: Mapping[str, Any]) -> pulumi.Output[Any]:

@@ -69,6 +69,8 @@ class Share:
     """Gateway name → what the plan and the summary read of its outputs."""
     counts: dict[str | None, int]
     """Gateway name → resources of its subtree (``render.resource_counts``)."""
+    entry_texts: dict[str, str] | None = None
+    """URN → the entry's ``plan.json`` text (``render.entry_text``), encoded in the worker."""
 
 
 def execute_share(
@@ -76,11 +78,13 @@ def execute_share(
 ) -> Share:
     """Run the stack's real program on the gateways ``names`` only."""
     recording, facts = render._run(prepared, on_register, only=names)
+    entries = {urn: render.plan_entry(r) for urn, r in recording.resources.items()}
     return Share(
         manifests=render.manifest_files(recording),
-        entries={urn: render.plan_entry(r) for urn, r in recording.resources.items()},
+        entries=entries,
         facts=dict(facts),
         counts=dict(render.resource_counts(recording)),
+        entry_texts={urn: render.entry_text(entry) for urn, entry in entries.items()},
     )
 
 
@@ -110,7 +114,12 @@ def merge(prepared: Prepared, shares: Sequence[Share]) -> Merged:
     counts: Counter[str | None] = Counter()
     for share in shares:
         counts.update({name: n for name, n in share.counts.items() if name is not None})
-    files["plan.json"] = render.plan_text(render.plan_of(loaded, facts, entries))
+    # The resources' JSON from the workers when every share brought it (a share reused from a
+    # cached render brings none): what the parent would otherwise encode alone.
+    texts: dict[str, str] | None = None
+    if all(s.entry_texts is not None for s in shares):
+        texts = _union([s.entry_texts or {} for s in shares], "the resource text")
+    files["plan.json"] = render.plan_text(render.plan_of(loaded, facts, entries), texts)
     return Merged(
         files=files, gateways=render.summarise(loaded, counts, facts), resources=len(entries)
     )

@@ -82,3 +82,21 @@ def test_render_all_splits_stacks_and_keeps_every_stacks_output(
     assert [r.prepared.loaded.name for r in results] == list(STACKS)
     for result, item in zip(results, prepared, strict=True):
         _same(result, _serial(item))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_json_joined_from_the_workers_entry_texts_is_the_same_bytes(stack: str) -> None:
+    prepared = render.prepare(ROOT, stack)
+    names = [g.name for g in prepared.loaded.gateways]
+    parts = [shares.execute_share(prepared, part) for part in shares.split(names, 2)]
+    assert all(part.entry_texts for part in parts)  # encoded where the share ran
+    whole = render.execute(prepared).files["plan.json"]
+    assert shares.merge(prepared, parts).files["plan.json"] == whole
+    # A share without the texts (one reused from a cached render): encoded here, the same.
+    bare = [shares.Share(**{**vars(p), "entry_texts": None}) for p in parts]
+    assert shares.merge(prepared, bare).files["plan.json"] == whole
+
+
+def test_plan_text_of_no_resources_keeps_the_empty_list() -> None:
+    plan = {"stack": "s", "gateways": [], "resources": []}
+    assert render.plan_text(plan, {}) == render.plan_text(plan)
