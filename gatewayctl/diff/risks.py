@@ -21,14 +21,15 @@ asks git.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from gatewayctl.diff import sides
 from gatewayctl.diff.compare import StackDiff
+from gatewayctl.diff.sides import DiffError
 
 RISK_ROWS = 20
 """Lines per kind of risk before the rest is counted."""
@@ -67,11 +68,9 @@ def _declaration(path: str) -> bool:
 def uncommitted(root: Path) -> tuple[Uncommitted, ...]:
     """The declarations and stack files ``git status`` reports under ``root`` (untracked files
     git ignores are not). Empty outside a repository: the diff fails there anyway."""
-    done = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(root),
+    try:
+        status = sides.git(
+            root,
             "status",
             "--porcelain=v1",
             "-z",
@@ -79,15 +78,12 @@ def uncommitted(root: Path) -> tuple[Uncommitted, ...]:
             "--no-renames",
             "--",
             ".",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
+            strip=False,
+        )
+    except DiffError:
         return ()
     found = []
-    for record in done.stdout.split("\0"):
+    for record in status.split("\0"):
         if len(record) < 4:
             continue
         code, path = record[:2], record[3:]

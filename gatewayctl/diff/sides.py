@@ -68,7 +68,9 @@ class Side:
 # --- git ------------------------------------------------------------------------------------
 
 
-def _git(root: Path, *args: str) -> str:
+def git(root: Path, *args: str, strip: bool = True) -> str:
+    """``git -C root args`` in the diff's one way (timeout, interrupts, DiffError); its output
+    stripped unless ``strip`` is false (``git status --porcelain`` starts with a space)."""
     try:
         done = interrupts.run(["git", "-C", str(root), *args], timeout=120)
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -76,16 +78,16 @@ def _git(root: Path, *args: str) -> str:
     if done.returncode != 0:
         message = done.stderr.strip().splitlines()
         raise DiffError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
-    return done.stdout.strip()
+    return done.stdout.strip() if strip else done.stdout
 
 
 def resolve_base(root: Path, ref: str) -> str:
     """The full commit id of ``ref``; BaseRefError if it names no commit in ``root``'s repo."""
-    _git(root, "rev-parse", "--show-toplevel")  # not a repository: DiffError (exit 1)
+    git(root, "rev-parse", "--show-toplevel")  # not a repository: DiffError (exit 1)
     if ref.startswith("-"):
         raise BaseRefError(f"--base: {ref!r} is not a git ref")
     try:
-        return _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except DiffError:
         raise BaseRefError(
             f"--base: {ref!r} names no commit in this repository"
@@ -97,8 +99,8 @@ def resolve_base(root: Path, ref: str) -> str:
 def base_checkout(root: Path, commit: str) -> Iterator[Path]:
     """The project root as of ``commit``, in a temporary worktree removed afterwards, also
     when the process is interrupted (see ``gatewayctl.interrupts``)."""
-    prefix = _git(root, "rev-parse", "--show-prefix")  # the project inside its repository
-    common = root / _git(root, "rev-parse", "--git-common-dir")  # absolute stays absolute
+    prefix = git(root, "rev-parse", "--show-prefix")  # the project inside its repository
+    common = root / git(root, "rev-parse", "--git-common-dir")  # absolute stays absolute
     with interrupts.temporary_directory("stacks-diff-") as scratch:
         # Named after the temporary directory: git names its administrative directory
         # (.git/worktrees/<name>) after it, so that one is known to be ours.
@@ -109,7 +111,7 @@ def base_checkout(root: Path, commit: str) -> Iterator[Path]:
             # one whose directory is already gone is unregistered all the same. What an
             # interrupted `worktree add` left half made is not a worktree to git: removed here.
             with contextlib.suppress(DiffError):
-                _git(root, "worktree", "remove", "--force", "--force", str(tree))
+                git(root, "worktree", "remove", "--force", "--force", str(tree))
             admin = common / "worktrees" / tree.name
             shutil.rmtree(admin, ignore_errors=True)
             with contextlib.suppress(OSError):
@@ -117,7 +119,7 @@ def base_checkout(root: Path, commit: str) -> Iterator[Path]:
 
         with interrupts.on_interrupt(remove):
             try:
-                _git(root, "worktree", "add", "--detach", "--quiet", str(tree), commit)
+                git(root, "worktree", "add", "--detach", "--quiet", str(tree), commit)
                 yield tree / prefix
             finally:
                 remove()
@@ -260,8 +262,8 @@ def cache_key(root: Path, commit: str, lock_file: str) -> CacheKey:
     """The base commit's tree, where the project is in the repository, this tree's lock."""
     lock = root / lock_file
     return CacheKey(
-        tree=_git(root, "rev-parse", "--verify", f"{commit}^{{tree}}"),
-        prefix=_git(root, "rev-parse", "--show-prefix"),
+        tree=git(root, "rev-parse", "--verify", f"{commit}^{{tree}}"),
+        prefix=git(root, "rev-parse", "--show-prefix"),
         lock=lock.read_bytes() if lock.is_file() else None,
     )
 
