@@ -527,8 +527,9 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import diff, outputs, printing
+    from gatewayctl import outputs, printing
     from gatewayctl.diff import cache as diff_cache
+    from gatewayctl.diff import command as diff
     from gatewayctl.diff import steps
 
     root = args.root
@@ -715,7 +716,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _diff_description() -> str:
-    from gatewayctl.diff import REPORT_LIMIT
+    from gatewayctl.diff.report import REPORT_LIMIT
 
     return (
         "Render the stack at --base (from a temporary git worktree, with that"

@@ -25,7 +25,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from components import tokens
-from gatewayctl import cli, diff, render
+from gatewayctl import cli, render
+from gatewayctl.diff import command as diff
 from gatewayctl.diff import risks
 from gatewayctl.diff.compare import (
     GatewayChange,

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl import cli, diff, preparation
+from gatewayctl import cli, preparation
+from gatewayctl.diff import sides as diff
 from gatewayctl.errors import (
     GatewayctlError,
     InvalidInputError,

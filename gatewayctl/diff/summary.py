@@ -19,7 +19,7 @@ from gatewayctl.diff import credentials
 from gatewayctl.diff.compare import STATUSES, StackDiff
 
 if TYPE_CHECKING:
-    from gatewayctl.diff import Result
+    from gatewayctl.diff.command import Result
 
 
 def _counts(items: Any) -> dict[str, int]:

@@ -1,0 +1,132 @@
+"""``gatewayctl diff``: both sides of each stack rendered, compared, and the report written
+(the package docstring tells the whole flow)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gatewayctl import parallel
+from gatewayctl.diff import report as markdown
+from gatewayctl.diff import risks
+from gatewayctl.diff.compare import StackDiff, compare
+from gatewayctl.diff.report import REPORT_LIMIT, is_report
+from gatewayctl.diff.sides import (
+    BaseRefError,
+    DiffError,
+    base_checkout,
+    cache_key,
+    head_side,
+    lock_differs,
+    missing_head,
+    rendering_base,
+    resolve_base,
+)
+from gatewayctl.inventory import all_stacks
+
+if TYPE_CHECKING:
+    from gatewayctl import render
+
+__all__ = ["REPORT_LIMIT", "BaseRefError", "DiffError", "Result", "is_report", "run"]
+
+LOCK_FILE = "uv.lock"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    report: str
+    diffs: tuple[StackDiff, ...]
+    commit: str = ""
+    """The base commit the ref named."""
+    notes: tuple[str, ...] = ()
+    """The report's notes about the whole diff (the dependencies' note)."""
+    uncommitted: tuple[risks.Uncommitted, ...] = ()
+    """Declarations and stack files of the working tree git does not hold as they are."""
+
+    @property
+    def changed(self) -> bool:
+        return any(d.changed for d in self.diffs)
+
+
+def _incremental(
+    root: Path,
+    commit: str,
+    present: Sequence[render.Prepared],
+    cached: Mapping[str, Mapping[str, str]],
+) -> dict[str, parallel.StackRender]:
+    """The working-tree render of each stack that can reuse its cached base render."""
+    if not any(p.loaded.name in cached for p in present):
+        return {}
+    from gatewayctl.diff import incremental  # the program and its SDKs
+
+    changed = incremental.changed_paths(root, commit)
+    rendered = {}
+    for item in present:
+        stack = item.loaded.name
+        names = incremental.affected(item, changed) if stack in cached else None
+        if names is None:
+            continue
+        try:
+            rendered[stack] = incremental.head_render(item, cached[stack], names)
+        except incremental.NotReusableError:
+            continue  # rendered whole, with the others
+    return rendered
+
+
+def run(
+    root: Path,
+    head: Sequence[render.Prepared],
+    ref: str,
+    *,
+    every_stack: bool = False,
+    limit: int | None = None,
+    use_cache: bool = True,
+) -> Result:
+    """Diff the validated working-tree stacks ``head`` against their render at ``ref``.
+
+    With ``every_stack``, stacks that exist only at ``ref`` are diffed too (against an empty
+    working-tree side). Raises BaseRefError for a ref that names no commit and DiffError when
+    git or the base render fails. The base side's render is cached under ``build/`` unless
+    ``use_cache`` is false (``gatewayctl.diff.cache``). ``limit``: the report's bound
+    (:func:`.report.build_report`; 0 for none).
+    """
+    prepared = {p.loaded.name: p for p in head}
+    commit = resolve_base(root, ref)
+    key = cache_key(root, commit, LOCK_FILE) if use_cache else None
+    with base_checkout(root, commit) as base_root:
+        names = sorted(set(prepared) | (set(all_stacks(base_root)) if every_stack else set()))
+        # The base renders in a subprocess (or comes from the cache) while the working tree
+        # renders here, in workers of its own when there are several stacks.
+        with rendering_base(base_root, names, key, root) as base:
+            present = [prepared[stack] for stack in names if stack in prepared]
+            # With the base cached, a stack whose change is only some declarations renders
+            # only those gateways (gatewayctl.diff.incremental).
+            rendered = _incremental(root, commit, present, base.cached())
+            rest = [p for p in present if p.loaded.name not in rendered]
+            jobs = parallel.default_jobs(len(rest))
+            rendered |= {r.prepared.loaded.name: r for r in parallel.render_stacks(rest, jobs=jobs)}
+            bases = base.result()
+        heads = {
+            stack: head_side(rendered[stack]) if stack in rendered else missing_head(stack)
+            for stack in names
+        }
+        new_pins = lock_differs(base_root, root, LOCK_FILE)
+    # Every stack's secrets are scrubbed from every stack's section.
+    secrets = frozenset[str]().union(*(s.secrets for s in (*bases.values(), *heads.values())))
+    diffs = [compare(stack, bases[stack], heads[stack], secrets) for stack in names]
+    target = "--all" if every_stack else " ".join(sorted(prepared))
+    notes = (markdown.dependencies_note(ref, LOCK_FILE),) if new_pins else ()
+    uncommitted = risks.uncommitted(root)
+    report = markdown.build_report(
+        diffs,
+        base_label=markdown.base_label(ref, commit),
+        command=f"python -m gatewayctl diff {target} --base {ref}",
+        limit=limit,
+        notes=notes,
+        uncommitted=uncommitted,
+    )
+    return Result(
+        report=report, diffs=tuple(diffs), commit=commit, notes=notes, uncommitted=uncommitted
+    )
