@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from gatewayctl.status import certificates, core, health, inputs, selfheal, state
+from gatewayctl.status import certificates, core, health, inputs, selfheal
+from gatewayctl.status.core import state
 from gatewayctl.status.models import PreviewDigest, ResourceV3
 from gatewayctl.status.tree import Tree, parse_urn
 from tests.builders import copy_project, edited_config

@@ -18,7 +18,8 @@ from rich.text import Text
 
 from gatewayctl import printing
 from gatewayctl.errors import UsageError, printable
-from gatewayctl.status import State, core, formats, inputs, selfheal, state, view
+from gatewayctl.status import core, formats, inputs, selfheal, view
+from gatewayctl.status.core import State, state
 
 NAMES_SHOWN = 20
 """Gateways named in the message for an unknown one."""

@@ -307,3 +307,17 @@ def _output(
         return str(entry[key])
     value = components.get(name, {}).get(key)
     return value if isinstance(value, str) else None
+
+
+State = Literal["synced", "out-of-sync", "degraded", "renewal-due"]
+
+
+def state(status: StackStatus) -> State:
+    """The overall state, in the order of the package docstring (its exit code is the CLI's)."""
+    if status.degraded:
+        return "degraded"
+    if status.out_of_sync:
+        return "out-of-sync"
+    if status.due:
+        return "renewal-due"
+    return "synced"
