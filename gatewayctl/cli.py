@@ -531,6 +531,7 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl.diff import cache as diff_cache
     from gatewayctl.diff import command as diff
     from gatewayctl.diff import steps
+    from gatewayctl.diff.report import is_report
 
     root = args.root
     prepared = _prepare_all(root, _stacks(args, root))
@@ -538,7 +539,7 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     problems = diff_cache.problems(root)
     if args.output is not None:
         problems += outputs.file_problems(
-            args.output, root, ours=diff.is_report, kind="a diff report", flag="--output"
+            args.output, root, ours=is_report, kind="a diff report", flag="--output"
         )
     if args.json is not None:
         problems += outputs.file_problems(

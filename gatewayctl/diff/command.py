@@ -12,10 +12,7 @@ from gatewayctl import parallel
 from gatewayctl.diff import report as markdown
 from gatewayctl.diff import risks
 from gatewayctl.diff.compare import StackDiff, compare
-from gatewayctl.diff.report import REPORT_LIMIT, is_report
 from gatewayctl.diff.sides import (
-    BaseRefError,
-    DiffError,
     base_checkout,
     cache_key,
     head_side,
@@ -29,7 +26,7 @@ from gatewayctl.inventory import all_stacks
 if TYPE_CHECKING:
     from gatewayctl import render
 
-__all__ = ["REPORT_LIMIT", "BaseRefError", "DiffError", "Result", "is_report", "run"]
+__all__ = ["Result", "run"]
 
 LOCK_FILE = "uv.lock"
 

@@ -29,7 +29,6 @@ import yaml
 
 from gatewayctl.diff import sides
 from gatewayctl.diff.compare import StackDiff
-from gatewayctl.diff.sides import DiffError
 
 RISK_ROWS = 20
 """Lines per kind of risk before the rest is counted."""
@@ -80,7 +79,7 @@ def uncommitted(root: Path) -> tuple[Uncommitted, ...]:
             ".",
             strip=False,
         )
-    except DiffError:
+    except sides.DiffError:
         return ()
     found = []
     for record in status.split("\0"):
