@@ -1,12 +1,13 @@
 """Pulumi entry point: load and validate the stack, build one Gateway per declaration, export.
 
-Everything lives in ``gatewayctl.program`` so the offline render and the tests run the same code.
+Everything lives in ``gatewayctl.engine.program`` so the offline render and the tests run the same
+code.
 """
 
 import pulumi
 
+from gatewayctl.engine.program import main
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.program import main
 
 try:
     main()

@@ -48,7 +48,7 @@ from e2e import build  # noqa: E402
 from e2e.cluster import StatusStandIn, running_cluster, terminate_as_interrupt  # noqa: E402
 from e2e.engine import Engine  # noqa: E402
 from e2e.project import make_project  # noqa: E402
-from gatewayctl import render  # noqa: E402
+from gatewayctl.engine import render  # noqa: E402
 
 SHAPE = "dev"  # gateways/local/dev.yaml
 

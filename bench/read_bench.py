@@ -4,7 +4,8 @@ start-up and imports).
 
 Every case runs in a fresh interpreter (``--child``) so peak memory (``ru_maxrss``) is its own.
 The child times the whole CLI run and, separately, the reader alone
-(``gatewayctl.yamlfile.read_yaml_mapping``) on the declaration. Run from the repository root::
+(``gatewayctl.inputs.yamlfile.read_yaml_mapping``) on the declaration. Run from the repository
+root::
 
     .venv/bin/python bench/read_bench.py [--cases 10MB-labels,deep] [--json FILE]
 
@@ -27,7 +28,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 STACK = "bench"
-PROJECT = "hypershell-gateways"  # gatewayctl.stackfile.PROJECT; the parent does not import the SDK
+PROJECT = (
+    "hypershell-gateways"  # gatewayctl.inputs.stackfile.PROJECT; the parent does not import the SDK
+)
 RESULT_PREFIX = "BENCH-RESULT "
 MIB = 1024 * 1024
 HEAD = "apiVersion: hypershell.redhat.io/v1alpha1\nkind: Gateway\nmetadata:\n  name: team-a\n"
@@ -81,13 +84,13 @@ def child(root: Path) -> dict[str, Any]:
     import io
 
     sys.path.insert(0, str(ROOT))
-    from gatewayctl import cli
+    from gatewayctl.cli import main as cli
     from gatewayctl.errors import InvalidInputError
 
     try:
-        from gatewayctl.yamlfile import read_yaml_mapping
-    except ImportError:  # a tree from before gatewayctl.yamlfile, to measure what it cost
-        from gatewayctl.yamlfile import read_yaml_mapping
+        from gatewayctl.inputs.yamlfile import read_yaml_mapping
+    except ImportError:  # a tree from before gatewayctl.inputs.yamlfile, to measure what it cost
+        from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
     start = time.perf_counter()
     err = io.StringIO()

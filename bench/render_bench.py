@@ -3,8 +3,8 @@
 For each size N a synthetic stack of N gateways (the AWS stack's shape: two clusters in
 gateway-api mode) is generated in a temporary directory and rendered with
 ``render.execute(render.prepare(root, "bench"))``. The floor registers the same total number of
-bare ``CustomResource`` objects through the same ``gatewayctl.offline.run_program``, so the ratio
-program/floor is the cost of our program logic on top of what the Pulumi SDK and the mock
+bare ``CustomResource`` objects through the same ``gatewayctl.engine.offline.run_program``, so the
+ratio program/floor is the cost of our program logic on top of what the Pulumi SDK and the mock
 engine cost anyway.
 
 Every measurement runs in a fresh interpreter (``--child``) so peak memory (``ru_maxrss``) and
@@ -43,7 +43,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 STACK = "bench"
-PROJECT = "hypershell-gateways"  # gatewayctl.stackfile.PROJECT; the parent does not import the SDK
+PROJECT = (
+    "hypershell-gateways"  # gatewayctl.inputs.stackfile.PROJECT; the parent does not import the SDK
+)
 RESULT_PREFIX = "BENCH-RESULT "
 
 DEFAULT_SIZES = (10, 100, 500)
@@ -167,7 +169,7 @@ def _peak_kib() -> int:
 def child_program(root: Path) -> dict[str, Any]:
     """Validate and render the stack under ``root``; time the two parts separately."""
     sys.path.insert(0, str(ROOT))
-    from gatewayctl import render
+    from gatewayctl.engine import render
 
     baseline = _peak_kib()
     start = time.perf_counter()
@@ -189,7 +191,7 @@ def child_program(root: Path) -> dict[str, Any]:
 def _time_registrations(what: str, count: int, program: Callable[[], None]) -> dict[str, Any]:
     """Run ``program`` (which registers ``count`` resources) through the offline engine, timed."""
     sys.path.insert(0, str(ROOT))
-    from gatewayctl.offline import run_program
+    from gatewayctl.engine.offline import run_program
 
     baseline = _peak_kib()
     start = time.perf_counter()

@@ -153,7 +153,8 @@ def resolve_image(
 ) -> str:
     """Per-gateway field > stack default > built-in default, then the cluster's mirrors.
 
-    ``stack_default`` is the gateway's release image when it has a release (gatewayctl.resolve).
+    ``stack_default`` is the gateway's release image when it has a release
+    (gatewayctl.resolve.stack).
     """
     chosen = override or stack_default or builtin_default
     return str(rewrite_with_mirrors(parse_image(chosen), mirrors))

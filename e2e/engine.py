@@ -11,7 +11,7 @@ Python program: the Python SDK's own language server (``pulumi.automation._serve
 Automation API starts for an inline program) listens on loopback in this process, and each
 command gets ``--client=127.0.0.1:<port>`` (pulumi/pulumi pkg/engine/plugin_host.go,
 ``connectToLanguageRuntime``: the engine asks that server to ``Run`` the program instead of
-launching a language plugin). The program is the project's own ``gatewayctl.program.main``,
+launching a language plugin). The program is the project's own ``gatewayctl.engine.program.main``,
 run exactly as ``__main__.py`` runs it.
 
 What is not real. The four bridged providers the program uses (tls, random, postgresql,
@@ -49,7 +49,7 @@ from pulumi.automation._server import LanguageServer
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import language_pb2_grpc, resource_pb2
 
-from gatewayctl.offline import RecordingMocks, RecordingMonitor, _finish
+from gatewayctl.engine.offline import RecordingMocks, RecordingMonitor, _finish
 
 MOCKED_PACKAGES = frozenset({"tls", "random", "postgresql", "keycloak"})
 """Packages whose providers cannot be built here (module docstring)."""

@@ -70,8 +70,8 @@ class E2EProject:
         root = self.root
 
         def run() -> None:
+            from gatewayctl.engine.program import main
             from gatewayctl.errors import InvalidInputError
-            from gatewayctl.program import main
 
             try:
                 main(root)
@@ -110,7 +110,7 @@ def make_project(
         if document.get("spec", {}).get("cluster", next(iter(kept))) not in kept:
             continue
         shutil.copyfile(path, project.declarations / path.name)
-    # The tooling's release-immutability check reads git history (gatewayctl/releases.py).
+    # The tooling's release-immutability check reads git history (gatewayctl/resolve/releases.py).
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(

@@ -1,5 +1,5 @@
 """``python -m gatewayctl`` and the ``gatewayctl`` command (``[project.scripts]``): see
-``gatewayctl.cli``.
+``gatewayctl.cli.main``.
 
 Interrupts are taken over first, before the heavy imports (see ``gatewayctl.interrupts``): a
 provisional handler only records a signal until the real one is installed and handles it.
@@ -19,7 +19,7 @@ def run() -> NoReturn:
 
     interrupts.install(early)
 
-    from gatewayctl.cli import main
+    from gatewayctl.cli.main import main
 
     sys.exit(main())
 

@@ -1,8 +1,8 @@
 """The tool's errors, in one hierarchy, and input problems reported all at once as
 ``path: field: problem``, or ``path:line:column: field: problem`` where the field's place in
-its file is known (``gatewayctl.locations``).
+its file is known (``gatewayctl.inputs.locations``).
 
-``GatewayctlError`` is the base of every error the tool reports itself; ``gatewayctl.cli.main``
+``GatewayctlError`` is the base of every error the tool reports itself; ``gatewayctl.cli.main.main``
 is the one place each kind becomes an exit code:
 
 - ``InvalidInputError``: declarations, stack config or an output path that cannot be used,
@@ -41,7 +41,7 @@ class Problem:
     message: str
     line: int | None = dataclasses.field(default=None, compare=False)
     """Where in ``path`` (1-based line and column), when known: the YAML reader's own problems
-    carry it, the others get it from :func:`gatewayctl.locations.locate`. Not part of what
+    carry it, the others get it from :func:`gatewayctl.inputs.locations.locate`. Not part of what
     makes two problems the same, nor of their order."""
     column: int | None = dataclasses.field(default=None, compare=False)
     at_key: bool = dataclasses.field(default=False, compare=False)

@@ -26,13 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: the project's packages
     sys.path.insert(0, str(ROOT))
 
-from gatewayctl.inventory import all_stacks  # noqa: E402
-from gatewayctl.stackfile import parse_stack_config, read_stack_config  # noqa: E402
+from gatewayctl.inputs.stackfile import parse_stack_config, read_stack_config  # noqa: E402
+from gatewayctl.resolve.inventory import all_stacks  # noqa: E402
 
 CONFIG = ROOT / "scan" / "checkov.yaml"
 PRODUCTION_ENFORCED = ("CKV_K8S_43",)
 """Checks skipped for the other stacks but enforced on production stacks: CKV_K8S_43 (image
-by digest), which releases pinned by digest satisfy (gatewayctl.releases)."""
+by digest), which releases pinned by digest satisfy (gatewayctl.resolve.releases)."""
 
 
 def production_stacks(root: Path = ROOT) -> list[str]:

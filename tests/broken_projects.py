@@ -14,8 +14,8 @@ import yaml
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from gatewayctl.stackfile import CONFIG_KEYS
-from gatewayctl.yamlfile import SECRETS_KEY
+from gatewayctl.inputs.stackfile import CONFIG_KEYS
+from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from tests.builders import CONFIG_FILE, PREFIX, declaration
 from tests.project_strategies import (
     CLUSTER_KEYS,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gatewayctl import render
+from gatewayctl.engine import render
 from tests import pg_server
 from tests.support import STACKS, rendered
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from gatewayctl.engine.offline import RecordedResource, Recording, is_secret
+from gatewayctl.engine.outputs import MARKER
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.offline import RecordedResource, Recording, is_secret
-from gatewayctl.outputs import MARKER
-from gatewayctl.resolve import LoadedStack, ResolvedGateway, load_stack
-from gatewayctl.secrets import clean
+from gatewayctl.resolve.secrets import clean
+from gatewayctl.resolve.stack import LoadedStack, ResolvedGateway, load_stack
 from tests.builders import STACK
 
 Problems = list[tuple[str, str, str]]

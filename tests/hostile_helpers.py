@@ -15,9 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gatewayctl import cli
+from gatewayctl.cli import main as cli
+from gatewayctl.engine.offline import RecordedResource, Recording
 from gatewayctl.errors import printable
-from gatewayctl.offline import RecordedResource, Recording
 from tests.builders import STACK
 
 SUMMARY = re.compile(r"(?P<count>[0-9]+) problem\(s\); nothing written")

@@ -32,7 +32,7 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from gatewayctl.offline import RecordedResource, Recording
+from gatewayctl.engine.offline import RecordedResource, Recording
 from tests.support import ROOT
 
 POLICY_DIR = ROOT / "policy"

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from gatewayctl import render
+from gatewayctl.engine import render
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -12,7 +12,9 @@ import jsonschema
 import pytest
 
 from components import tokens
-from gatewayctl import adoption, cli, render
+from gatewayctl.cli import main as cli
+from gatewayctl.deploy import adoption
+from gatewayctl.engine import render
 from tests.builders import ADOPTED_DB, ADOPTED_NS, adopting_project, write_gateway
 from tests.hostile_helpers import run_cli, unlocated
 from tests.support import ROOT, rendered

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gatewayctl import cli
+from gatewayctl.cli import main as cli
 from tests.support import parallel_bench, render_bench
 
 bench = render_bench()

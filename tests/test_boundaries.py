@@ -1,4 +1,5 @@
-"""Rules on names and addresses within a stack (``gatewayctl.resolve``, ``gatewayctl.models``).
+"""Rules on names and addresses within a stack (``gatewayctl.resolve.stack``,
+``gatewayctl.inputs.models``).
 
 Hosts and base domains are fully qualified DNS names, never IP addresses; registry ports are
 TCP ports; infrastructure namespaces and PostgreSQL's reserved role names are refused; a

@@ -1,4 +1,4 @@
-"""The command line (``gatewayctl.cli``): exit codes, what ``validate`` prints, help texts,
+"""The command line (``gatewayctl.cli.main``): exit codes, what ``validate`` prints, help texts,
 the progress display."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from gatewayctl import cli, outputs, render
-from gatewayctl.progress import RenderProgress
-from gatewayctl.releases import history_problems, load_releases
+from gatewayctl.cli import main as cli
+from gatewayctl.cli.progress import RenderProgress
+from gatewayctl.engine import outputs, render
+from gatewayctl.resolve.releases import history_problems, load_releases
 from tests.builders import copy_project, write_gateway
 from tests.support import ROOT
 

@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from gatewayctl import cli, completion
+from gatewayctl.cli import completion
+from gatewayctl.cli import main as cli
 
 BASH = shutil.which("bash")
 

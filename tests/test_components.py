@@ -12,7 +12,7 @@ from components.cluster import Cluster, ClusterArgs
 from components.database import DatabaseEndpoint
 from components.exposure import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
 from components.gateway import Gateway, GatewayArgs, GatewayImages
-from gatewayctl.offline import Recording, is_secret, run_program
+from gatewayctl.engine.offline import Recording, is_secret, run_program
 from tests.helpers import k8s, kinds, one, raw, secret_paths
 
 NS = "openshell-acme"

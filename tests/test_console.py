@@ -1,5 +1,5 @@
-"""The web console of a gateway (issue 13, components/console.py, gatewayctl/console.py): its
-resolution and refusals, the objects it renders in each ingress mode, its address in the
+"""The web console of a gateway (issue 13, components/console.py, gatewayctl/resolve/console.py):
+its resolution and refusals, the objects it renders in each ingress mode, its address in the
 outputs, the plan and the summary, the policy that keeps it on TLS, and its secrets' leaks."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from components.console import (
     ConsoleRoute,
     _url_safe,
 )
-from gatewayctl import program, render
-from gatewayctl.console import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
-from gatewayctl.offline import Recording, is_secret, run_program
-from gatewayctl.stackfile import PROJECT
-from gatewayctl.yamlfile import SECRETS_KEY
+from gatewayctl.engine import program, render
+from gatewayctl.engine.offline import Recording, is_secret, run_program
+from gatewayctl.inputs.stackfile import PROJECT
+from gatewayctl.inputs.yamlfile import SECRETS_KEY
+from gatewayctl.resolve.console import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
 from policy.hypershell_policies import POLICIES
 from tests import builders
 from tests.builders import (
@@ -619,7 +619,7 @@ def test_the_confidential_client_and_its_scope(tmp_path: Path) -> None:
     )
     roles = one(recording, "keycloak:index/role:Role", "acme-identity-admin-role")
     user = one(recording, "keycloak:index/role:Role", "acme-identity-user-role")
-    # The mock's id of a resource is "<name>-id" (gatewayctl.offline).
+    # The mock's id of a resource is "<name>-id" (gatewayctl.engine.offline).
     assert mappers == sorted([f"{roles.name}-id", f"{user.name}-id"])
     audience = one(
         recording,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl import cli
+from gatewayctl.cli import main as cli
 from tests.support import ROOT
 
 SCRIPT = Path(sys.executable).parent / "gatewayctl"

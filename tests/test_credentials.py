@@ -18,12 +18,12 @@ from components.credentials import (
     VaultCredentials,
 )
 from components.gateway_config import gateway_config, render_gateway_toml
-from gatewayctl import credentials as gatewayctl_credentials
-from gatewayctl import inventory
 from gatewayctl.diff.compare import ObjectChange, StackDiff
 from gatewayctl.diff.credentials import DOCS_SECTION, Store, store_changes, summary_lines
 from gatewayctl.diff.report import build_report
-from gatewayctl.models import CredentialsSpec, GatewaySpec, Model
+from gatewayctl.inputs.models import CredentialsSpec, GatewaySpec, Model
+from gatewayctl.resolve import credentials as gatewayctl_credentials
+from gatewayctl.resolve import inventory
 from policy.hypershell_policies.vault import address_problem
 from tests.builders import DECLARATIONS, cluster, write_gateway, write_stack
 from tests.helpers import k8s, kinds, load, load_problems, raw

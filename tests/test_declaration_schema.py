@@ -9,8 +9,9 @@ from pathlib import Path
 import jsonschema  # in uv.lock already (kubernetes-validate's own dependency)
 import pytest
 
-from gatewayctl import cli, schema
-from gatewayctl.yamlfile import read_yaml_mapping
+from gatewayctl.cli import main as cli
+from gatewayctl.inputs import schema
+from gatewayctl.inputs.yamlfile import read_yaml_mapping
 from tests.support import ROOT
 
 SAMPLES = sorted((ROOT / "gateways").glob("*/*.yaml"))

@@ -1,5 +1,5 @@
-"""The declarations directory (``gatewayctl.declarations``): what it may hold, every entry read
-or reported, and one declaration file's shape."""
+"""The declarations directory (``gatewayctl.inputs.declarations``): what it may hold, every entry
+read or reported, and one declaration file's shape."""
 
 from __future__ import annotations
 

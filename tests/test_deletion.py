@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from components import tokens
-from gatewayctl import render
 from gatewayctl.diff.compare import compare
 from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side
-from gatewayctl.offline import Recording
+from gatewayctl.engine import render
+from gatewayctl.engine.offline import Recording
 from tests.builders import (
     DECLARATIONS,
     EAST_DOMAIN,

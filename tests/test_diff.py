@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from components import tokens
-from gatewayctl import cli, render
+from gatewayctl.cli import main as cli
 from gatewayctl.diff import command as diff
 from gatewayctl.diff import risks
 from gatewayctl.diff.compare import (
@@ -44,7 +44,8 @@ from gatewayctl.diff.report import (
     gateway_detail,
 )
 from gatewayctl.diff.sides import Side, _base_package, stack_secrets, stack_side
-from gatewayctl.secrets import REDACTED
+from gatewayctl.engine import render
+from gatewayctl.resolve.secrets import REDACTED
 from tests.builders import NOT_COPIED, git
 from tests.hostile_helpers import unlocated
 from tests.support import ROOT, rendered
@@ -467,7 +468,7 @@ def test_unknown_base_ref_exits_2(pristine: Path, tmp_path: Path) -> None:
 def other_kind_cluster(text: str) -> str:
     """The local stack's config on another kind cluster, database and Keycloak realm: a copy
     of its gateways on the same ones would take their namespaces, databases and clients
-    (gatewayctl.inventory)."""
+    (gatewayctl.resolve.inventory)."""
     for old, new in (
         ("kind-hypershell", "kind-extra"),
         ("gw.localhost", "extra.localhost"),
@@ -517,7 +518,7 @@ def test_base_render_failure_exits_1(pristine: Path, tmp_path: Path) -> None:
     repo = clone(pristine, tmp_path / "repo")
     # The CLI itself: every command imports it first (the render's modules are imported only
     # when a stack renders, and an error there is the CLI's one-line report).
-    module = repo / "gatewayctl" / "cli.py"
+    module = repo / "gatewayctl" / "cli" / "main.py"
     good = module.read_text(encoding="utf-8")
     module.write_text('raise RuntimeError("broken base")\n', encoding="utf-8")
     git(repo, "commit", "--quiet", "--all", "--message", "broken render")

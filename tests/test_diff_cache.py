@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from gatewayctl import render
 from gatewayctl.diff import cache, sides
+from gatewayctl.engine import render
 from tests.builders import git, write_text
 from tests.test_diff import BASE_SENTINEL, clone, declare, pristine_repo, run_diff
 
@@ -240,7 +240,7 @@ def test_the_cache_never_holds_a_secret_even_when_the_base_leaks_one(
 ) -> None:
     # A base whose program writes the plaintext password into a manifest and the plan.
     repo = clone(pristine, tmp_path / "repo")
-    program = repo / "gatewayctl" / "render.py"
+    program = repo / "gatewayctl" / "engine" / "render.py"
     honest = program.read_text()
     program.write_text(honest + LEAK)
     git(repo, "commit", "--quiet", "--all", "--message", "a leaky base")

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from gatewayctl import render, shares
 from gatewayctl.diff import incremental
+from gatewayctl.engine import render, shares
 from tests.builders import git
 from tests.test_diff import clone, declare, pristine_repo, run_diff
 

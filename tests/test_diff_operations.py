@@ -369,9 +369,9 @@ def test_150_added_gateways_are_all_named_within_the_bound() -> None:
 
 
 def test_the_real_program_with_150_added_gateways(tmp_path: Any) -> None:
-    from gatewayctl import render
     from gatewayctl.diff.compare import compare
     from gatewayctl.diff.sides import missing_head, render_head
+    from gatewayctl.engine import render
     from tests.support import render_bench
 
     bench = render_bench()
@@ -567,7 +567,7 @@ def test_keycloak_and_provider_rules(
 
 
 def test_every_type_the_render_registers_has_a_rule() -> None:
-    from gatewayctl.stackfile import stacks_with_files
+    from gatewayctl.inputs.stackfile import stacks_with_files
     from tests.support import ROOT
 
     stacks = stacks_with_files(ROOT)
@@ -650,7 +650,7 @@ def test_a_context_change_without_a_kubeconfig_input_is_an_update_in_place(
 
 
 def test_a_renamed_cluster_key_is_flagged(tmp_path: Any) -> None:
-    from gatewayctl import render
+    from gatewayctl.engine import render
     from tests.builders import copy_project, edited_config
 
     root = copy_project(tmp_path / "project")

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gatewayctl import promote, render
+from gatewayctl.deploy import promote
 from gatewayctl.diff.compare import compare
 from gatewayctl.diff.releases import ReleaseMove, release_moves, summary_lines
 from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side
+from gatewayctl.engine import render
 from tests.builders import copy_project
 
 CURRENT, NEXT = "openshell-0.0.109", "openshell-0.0.110"

@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from gatewayctl import render
 from gatewayctl.diff import risks
 from gatewayctl.diff.access import AccessChange
 from gatewayctl.diff.compare import GatewayChange, ObjectChange, StackDiff, compare
 from gatewayctl.diff.operations import Operation
 from gatewayctl.diff.report import build_report, is_report
 from gatewayctl.diff.sides import Side
+from gatewayctl.engine import render
 from tests.builders import (
     DECLARATIONS,
     EAST_DOMAIN,

@@ -18,7 +18,7 @@ from gatewayctl.diff.steps import (
     stack_urn,
     urn_of,
 )
-from gatewayctl.stackfile import PROJECT
+from gatewayctl.inputs.stackfile import PROJECT
 from tests.support import rendered
 from tests.test_diff import clone, declare, run_diff
 from tests.test_diff import pristine as pristine  # the module-scoped fixture
@@ -132,9 +132,9 @@ def test_a_change_of_a_secrets_redacted_data_is_predicted_an_update(tmp_path: Pa
     """The render redacts every Secret's data, so without its digest the diff saw no change
     where the engine updates the credentials Secret (tests/e2e/test_e2e_e_predictions.py,
     "database host for pods")."""
-    from gatewayctl import render
     from gatewayctl.diff.compare import compare
     from gatewayctl.diff.sides import Side
+    from gatewayctl.engine import render
     from tests.builders import copy_project, edited_config
 
     root = copy_project(tmp_path / "project")
@@ -163,7 +163,7 @@ def test_no_secret_of_the_stack_reaches_a_kubernetes_secret() -> None:
     """What ``data_digest`` hashes is never a ``clusterSecrets`` value: every stack's Secrets
     hold plain config and the offline placeholders only (``local`` has plaintext secrets)."""
     from gatewayctl.diff.sides import stack_secrets
-    from gatewayctl.render import _revealed
+    from gatewayctl.engine.render import _revealed
     from tests.support import ROOT
 
     checked = 0

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gatewayctl import cli, graph
+from gatewayctl.cli import graph
+from gatewayctl.cli import main as cli
 from tests.builders import DROP, cluster, copy_project, write_gateway, write_stack, write_text
 from tests.support import ROOT
 

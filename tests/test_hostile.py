@@ -24,8 +24,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatewayctl.models import principal_problem
-from gatewayctl.outputs import MARKER
+from gatewayctl.engine.outputs import MARKER
+from gatewayctl.inputs.models import principal_problem
 from tests.broken_projects import (
     CONFIG_MUTATIONS,
     DECLARATION_MUTATIONS,

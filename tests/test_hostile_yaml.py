@@ -31,7 +31,7 @@ from components.images import (
     DEFAULT_SUPERVISOR_IMAGE,
 )
 from gatewayctl.errors import ELLIPSIS, QUOTED_LIMIT
-from gatewayctl.yamlfile import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
+from gatewayctl.inputs.yamlfile import MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,

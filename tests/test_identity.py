@@ -16,9 +16,9 @@ from components.gateway_config import OidcSettings, oidc_table
 from components.identity import IdentityArgs, Principal, grants, principal_suffix, server_key
 from components.trusted_ca import MOUNT_PATH
 from components.workload import config_hash
-from gatewayctl import offline
-from gatewayctl.identity import default_client_id
-from gatewayctl.offline import Recording, is_secret, keycloak_id, run_program
+from gatewayctl.engine import offline
+from gatewayctl.engine.offline import Recording, is_secret, keycloak_id, run_program
+from gatewayctl.resolve.identity import default_client_id
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,
@@ -691,7 +691,7 @@ def test_a_bundle_linked_outside_the_project_is_a_problem(tmp_path: Path) -> Non
 def test_the_program_shares_one_provider_per_server_and_keeps_its_secret_secret(
     tmp_path: Path,
 ) -> None:
-    from gatewayctl import render
+    from gatewayctl.engine import render
 
     two = {
         "east": cluster(baseDomain="east.example.com", identity={"keycloak": KEYCLOAK}),
@@ -715,9 +715,9 @@ def test_the_program_shares_one_provider_per_server_and_keeps_its_secret_secret(
 
 
 def test_the_stack_outputs_gain_issuer_client_id_and_roles(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gatewayctl import program, render
-    from gatewayctl.stackfile import PROJECT
-    from gatewayctl.yamlfile import SECRETS_KEY
+    from gatewayctl.engine import program, render
+    from gatewayctl.inputs.stackfile import PROJECT
+    from gatewayctl.inputs.yamlfile import SECRETS_KEY
     from tests.support import ROOT
 
     exported: dict[str, Any] = {}

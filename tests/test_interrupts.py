@@ -29,8 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl import interrupts, outputs
-from gatewayctl.outputs import MARKER, marker_text
+from gatewayctl import interrupts
+from gatewayctl.engine import outputs
+from gatewayctl.engine.outputs import MARKER, marker_text
 from tests.builders import NOT_COPIED, git
 from tests.support import ROOT, parallel_bench, render_bench
 
@@ -247,7 +248,7 @@ from pathlib import Path
 from gatewayctl import interrupts
 
 interrupts.install()
-from gatewayctl import outputs, render
+from gatewayctl.engine import outputs, render
 
 parent, when, signum = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 first, second = parent / "first", parent / "new" / "second"

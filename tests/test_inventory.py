@@ -1,4 +1,4 @@
-"""The stacks of one repository together (``gatewayctl.inventory``, run by ``validate`` and
+"""The stacks of one repository together (``gatewayctl.resolve.inventory``, run by ``validate`` and
 ``render`` for the stacks they name).
 
 A shared inventory: stacks reading one declarations directory select their gateways by
@@ -19,9 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from components import tokens
-from gatewayctl import cli, inventory, render
+from gatewayctl.cli import main as cli
+from gatewayctl.engine import render
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.resolve import load_stack
+from gatewayctl.resolve import inventory
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     DROP,
     cluster,
@@ -271,7 +273,7 @@ def test_bad_labels_are_reported(fleet: Path) -> None:
 
 
 def test_the_program_reads_the_selector_from_pulumi_config(fleet: Path) -> None:
-    # The render hands the stack's config to gatewayctl.program.main() as the CLI would.
+    # The render hands the stack's config to gatewayctl.engine.program.main() as the CLI would.
     rendered = render.execute(render.prepare(fleet, "east-gold"))
     assert [g.name for g in rendered.gateways] == ["a"]
     gateways = {r.name for r in rendered.recording.resources.values() if r.type == tokens.GATEWAY}

@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 
 from components import tokens
 from components.identity import server_key
-from gatewayctl import render
 from gatewayctl.diff.compare import compare
 from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side, render_head, stack_secrets
-from gatewayctl.offline import Recording, is_secret
-from gatewayctl.resolve import load_stack
+from gatewayctl.engine import render
+from gatewayctl.engine.offline import Recording, is_secret
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,

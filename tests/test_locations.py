@@ -1,4 +1,4 @@
-"""Where each problem is (``gatewayctl.locations``): ``path:line:column: field: problem``, at
+"""Where each problem is (``gatewayctl.inputs.locations``): ``path:line:column: field: problem``, at
 the value written after its key, at the key of an unknown field, at the nearest written parent
 of a field left to its default, in declarations and stack files alike (issue 25 item 4)."""
 
@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from gatewayctl.errors import Problem
-from gatewayctl.locations import find, locate
-from gatewayctl.yamlfile import compose_yaml
+from gatewayctl.inputs.locations import find, locate
+from gatewayctl.inputs.yamlfile import compose_yaml
 from tests.builders import CONFIG_FILE, DECLARATIONS, head, write_text
 from tests.hostile_helpers import reported_problems, run_cli
 

@@ -15,8 +15,8 @@ from pulumi.runtime import mocks, rpc, settings, stack, sync_await
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
 
-from gatewayctl import offline
-from gatewayctl.offline import RecordedResource, is_secret, run_program, secret
+from gatewayctl.engine import offline
+from gatewayctl.engine.offline import RecordedResource, is_secret, run_program, secret
 from tests.support import ROOT
 
 
@@ -158,7 +158,7 @@ def _parameters(function: Any) -> list[str]:
 
 
 def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> None:
-    """Fails on a pulumi upgrade that moves, renames or reshapes what gatewayctl/offline.py
+    """Fails on a pulumi upgrade that moves, renames or reshapes what gatewayctl/engine/offline.py
     uses beyond the SDK's public API; read offline.py against the new SDK before changing it."""
     # The wire form of a secret (private constants of pulumi.runtime.rpc).
     assert (rpc._special_sig_key, rpc._special_secret_sig) == (
@@ -234,6 +234,6 @@ def test_the_note_beside_the_pulumi_pin_names_tests_that_exist() -> None:
         (ROOT / "tests" / name).read_text(encoding="utf-8")
         for name in ("test_offline.py", "test_render.py")
     )
-    assert "gatewayctl/offline.py" in note
+    assert "gatewayctl/engine/offline.py" in note
     assert "test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects" in named
     assert [name for name in named if f"\ndef {name}(" not in sources] == []

@@ -1,7 +1,7 @@
-"""The Pulumi Kubernetes Operator (``gatewayctl.operator``): its settings (deploy/operator.yaml)
-give one driver per stack, the workspace's account and image, and are validated like
-declarations (exit 2, ``path: field: problem``); ``operator-manifests`` writes one operator
-Stack per stack the operator owns."""
+"""The Pulumi Kubernetes Operator (``gatewayctl.deploy.operator``): its settings
+(deploy/operator.yaml) give one driver per stack, the workspace's account and image, and are
+validated like declarations (exit 2, ``path: field: problem``); ``operator-manifests`` writes one
+operator Stack per stack the operator owns."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gatewayctl import cli, operator
+from gatewayctl.cli import main as cli
+from gatewayctl.deploy import operator
 from gatewayctl.errors import InvalidInputError
 from tests.builders import (
     DROP,

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from gatewayctl import cli, operator
-from gatewayctl.resolve import load_stack
+from gatewayctl.cli import main as cli
+from gatewayctl.deploy import operator
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import cluster, write_gateway, write_stack
 from tests.support import ROOT, shared_or_skip
 
@@ -99,7 +100,7 @@ def test_the_programs_own_validation_lacks_the_sign_in_rule_and_the_rules_across
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = split_stacks(tmp_path / "p")
-    # What the workspace's `pulumi up` runs (gatewayctl.program.main): one stack, accepted.
+    # What the workspace's `pulumi up` runs (gatewayctl.engine.program.main): one stack, accepted.
     assert [g.name for g in load_stack(root, "one").gateways] == ["gw-0", "nobody"]
     assert [g.name for g in load_stack(root, "two").gateways] == ["gw-1"]
     # What `validate` (the pull request's `make validate`) adds refuses both.

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from components import tokens
-from gatewayctl import cli
+from gatewayctl.cli import main as cli
 from tests.builders import (
     ADOPTED_NS,
     NOT_COPIED,
@@ -161,7 +161,9 @@ def test_invalid_input_with_json_prints_the_problems_as_a_document_too(tmp_path:
     assert summary == "1 problem(s); nothing written"
     written = (project / "gateways" / "local" / "broken.yaml").read_text().splitlines()
     row = next(n for n, text in enumerate(written, 1) if text.strip().startswith("replicas:"))
-    column = written[row - 1].index("many") + 1  # the value after the key (gatewayctl.locations)
+    column = (
+        written[row - 1].index("many") + 1
+    )  # the value after the key (gatewayctl.inputs.locations)
     problem = {
         "path": "gateways/local/broken.yaml",
         "line": row,

@@ -1,4 +1,4 @@
-"""Where the tool writes (``gatewayctl.outputs``): an output directory it wrote is replaced
+"""Where the tool writes (``gatewayctl.engine.outputs``): an output directory it wrote is replaced
 whole; paths that must not lose data are refused (what ``--out``/``--output`` may replace or
 overwrite); stack names (README, "Offline render and validation": the path rules).
 
@@ -22,11 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components import naming
-from gatewayctl import adoption, cli, inventory, outputs, render
+from gatewayctl.cli import main as cli
+from gatewayctl.deploy import adoption
 from gatewayctl.diff.compare import compare
 from gatewayctl.diff.report import build_report, is_report
 from gatewayctl.diff.sides import Side
+from gatewayctl.engine import outputs, render
 from gatewayctl.errors import Problem, printable
+from gatewayctl.resolve import inventory
 from tests.builders import adopting_project, copy_project
 from tests.helpers import written_files
 from tests.strategies import DNS_LABELS, RELATIVE_PATHS

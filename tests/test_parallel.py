@@ -1,6 +1,6 @@
-"""Stacks in worker processes (``gatewayctl.parallel``): ``render --all`` and ``validate --all``
-with ``--jobs``. A parallel run writes what a serial one writes, byte for byte, prints the same,
-fails the same way, and renders each stack in a process of its own.
+"""Stacks in worker processes (``gatewayctl.engine.parallel``): ``render --all`` and ``validate
+--all`` with ``--jobs``. A parallel run writes what a serial one writes, byte for byte, prints the
+same, fails the same way, and renders each stack in a process of its own.
 
 Workers are forked from the test process (Linux), so a function patched here is patched in
 them too: that is how a failure is injected into one stack's worker.
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl import cli, parallel, render
+from gatewayctl.cli import main as cli
+from gatewayctl.engine import parallel, render
 from gatewayctl.errors import ToolError
 from tests.builders import copy_project, write_gateway
 from tests.hostile_helpers import unlocated

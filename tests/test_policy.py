@@ -16,9 +16,9 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import StackValidationPolicy
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
-from gatewayctl.console import DEFAULT_DASHBOARD_IMAGE as CONSOLE_DASHBOARD
-from gatewayctl.offline import RecordedResource, Recording, secret
-from gatewayctl.stackfile import parse_stack_config, read_stack_config
+from gatewayctl.engine.offline import RecordedResource, Recording, secret
+from gatewayctl.inputs.stackfile import parse_stack_config, read_stack_config
+from gatewayctl.resolve.console import DEFAULT_DASHBOARD_IMAGE as CONSOLE_DASHBOARD
 from policy.hypershell_policies import PACK_NAME, POLICIES
 from policy.hypershell_policies.credentials import secret_like_name
 from policy.hypershell_policies.identity import is_loopback

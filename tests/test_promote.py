@@ -1,5 +1,6 @@
-"""``python -m gatewayctl promote`` (``gatewayctl.promote``): the binding is the only change to the
-stack file, byte for byte; what rolls is reported; bad targets exit 2 with nothing written."""
+"""``python -m gatewayctl promote`` (``gatewayctl.deploy.promote``): the binding is the only change
+to the stack file, byte for byte; what rolls is reported; bad targets exit 2 with nothing
+written."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from gatewayctl import interrupts, outputs, promote
-from gatewayctl.resolve import load_stack
+from gatewayctl import interrupts
+from gatewayctl.deploy import promote
+from gatewayctl.engine import outputs
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     CONFIG_FILE,
     PREFIX,

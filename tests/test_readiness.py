@@ -12,10 +12,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatewayctl import cli, readiness, secrets
+from gatewayctl.cli import main as cli
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.resolve import load_stack
-from gatewayctl.stackfile import stack_file
+from gatewayctl.inputs.stackfile import stack_file
+from gatewayctl.resolve import readiness, secrets
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     PLACEHOLDER,
     PREFIX,

@@ -2,7 +2,7 @@
 
 Each test pins one provider setting or program shape that the real engine depends on; the
 source each relies on is cited beside the code in ``components/cluster.py`` and
-``gatewayctl/program.py``.
+``gatewayctl/engine/program.py``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import pulumi
 import pytest
 import yaml
 
-from gatewayctl import program, render
+from gatewayctl.engine import program, render
+from gatewayctl.engine.offline import RecordedResource, Recording
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.offline import RecordedResource, Recording
 from tests.builders import PREFIX, cluster, write_gateway, write_stack
 from tests.support import ROOT, STACKS, rendered
 
@@ -210,7 +210,10 @@ def test_main_module_turns_invalid_input_into_a_run_error() -> None:
 def test_the_real_program_does_not_load_the_offline_engine() -> None:
     # The offline engine reads Pulumi SDK internals (the wire form of secrets): an SDK upgrade
     # that renames them may break the offline render, never a real `pulumi up`.
-    code = "import sys, gatewayctl.program; print(sorted(m for m in sys.modules if 'offline' in m))"
+    code = (
+        "import sys, gatewayctl.engine.program;"
+        " print(sorted(m for m in sys.modules if 'offline' in m))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code],
         cwd=Path(__file__).resolve().parent.parent,

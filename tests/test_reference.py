@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from gatewayctl import cli, reference, schema
+from gatewayctl.cli import main as cli
+from gatewayctl.inputs import reference, schema
 from tests.support import ROOT
 
 

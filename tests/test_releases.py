@@ -1,5 +1,6 @@
-"""Releases (``gatewayctl.releases``): release files, the bindings that choose a gateway's images,
-production stacks, what plan.json and the render summary say, and immutability from git history.
+"""Releases (``gatewayctl.resolve.releases``): release files, the bindings that choose a gateway's
+images, production stacks, what plan.json and the render summary say, and immutability from git
+history.
 
 Projects are built into ``tmp_path`` with ``tests.builders``; the history tests make their own
 git repositories (and clones of them).
@@ -16,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from components import images
-from gatewayctl import cli, render
-from gatewayctl.releases import (
+from gatewayctl.cli import main as cli
+from gatewayctl.engine import render
+from gatewayctl.resolve.releases import (
     digest_problem,
     history_problems,
     load_releases,

@@ -1,4 +1,4 @@
-"""Resolution of a stack (``gatewayctl.resolve``): per-gateway decisions and the rules across
+"""Resolution of a stack (``gatewayctl.resolve.stack``): per-gateway decisions and the rules across
 gateways (hosts, names, namespaces, databases, images), from a small project that each test
 builds into ``tmp_path`` with ``tests.builders`` (one OpenShift cluster in route mode with a base
 domain, or two such clusters) so that a test states only what differs from it.
@@ -16,7 +16,7 @@ from components.database import DatabaseEndpoint
 from components.exposure import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
 from components.gateway import GatewayArgs, GatewayImages
 from components.ingress import IngressMode
-from gatewayctl.resolve import ResolvedGateway, load_stack
+from gatewayctl.resolve.stack import ResolvedGateway, load_stack
 from tests.builders import (
     BASE_DOMAIN,
     CONFIG_FILE,

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from components import tokens
-from gatewayctl import render
-from gatewayctl.offline import RecordedResource
+from gatewayctl.engine import render
+from gatewayctl.engine.offline import RecordedResource
 from tests.scale_builders import STACK, research_stack
 
 

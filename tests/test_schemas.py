@@ -11,7 +11,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gatewayctl import outputs, render
+from gatewayctl.engine import outputs, render
 from tests.support import STACKS, rendered, shared_or_skip
 
 # OpenShift 4.18 ships Kubernetes 1.31, OpenShift 4.21 ships 1.34.

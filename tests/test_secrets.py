@@ -1,5 +1,6 @@
-"""``gatewayctl.secrets``: plaintext ``clusterSecrets`` of a stack file (``plaintext_leaves``),
-read with the strict YAML reader like every other file, and scrubbing free text."""
+"""``gatewayctl.resolve.secrets``: plaintext ``clusterSecrets`` of a stack file
+(``plaintext_leaves``), read with the strict YAML reader like every other file, and scrubbing free
+text."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from gatewayctl import secrets
-from gatewayctl.render import Prepared, prepare
-from gatewayctl.secrets import SECURE_PLACEHOLDER, plaintext_leaves, scrub
+from gatewayctl.engine.render import Prepared, prepare
+from gatewayctl.resolve import secrets
+from gatewayctl.resolve.secrets import SECURE_PLACEHOLDER, plaintext_leaves, scrub
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,
@@ -82,7 +83,8 @@ def test_no_file_no_config_or_no_secrets_give_none(tmp_path: Path) -> None:
     assert plaintext_leaves(tmp_path, "s") == []
 
 
-# --- secrets (gatewayctl.render.prepare) ----------------------------------------------------
+# --- secrets (gatewayctl.engine.render.prepare)
+# ----------------------------------------------------
 
 
 def prepared(root: Path) -> Prepared:

@@ -1,5 +1,5 @@
-"""Issue 23: one stack's gateways split over worker processes (``gatewayctl.shares``) render the
-same files, summary and resource count as one run of the whole stack, byte for byte."""
+"""Issue 23: one stack's gateways split over worker processes (``gatewayctl.engine.shares``) render
+the same files, summary and resource count as one run of the whole stack, byte for byte."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl import parallel, render, shares
+from gatewayctl.engine import parallel, render, shares
 from tests.scale_builders import STACK, research_stack
 from tests.support import ROOT, STACKS, rendered
 

@@ -1,4 +1,4 @@
-"""The stack file's name (``gatewayctl.stackfile``): spelt by one function, listed by one."""
+"""The stack file's name (``gatewayctl.inputs.stackfile``): spelt by one function, listed by one."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from components.ingress import IngressMode
-from gatewayctl import stackfile
-from gatewayctl.resolve import load_stack
-from gatewayctl.stackfile import stack_file, stacks_with_files
+from gatewayctl.inputs import stackfile
+from gatewayctl.inputs.stackfile import stack_file, stacks_with_files
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     BASE_DOMAIN,
     CONFIG_FILE,

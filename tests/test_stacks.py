@@ -8,7 +8,7 @@ import json
 import pytest
 
 from components import naming
-from gatewayctl.render import Rendered
+from gatewayctl.engine.render import Rendered
 from tests.helpers import k8s, kinds, one, raw, secret_paths
 from tests.support import rendered
 

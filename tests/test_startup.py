@@ -80,10 +80,10 @@ def test_a_command_that_does_not_run_the_program_imports_no_provider_sdk(
 ) -> None:
     code, modules = imported(args)
     assert code in {0, 3, 4, 5}  # status reports its state in its exit code
-    assert "gatewayctl.cli" in modules
+    assert "gatewayctl.cli.main" in modules
     assert sdks(modules) == []
-    assert "gatewayctl.render" not in modules
-    assert "gatewayctl.program" not in modules
+    assert "gatewayctl.engine.render" not in modules
+    assert "gatewayctl.engine.program" not in modules
 
 
 def test_promote_imports_no_provider_sdk(tmp_path: Path) -> None:
@@ -104,4 +104,4 @@ def test_the_help_imports_neither_pulumi_nor_the_models() -> None:
 def test_render_loads_the_sdks_it_runs_the_program_with(tmp_path: Path) -> None:
     code, modules = imported(["render", "local", "--out", str(tmp_path / "out"), "-q"])
     assert code == 0
-    assert {"pulumi_kubernetes", "pulumi_keycloak", "gatewayctl.program"} <= modules
+    assert {"pulumi_kubernetes", "pulumi_keycloak", "gatewayctl.engine.program"} <= modules

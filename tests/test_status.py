@@ -476,7 +476,7 @@ def test_self_heal_is_read_from_the_stack_and_refused_for_the_operators(tmp_path
 
 
 def test_the_help_documents_the_exit_codes() -> None:
-    from gatewayctl import cli
+    from gatewayctl.cli import main as cli
 
     text = cli.STATUS_EPILOG
     for phrase in (
@@ -491,7 +491,7 @@ def test_the_help_documents_the_exit_codes() -> None:
 
 
 def test_the_program_reads_self_heal_as_a_boolean_and_renders_the_same(tmp_path: Path) -> None:
-    from gatewayctl import render
+    from gatewayctl.engine import render
 
     root = copy_project(tmp_path / "project")
     before = render.execute(render.prepare(root, "local")).files

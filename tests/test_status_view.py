@@ -20,7 +20,7 @@ import yaml
 from rich.console import Console
 
 from e2e.project import make_project
-from gatewayctl import cli
+from gatewayctl.cli import main as cli
 from gatewayctl.status import age, core, inputs, view
 from tests.hostile_helpers import Outcome, run_cli
 from tests.status_builders import FIXTURES, export, gateway_resources, stack_resources

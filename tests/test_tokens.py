@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components import tokens
-from gatewayctl.render import Rendered
+from gatewayctl.engine.render import Rendered
 from policy.hypershell_policies import network
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl.models import GatewayDeclaration, StackConfig
+from gatewayctl.inputs.models import GatewayDeclaration, StackConfig
 from gatewayctl.typos import closest, field_names
 from tests.builders import (
     API_VERSION,

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gatewayctl import cli
+from gatewayctl.cli import main as cli
 from tests.gh_expressions import evaluate, interpolate
 from tests.support import ROOT
 

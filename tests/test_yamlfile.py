@@ -1,5 +1,5 @@
-"""The strict YAML reader (``gatewayctl.yamlfile``): one mapping per file, problems with their
-line, no duplicate keys, alias expansion within a budget, the same reading with or without
+"""The strict YAML reader (``gatewayctl.inputs.yamlfile``): one mapping per file, problems with
+their line, no duplicate keys, alias expansion within a budget, the same reading with or without
 libyaml.
 
 The loader reads every declaration and stack file through it: most cases build a small
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl import yamlfile
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.yamlfile import MAX_DEPTH, MAX_NODES
+from gatewayctl.inputs import yamlfile
+from gatewayctl.inputs.yamlfile import MAX_DEPTH, MAX_NODES
 from tests.builders import (
     API_VERSION,
     CONFIG_FILE,

@@ -7,8 +7,8 @@ Markdown report for a pull-request comment:
   *the ref's own* program and declarations (``python -m gatewayctl render <stack> --out DIR -q``
   run inside the worktree with this interpreter); a ref without the stack, or without an
   offline render at all, is an empty side and the report says so;
-- the **head** side is this working tree, rendered in process (``gatewayctl.render``), or in
-  worker processes when there are several stacks (``gatewayctl.parallel``), while the base
+- the **head** side is this working tree, rendered in process (``gatewayctl.engine.render``), or in
+  worker processes when there are several stacks (``gatewayctl.engine.parallel``), while the base
   renders: the two sides render at the same time;
 - the base side's render is kept under ``build/diff-cache/`` (:mod:`.cache`), keyed by the base
   commit's tree, the lock file and the interpreter, so the next diff against the same base
@@ -19,8 +19,8 @@ secrets of each stack file), :mod:`.compare` returns what changed as data, :mod:
 the Markdown within :data:`~.report.REPORT_LIMIT` characters. Nothing is decrypted or read from
 a backend: the render already redacts every secret. As a second guard, every value in the two
 renders that equals a plaintext ``clusterSecrets`` value of either side is replaced by the
-render's marker before anything is compared or formatted (``gatewayctl.secrets.Scrubber``: by
-value, never by substring, so ``Config`` as a password leaves ``kind: ConfigMap`` alone). A
+render's marker before anything is compared or formatted (``gatewayctl.resolve.secrets.Scrubber``:
+by value, never by substring, so ``Config`` as a password leaves ``kind: ConfigMap`` alone). A
 secret value that differs between the sides, plaintext or ``secure:`` ciphertext, is only said
 to have changed, and counts as a change.
 

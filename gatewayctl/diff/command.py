@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gatewayctl import parallel
 from gatewayctl.diff import report as markdown
 from gatewayctl.diff import risks
 from gatewayctl.diff.compare import StackDiff, compare
@@ -21,10 +20,11 @@ from gatewayctl.diff.sides import (
     rendering_base,
     resolve_base,
 )
-from gatewayctl.inventory import all_stacks
+from gatewayctl.engine import parallel
+from gatewayctl.resolve.inventory import all_stacks
 
 if TYPE_CHECKING:
-    from gatewayctl import render
+    from gatewayctl.engine import render
 
 __all__ = ["Result", "run"]
 

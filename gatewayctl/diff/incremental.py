@@ -4,7 +4,7 @@ A pull request that changes declarations renders only the gateways those changes
 every other gateway's output is taken from the base side's cached render, after checking it.
 A gateway's resources depend on its declaration, the stack's config, the program, the lock file
 and the releases (and the CA bundles the program reads), never on another gateway
-(``gatewayctl.shares``): so when nothing changed between the base and the working tree but
+(``gatewayctl.engine.shares``): so when nothing changed between the base and the working tree but
 files of the stack's declarations directory, the gateways whose declaration files did not change
 render as at the base.
 
@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from components import tokens
-from gatewayctl import parallel, render, shares
-from gatewayctl.preparation import Prepared
-from gatewayctl.secrets import MANIFESTS, REDACTED
-from gatewayctl.stackfile import PROJECT
-from gatewayctl.yamlfile import dump_yaml
+from gatewayctl.engine import parallel, render, shares
+from gatewayctl.inputs.stackfile import PROJECT
+from gatewayctl.inputs.yamlfile import dump_yaml
+from gatewayctl.resolve.preparation import Prepared
+from gatewayctl.resolve.secrets import MANIFESTS, REDACTED
 
 IGNORED = ("docs/", "tests/", "bench/", ".github/", "build/")
 """Directories no render reads: a change there leaves every gateway's render as it was."""

@@ -348,7 +348,8 @@ def _gateway(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None
 def manifest_path(
     resource: Mapping[str, Any], resources: Mapping[Key, Mapping[str, Any]]
 ) -> str | None:
-    """The manifest path the render gives the object (``gatewayctl.render.manifest_files``)."""
+    """The manifest path the render gives the object
+    (``gatewayctl.engine.render.manifest_files``)."""
     inputs = resource.get("inputs") or {}
     provider_key = _urn_key(resource.get("provider"))
     provider = resources.get(provider_key) if provider_key else None
@@ -459,7 +460,8 @@ def _provider_replaced(
 
 
 DATA_DIGEST = "dataDigest"
-"""A Secret's plan entry: the digest of its redacted data (``gatewayctl.render.data_digest``)."""
+"""A Secret's plan entry: the digest of its redacted data
+(``gatewayctl.engine.render.data_digest``)."""
 
 
 def _with_data_digest(resource: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -1,7 +1,7 @@
 """The diff summary's releases section: per gateway, release A → release B.
 
 Read from the ``release`` and ``releasePinned`` fields of the two plans' gateway entries
-(``gatewayctl.render.plan``). A side rendered before releases existed has no such field: its
+(``gatewayctl.engine.render.plan``). A side rendered before releases existed has no such field: its
 gateways ran no release, shown as ``(none)``. Gateways added or removed are in the gateways
 table already; this section lists the gateways of both sides whose release differs.
 """

@@ -23,7 +23,7 @@ from gatewayctl.diff import credentials, releases, risks
 from gatewayctl.diff import operations as ops
 from gatewayctl.diff.access import access_lines
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
-from gatewayctl.yamlfile import SECRETS_KEY
+from gatewayctl.inputs.yamlfile import SECRETS_KEY
 
 REPORT_LIMIT = 60_000
 """Characters of the whole report (a GitHub comment holds 65,536)."""

@@ -2,10 +2,10 @@
 program in a subprocess, and this working tree rendered in process.
 
 A side is the rendered files of one stack, with the secrets of its stack file
-(``Pulumi.<stack>.yaml``, read with the strict YAML reader through :mod:`gatewayctl.secrets`):
-the plaintext ``clusterSecrets`` values to scrub, and a fingerprint of every secret value to
-tell that one changed. A ref without the stack, or without an offline render at all, is an
-empty side with a note saying why.
+(``Pulumi.<stack>.yaml``, read with the strict YAML reader through
+:mod:`gatewayctl.resolve.secrets`): the plaintext ``clusterSecrets`` values to scrub, and a
+fingerprint of every secret value to tell that one changed. A ref without the stack, or without an
+offline render at all, is an empty side with a note saying why.
 
 An interrupt (SIGINT, SIGTERM) stops the base render and the git commands first, then removes
 the worktree and the temporary directories (see ``gatewayctl.interrupts``).
@@ -25,17 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gatewayctl import interrupts, outputs
+from gatewayctl import interrupts
 from gatewayctl.diff.cache import INVALID, RENDERED, Cache, Entry
 from gatewayctl.diff.cache import key as entry_key
+from gatewayctl.engine import outputs
 from gatewayctl.errors import ToolError, UsageError
-from gatewayctl.inventory import all_stacks
-from gatewayctl.secrets import SecretPath, is_secure, plaintext_leaves, scrub, secure_leaves
-from gatewayctl.stackfile import PROJECT, stack_file
-from gatewayctl.yamlfile import SECRETS_KEY
+from gatewayctl.inputs.stackfile import PROJECT, stack_file
+from gatewayctl.inputs.yamlfile import SECRETS_KEY
+from gatewayctl.resolve.inventory import all_stacks
+from gatewayctl.resolve.secrets import SecretPath, is_secure, plaintext_leaves, scrub, secure_leaves
 
 if TYPE_CHECKING:
-    from gatewayctl import parallel, render
+    from gatewayctl.engine import parallel, render
 
 RENDER_TIMEOUT = 900
 """Seconds the base render may take."""
@@ -432,7 +433,7 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
 
 def render_head(prepared: render.Prepared) -> Side:
     """Render a validated working-tree stack in process."""
-    from gatewayctl import render  # the program and its SDKs: only when a side renders
+    from gatewayctl.engine import render  # the program and its SDKs: only when a side renders
 
     stack = prepared.loaded.name
     return stack_side(prepared.root, stack, render.execute(prepared).files)

@@ -3,7 +3,7 @@
 Without a gateway, the list (:func:`.view.list_lines`, or the stack's document, or Markdown);
 with one, its resource tree (:func:`.view.tree_lines`, or its document). The result goes to
 stdout, notes to stderr (``-q``: none). The overall state it returns is the whole stack's, or
-with a gateway that gateway's alone (``gatewayctl.cli`` turns it into the exit code).
+with a gateway that gateway's alone (``gatewayctl.cli.main`` turns it into the exit code).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ def _release(release: str, pinned: bool) -> str:
 
 
 def run(args: argparse.Namespace, console: Console) -> State:
-    from gatewayctl.resolve import load_stack
-    from gatewayctl.stackfile import PROJECT
+    from gatewayctl.inputs.stackfile import PROJECT
+    from gatewayctl.resolve.stack import load_stack
 
     self_heal = selfheal.enabled(args.root, args.stack)
     files = [path for group in args.sources for path in group]

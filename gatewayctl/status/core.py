@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from components import tokens
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.stackfile import PROJECT
+from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.status import additions, age, certificates, health, resources
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth

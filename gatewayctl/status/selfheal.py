@@ -2,7 +2,8 @@
 
 Opt-in per stack (``hypershell-gateways:selfHeal``, default false), and never for a stack the
 Pulumi Kubernetes Operator owns (``deploy/operator.yaml`` ``stacks``): the operator refreshes
-and corrects its stacks itself, and a second driver would race it (:mod:`gatewayctl.operator`).
+and corrects its stacks itself, and a second driver would race it
+(:mod:`gatewayctl.deploy.operator`).
 
 - ``up-refresh``: the only problem is drift (live objects differ from, or are missing
   against, the state; nothing degraded, nothing from git pending): ``pulumi up --refresh``
@@ -23,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from gatewayctl import operator
+from gatewayctl.deploy import operator
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.stackfile import PROJECT, parse_stack_config, read_stack_config
+from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config
 from gatewayctl.status.core import StackStatus
 from gatewayctl.status.sync import OP_ADDITION
 

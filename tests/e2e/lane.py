@@ -15,7 +15,7 @@ import yaml
 from e2e import build
 from e2e.engine import Engine, Result
 from e2e.project import E2EProject
-from gatewayctl import render
+from gatewayctl.engine import render
 
 FIGURES: list[str] = []
 """Figures the tests measured, printed at the end of the run (conftest's terminal summary)."""

@@ -594,7 +594,7 @@ def live_objects(
 
 
 def _rendered_objects(root: Path) -> dict[str, dict[str, Any]]:
-    from gatewayctl import render
+    from gatewayctl.engine import render
 
     files = render.execute(render.prepare(root, STACK)).files
     return {p: yaml.safe_load(t) for p, t in files.items() if p.startswith("manifests/")}

@@ -77,7 +77,7 @@ from components.console import _url_safe
 from e2e import build
 from e2e.cluster import free_port
 from e2e.keycloak import Keycloak, running_keycloak
-from gatewayctl import render
+from gatewayctl.engine import render
 from tests.e2e.lane import figure, need
 from tests.e2e.test_e2e_d_keycloak import ADMIN_CLIENT, REALM, make_realm
 

@@ -1,0 +1,376 @@
+"""The offline engine: run a Pulumi program under the mock runtime and record what it registers.
+
+One recording mock serves the offline render, the tests and the benchmark. Beyond Pulumi's
+stock ``MockMonitor`` it records each registration's parent, provider and resource options, and
+honours ``additionalSecretOutputs`` as the real engine does (the stock mock returns a private
+key or a generated password as a plain output; the engine marks it secret).
+
+Computed outputs get stable placeholders derived from the resource's name: a PEM-shaped
+block for certificates and keys, fixed-width strings for generated secrets, so inputs built
+from other resources' outputs are present in the plan, as in a real preview.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import gc
+import hashlib
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime import resource as sdk_resource
+from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+SECRET_SIG_KEY = rpc._special_sig_key
+SECRET_SIG = rpc._special_secret_sig
+
+
+def is_secret(value: Any) -> bool:
+    """True for the runtime's wire form of a secret value."""
+    return isinstance(value, dict) and value.get(SECRET_SIG_KEY) == SECRET_SIG
+
+
+def secret(value: Any) -> dict[str, Any]:
+    return {SECRET_SIG_KEY: SECRET_SIG, "value": value}
+
+
+@dataclass
+class RecordedResource:
+    """One registration as the engine would receive it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    provider: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    retain_on_delete: bool
+    protect: bool
+    secret_outputs: tuple[str, ...]
+    ignore_changes: tuple[str, ...] = ()
+    dependencies: tuple[str, ...] = ()
+    """URNs the registration depends on (from its inputs and ``depends_on``), as the engine
+    receives them: the engine creates these first and deletes them last."""
+
+
+@dataclass
+class Recording:
+    """Everything one program run registered, in registration order, keyed by URN."""
+
+    resources: dict[str, RecordedResource] = field(default_factory=dict)
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources.values() if r.type == type_]
+
+    def ancestors(self, resource: RecordedResource) -> Iterator[RecordedResource]:
+        """The registered parents of ``resource``, nearest first (the root stack is not one)."""
+        urn = resource.parent
+        while urn is not None and urn in self.resources:
+            parent = self.resources[urn]
+            yield parent
+            urn = parent.parent
+
+    def ancestor_name(self, resource: RecordedResource, type_: str) -> str | None:
+        """Name of the nearest parent of type ``type_`` (e.g. the gateway a resource is in)."""
+        return next((a.name for a in self.ancestors(resource) if a.type == type_), None)
+
+
+def _pem(kind: str, seed: str) -> str:
+    body = hashlib.sha256(f"{kind}:{seed}".encode()).hexdigest()
+    return f"-----BEGIN {kind}-----\nT0ZGTElORS1QTEFDRUhPTERFUg{body}\n-----END {kind}-----\n"
+
+
+def _fixed(seed: str, length: int) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:length]
+
+
+def placeholder_outputs(type_: str, name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Stable stand-ins for outputs that only a provider can compute."""
+    if type_ == "tls:index/privateKey:PrivateKey":
+        return {
+            "privateKeyPem": _pem("EC PRIVATE KEY", name),
+            "privateKeyPemPkcs8": _pem("PRIVATE KEY", name),
+            "privateKeyOpenssh": _pem("OPENSSH PRIVATE KEY", name),
+            "publicKeyPem": _pem("PUBLIC KEY", name),
+            "publicKeyOpenssh": f"ecdsa-sha2-nistp256 {_fixed(name, 40)}\n",
+            "publicKeyFingerprintMd5": _fixed("md5" + name, 32),
+            "publicKeyFingerprintSha256": "SHA256:" + _fixed("sha256" + name, 43),
+        }
+    if type_ in {
+        "tls:index/selfSignedCert:SelfSignedCert",
+        "tls:index/locallySignedCert:LocallySignedCert",
+    }:
+        return {"certPem": _pem("CERTIFICATE", name), "readyForRenewal": False}
+    if type_ == "tls:index/certRequest:CertRequest":
+        return {"certRequestPem": _pem("CERTIFICATE REQUEST", name)}
+    if type_ == "random:index/randomPassword:RandomPassword":
+        return {"result": _fixed("password" + name, int(inputs.get("length", 32)))}
+    if type_ == "random:index/randomBytes:RandomBytes":
+        return {"base64": _fixed("bytes" + name, 44), "hex": _fixed("hex" + name, 64)}
+    if type_ == "keycloak:openid/client:Client" and inputs.get("accessType") == "CONFIDENTIAL":
+        # Keycloak generates a confidential client's secret and the provider reads it back
+        # (components.console); a secret output of the provider's schema.
+        return {"clientSecret": _fixed("client-secret" + name, 32)}
+    return {}
+
+
+GET_GROUP = "keycloak:index/getGroup:getGroup"
+GET_USER = "keycloak:index/getUser:getUser"
+
+
+def keycloak_id(kind: str, realm: str, name: str) -> str:
+    """A stable UUID-shaped stand-in for the id Keycloak gave a group or user."""
+    digest = hashlib.sha256(f"{kind}\0{realm}\0{name}".encode()).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def invoke_answer(token: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the offline engine answers an invoke with, or None when it has no answer.
+
+    The Keycloak lookups (``get_group`` by ``groupPath``, ``get_user`` by ``username``) answer
+    as if the principal exists, with an id derived from its realm and name: the offline render
+    cannot see the realm, and a preview against the real server fails for one that does not
+    exist (``components.identity``).
+    """
+    realm = str(args.get("realmId", ""))
+    if token == GET_GROUP:
+        path = str(args.get("groupPath") or args.get("name") or "")
+        return {
+            "id": keycloak_id("group", realm, path),
+            "realmId": realm,
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "parentId": "",
+            "attributes": {},
+        }
+    if token == GET_USER:
+        username = str(args.get("username", ""))
+        return {
+            "id": keycloak_id("user", realm, username),
+            "realmId": realm,
+            "username": username,
+            "enabled": True,
+        }
+    return None
+
+
+OnRegister = Callable[[RecordedResource], None]
+"""Called after each registration (progress reporting)."""
+
+
+def _no_stack_trace() -> Any:
+    return source_pb2.StackTrace()
+
+
+def _finish(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that never waits (serialising plain values) to its result, here and now."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("the offline engine serialised a value that had to wait")
+
+
+class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
+    """Runs each call at once on the calling thread.
+
+    The SDK hands every engine call to the loop's default executor because a real engine is
+    across gRPC. The offline engine is in this process: a thread hop per resource only adds
+    GIL hand-offs and a self-pipe wake-up of the event loop.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # as a worker thread does: the awaiting task raises it
+            future.set_exception(error)
+        return future
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Outputs are the inputs plus placeholders; ids are ``<name>-id``."""
+
+    def new_resource(
+        self, args: pulumi.runtime.MockResourceArgs
+    ) -> tuple[str | None, dict[str, Any]]:
+        return f"{args.name}-id", {
+            **args.inputs,
+            **placeholder_outputs(args.typ, args.name, args.inputs),
+        }
+
+    def call(
+        self, args: pulumi.runtime.MockCallArgs
+    ) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        answer = invoke_answer(args.token, args.args)
+        if answer is None:
+            raise NotImplementedError(f"the offline engine has no answer for invoke {args.token}")
+        return answer, []
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """A MockMonitor that keeps every registration's request facts (see module docstring)."""
+
+    def __init__(self, mocks_: RecordingMocks, on_register: OnRegister | None = None) -> None:
+        super().__init__(mocks_)
+        self.recording = Recording()
+        self._on_register = on_register
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # As the engine does (pulumi/pulumi pkg/resource/deploy/deployment.go, generateURN),
+        # and the stock mock does not: the type chain is the parent's whole qualified type
+        # (`a$b$c`, not only `b$c`), and children of the root stack carry no
+        # "pulumi:pulumi:Stack$". So URNs here are the real ones (the import file's references
+        # are URNs: gatewayctl/deploy/adoption.py).
+        parent_type = parent.split("::")[2] if parent else ""
+        if parent_type not in {"", STACK_TYPE}:
+            type_ = f"{parent_type}${type_}"
+        return super().make_urn("", type_, name)
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if request.type == STACK_TYPE:
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        id_ = f"{request.name}-id"
+        secret_outputs = tuple(request.additionalSecretOutputs)
+        computed = placeholder_outputs(request.type, request.name, inputs)
+        state = {**inputs, **computed}
+        for key in secret_outputs:
+            if key in state and not is_secret(state[key]):
+                state[key] = computed[key] = secret(state[key])
+        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+        recorded = self.recording.resources[urn] = RecordedResource(
+            urn=urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
+            custom=request.custom,
+            inputs=inputs,
+            outputs=state,
+            retain_on_delete=request.retainOnDelete
+            if request.HasField("retainOnDelete")
+            else False,
+            protect=request.protect if request.HasField("protect") else False,
+            secret_outputs=secret_outputs,
+            ignore_changes=tuple(request.ignoreChanges),
+            dependencies=tuple(sorted(request.dependencies)),
+        )
+        if self._on_register is not None:
+            self._on_register(recorded)
+        # The outputs are the inputs (already serialised: copied as they came) plus what
+        # only a provider computes; serialising every input again would walk it twice more.
+        response = resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=request.object)
+        if computed:
+            response.object.update(_finish(rpc.serialize_properties(computed, {})))
+        return response
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        # The stock mock serialises the answer with ``_sync_await``, which, on a thread whose
+        # event loop is running, pumps that loop until the answer is serialised. The SDK calls
+        # the monitor from a thread pool (pulumi/runtime/invoke.py, ``run_in_executor``), where
+        # no loop runs; the offline engine calls it inline on the loop's own thread
+        # (``_InlineExecutor``), so each pump ran the next gateway's invoke, which pumped
+        # again: one nesting per lookup ready at once, a stack depth growing with the
+        # gateways (RecursionError at about 100 gateways with one ``access`` principal each).
+        # The answer is plain values: serialising it never waits, so it runs to its end here.
+        args = rpc.deserialize_properties(request.args)
+        answer, failures = self.mocks.call(
+            pulumi.runtime.MockCallArgs(token=request.tok, args=args, provider=request.provider)
+        )
+        return resource_pb2.ResourceInvokeResponse(
+            failures=[
+                provider_pb2.CheckFailure(property=prop, reason=reason)
+                for prop, reason in failures or ()
+            ],
+            **{"return": _finish(rpc.serialize_properties(answer, {}))},
+        )
+
+
+@contextlib.contextmanager
+def _offline_runtime() -> Iterator[None]:
+    """The SDK runtime as the offline engine runs it, for the length of one program run.
+
+    Each change is about work that only a remote engine needs; none changes what is registered:
+
+    - engine calls run inline (``_InlineExecutor``, on the run's own event loop) instead of
+      on a thread pool;
+    - no call-stack capture per resource: the engine turns it into source positions for its
+      diagnostics, the offline engine records none (about 15% of a render);
+    - no cyclic garbage collection during the run: the SDK allocates many short-lived,
+      cyclic objects per resource (Outputs, tasks, futures) and the collector spent about half
+      the run re-scanning them. At the end everything allocated is moved to the permanent
+      generation (``gc.freeze``), or the first collection after the run would traverse all of it
+      (seconds at hundreds of gateways); the next run's start collects it (``_collect_previous``).
+    """
+    _collect_previous()
+    # A loop of its own for each run: nothing left pending by an earlier run, and the inline
+    # executor is never the default of a loop anyone else uses.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.set_default_executor(_InlineExecutor(max_workers=1))
+    capture = sdk_resource._get_stack_trace
+    sdk_resource._get_stack_trace = _no_stack_trace
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        sdk_resource._get_stack_trace = capture
+        loop.close()
+        asyncio.set_event_loop(None)
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
+def _collect_previous() -> None:
+    """Free what an earlier run in this process left frozen (tests, ``render --all``)."""
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        gc.collect()
+
+
+def run_program(
+    program: Callable[[], Any],
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, str] | None = None,
+    secret_keys: list[str] | None = None,
+    on_register: OnRegister | None = None,
+) -> tuple[Recording, Any]:
+    """Run ``program`` under the mock runtime; return what it registered and its resolved result.
+
+    ``config`` maps full keys (``project:key``) to their string (JSON for objects) values, as
+    the CLI hands them to a program. Each call starts from a fresh runtime state.
+    """
+    result: list[Any] = []
+
+    async def run() -> None:
+        value = program()
+        result.append(await pulumi.Output.from_input(value).future(with_unknowns=True))
+
+    with _offline_runtime():
+        settings.ROOT.set(None)
+        pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
+        monitor = RecordingMonitor(RecordingMocks(), on_register)
+        pulumi.runtime.set_mocks(
+            monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor
+        )
+        settings.SETTINGS.rpc_manager.clear()
+        settings.SETTINGS.outputs.clear()
+        _sync_await(run_pulumi_func(run))
+    return monitor.recording, result[0] if result else None

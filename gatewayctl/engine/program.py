@@ -1,0 +1,150 @@
+"""The program body: validated stack → one ``Cluster`` per cluster, one ``Gateway`` per declaration.
+
+``main()`` is what ``__main__.py`` runs under the Pulumi CLI; the offline render runs the same
+``main()`` under the mock runtime. ``build()`` is the part tests call with a loaded stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import pulumi
+import pulumi_keycloak as keycloak
+
+from components.cluster import Cluster, ClusterArgs
+from components.gateway import Gateway
+from components.identity import KeycloakServerArgs, keycloak_provider, server_key
+from gatewayctl import ROOT
+from gatewayctl.inputs.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_KEYS
+from gatewayctl.inputs.yamlfile import SECRETS_KEY
+from gatewayctl.resolve.secrets import ClusterSecrets, all_cluster_secrets
+from gatewayctl.resolve.stack import LoadedStack, load_stack
+
+
+def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str, Gateway]:
+    """Register every cluster and gateway of a validated stack; return the gateways by name.
+
+    ``secrets`` come from ``all_cluster_secrets``: validated, one entry per cluster. They enter
+    the program as secret Outputs, so the engine encrypts them in the state and masks them."""
+    clusters: dict[str, Cluster] = {}
+    for name, cluster in sorted(stack.config.clusters.items()):
+        picked = secrets[name]
+        clusters[name] = Cluster(
+            name,
+            ClusterArgs(
+                kubeconfig_context=cluster.kubeconfig_context,
+                # None leaves the provider on the operator's kubeconfig (and kubeconfigContext).
+                kubeconfig=(
+                    pulumi.Output.secret(picked.kubeconfig)
+                    if picked.kubeconfig is not None
+                    else None
+                ),
+                database_admin_host=cluster.database.admin_host,
+                database_admin_port=cluster.database.admin_port,
+                database_admin_user=cluster.database.admin_user,
+                database_admin_password=pulumi.Output.secret(picked.db_admin_password),
+                database_ssl_root_cert=cluster.database.ssl_root_cert,
+                delete_unreachable=cluster.delete_unreachable,
+            ),
+        )
+    servers = keycloak_providers(stack, secrets)
+    gateways: dict[str, Gateway] = {}
+    for gateway in stack.gateways:
+        target = clusters[gateway.cluster]
+        gateways[gateway.name] = Gateway(
+            gateway.name,
+            # The args were decided at resolution; only the role's name becomes the Cluster's
+            # output, so each binding waits for its role.
+            replace(
+                gateway.args,
+                node_reader_cluster_role=target.node_reader_cluster_role,
+                keycloak_provider=servers.get(gateway.cluster),
+            ),
+            opts=pulumi.ResourceOptions(providers=[target.kubernetes, target.postgresql]),
+        )
+    return gateways
+
+
+def keycloak_providers(
+    stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]
+) -> dict[str, keycloak.Provider]:
+    """One Keycloak provider per server (URL, realm, admin client), by cluster: clusters that
+    share a server share its provider. The first cluster (by name) of a server gives its
+    secret and CA bundle; every cluster naming the server names the same admin client."""
+    made: dict[str, keycloak.Provider] = {}
+    by_cluster: dict[str, keycloak.Provider] = {}
+    for name, cluster in sorted(stack.config.clusters.items()):
+        server = cluster.identity.keycloak
+        if server is None:
+            continue
+        key = server_key(server.url, server.realm, server.admin_client_id)
+        if key not in made:
+            secret = secrets[name].keycloak_admin_client_secret
+            assert secret is not None  # all_cluster_secrets requires it for this cluster
+            bundles = stack.bundles.get(name)
+            made[key] = keycloak_provider(
+                KeycloakServerArgs(
+                    url=server.url,
+                    realm=server.realm,
+                    admin_client_id=server.admin_client_id,
+                    admin_client_secret=pulumi.Output.secret(secret),
+                    root_ca_certificate=bundles.keycloak if bundles is not None else None,
+                )
+            )
+        by_cluster[name] = made[key]
+    return by_cluster
+
+
+def export(gateways: Mapping[str, Gateway]) -> None:
+    """Stack outputs keyed by gateway name."""
+    pulumi.export(
+        "gateways",
+        {
+            name: {
+                "namespace": gw.namespace,
+                "hostname": gw.hostname,
+                "address": gw.address,
+                "caCertificate": gw.ca_certificate,
+                "database": gw.database_name,
+                "issuer": gw.issuer,
+                "clientId": gw.client_id,
+                "roles": gw.roles,
+                "consoleAddress": gw.console_address,
+            }
+            for name, gw in sorted(gateways.items())
+        },
+    )
+
+
+def main(root: Path = ROOT, *, only: frozenset[str] | None = None) -> dict[str, Gateway]:
+    """Read the stack's config through ``pulumi.Config``, validate, build and export.
+
+    ``only``: build these gateways of the validated stack and no other (every stack-level
+    resource is built whatever it holds). The offline render runs one stack's gateways in
+    several worker processes, each on its share (``gatewayctl.engine.shares``); ``pulumi up`` never
+    passes it."""
+    config = pulumi.Config(PROJECT)
+    raw = (
+        {key: config.get(key) for key in STRING_KEYS}
+        | {key: config.get_object(key) for key in OBJECT_KEYS}
+        | {key: config.get_object(key) for key in BOOL_KEYS}  # JSON true/false, as written
+    )
+    stack = load_stack(root, pulumi.get_stack(), {k: v for k, v in raw.items() if v is not None})
+    # The plain value, read only to validate its structure before any resource is registered;
+    # ``build`` wraps every value back into a secret Output. (pulumi.Config.get_object on a
+    # secret key returns the decrypted value; the SDK's warning for that is disabled,
+    # pulumi/pulumi sdk/python/lib/pulumi/config.py ``_get``, TODO #7127.)
+    secrets = all_cluster_secrets(
+        config.get_object(SECRETS_KEY),
+        stack.config.clusters,
+        stack.config_path,
+        [n for n, c in stack.config.clusters.items() if c.identity.keycloak is not None],
+        stack=stack.name,
+    )
+    if only is not None:
+        stack = replace(stack, gateways=tuple(g for g in stack.gateways if g.name in only))
+    gateways = build(stack, secrets)
+    export(gateways)
+    return gateways

@@ -1,0 +1,125 @@
+"""One stack's render split over worker processes (issue 23): a stack's gateways are
+independent components, so each worker runs the real program on a share of them
+(``program.main(only=...)``) plus, as every run does, the stack-level resources (clusters,
+providers, the shared ClusterRoles); the shares merge into the files a serial render writes,
+byte for byte.
+
+What a share's resources are does not depend on the other shares: a resource's inputs come from
+its own gateway's resources and the stack-level ones, and the offline engine's placeholders and
+ids are derived from each resource's own name (``gatewayctl.engine.offline``). The stack-level
+resources are registered by every share alike; the merge keeps one and refuses a difference.
+
+How many shares: ``share_counts`` decides from the work alone, so a small stack (the committed
+samples) renders in one piece, as with ``--jobs 1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gatewayctl.engine import render
+from gatewayctl.engine.offline import OnRegister
+from gatewayctl.resolve.preparation import Prepared
+
+MIN_SHARE = 40
+"""Gateways a share has at least: below it, a worker's start (fork, the stack's validation,
+the stack-level resources) costs more than the share saves."""
+SHARES_PER_JOB = 2
+"""Shares per worker when one stack is the work: the last shares to finish keep the other
+workers busy instead of leaving them idle."""
+
+
+def share_counts(gateways: Sequence[int], jobs: int) -> list[int]:
+    """How many shares each stack of ``gateways`` (gateways per stack) renders in, for ``jobs``
+    workers: one each when there is one worker, or when the stacks alone keep the workers busy
+    (every stack no larger than its part of the work); otherwise shares of at least
+    ``MIN_SHARE`` gateways, about ``SHARES_PER_JOB`` per worker over the whole work."""
+    if jobs <= 1:
+        return [1 for _ in gateways]
+    total = sum(gateways)
+    target = max(MIN_SHARE, math.ceil(total / (jobs * SHARES_PER_JOB)))
+    return [max(1, min(math.ceil(count / target), count // MIN_SHARE)) for count in gateways]
+
+
+def split(names: Sequence[str], shares: int) -> list[frozenset[str]]:
+    """``names`` in ``shares`` parts of sizes that differ by at most one, in order."""
+    size, extra = divmod(len(names), shares)
+    parts, start = [], 0
+    for index in range(shares):
+        end = start + size + (1 if index < extra else 0)
+        parts.append(frozenset(names[start:end]))
+        start = end
+    return parts
+
+
+@dataclass(frozen=True, kw_only=True)
+class Share:
+    """What one worker rendered of a stack: its share's gateways and the stack-level
+    resources (plain data, sent back through a pipe)."""
+
+    manifests: dict[str, str]
+    """Path → YAML text of every Kubernetes object of the run."""
+    entries: dict[str, dict[str, Any]]
+    """URN → the resource's ``plan.json`` entry."""
+    facts: dict[str, Any]
+    """Gateway name → what the plan and the summary read of its outputs."""
+    counts: dict[str | None, int]
+    """Gateway name → resources of its subtree (``render.resource_counts``)."""
+    entry_texts: dict[str, str] | None = None
+    """URN → the entry's ``plan.json`` text (``render.entry_text``), encoded in the worker."""
+
+
+def execute_share(
+    prepared: Prepared, names: frozenset[str], on_register: OnRegister | None = None
+) -> Share:
+    """Run the stack's real program on the gateways ``names`` only."""
+    recording, facts = render._run(prepared, on_register, only=names)
+    entries = {urn: render.plan_entry(r) for urn, r in recording.resources.items()}
+    return Share(
+        manifests=render.manifest_files(recording),
+        entries=entries,
+        facts=dict(facts),
+        counts=dict(render.resource_counts(recording)),
+        entry_texts={urn: render.entry_text(entry) for urn, entry in entries.items()},
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Merged:
+    files: dict[str, str]
+    gateways: tuple[render.GatewaySummary, ...]
+    resources: int
+
+
+def _union(parts: Sequence[Mapping[str, Any]], what: str) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key in merged and merged[key] != value:
+                raise RuntimeError(f"two shares of the render disagree on {what} {key}")
+            merged[key] = value
+    return merged
+
+
+def merge(prepared: Prepared, shares: Sequence[Share]) -> Merged:
+    """The files and summary of the whole stack, as ``render.execute`` makes them."""
+    loaded = prepared.loaded
+    files = _union([s.manifests for s in shares], "the manifest")
+    entries = _union([s.entries for s in shares], "the resource")
+    facts = _union([s.facts for s in shares], "the gateway")
+    counts: Counter[str | None] = Counter()
+    for share in shares:
+        counts.update({name: n for name, n in share.counts.items() if name is not None})
+    # The resources' JSON from the workers when every share brought it (a share reused from a
+    # cached render brings none): what the parent would otherwise encode alone.
+    texts: dict[str, str] | None = None
+    if all(s.entry_texts is not None for s in shares):
+        texts = _union([s.entry_texts or {} for s in shares], "the resource text")
+    files["plan.json"] = render.plan_text(render.plan_of(loaded, facts, entries), texts)
+    return Merged(
+        files=files, gateways=render.summarise(loaded, counts, facts), resources=len(entries)
+    )

@@ -1,0 +1,163 @@
+"""The stack file, ``Pulumi.<stack>.yaml``: its name, and the project's config keys it holds.
+
+:func:`stack_file` is the one place the file's name is spelt; every message, glob and path
+that names a stack file goes through it. The file is read with the strict YAML reader
+(:mod:`gatewayctl.inputs.yamlfile`) like every other file of the project, and its project keys are
+parsed into the :class:`StackConfig` model; the rules across its clusters and the
+declarations are :mod:`gatewayctl.resolve.stack`'s, its secrets :mod:`gatewayctl.resolve.secrets`'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
+from gatewayctl.inputs.models import StackConfig
+from gatewayctl.inputs.yamlfile import SECRETS_KEY, parse_yaml_mapping, read_yaml_mapping
+from gatewayctl.typos import closest
+
+PROJECT = "hypershell-gateways"
+STRING_KEYS = ("declarationsDir",)
+OBJECT_KEYS = ("images", "clusters", "selector")
+BOOL_KEYS = ("production", "selfHeal")
+CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS + BOOL_KEYS
+STACK_FILE_SUFFIXES = (".yaml", ".yml")
+"""Endings of a file named like a stack file: this tool reads the first; no output of it may
+take a name with either (:mod:`gatewayctl.engine.outputs`)."""
+
+
+def stack_file(stack: str, suffix: str = STACK_FILE_SUFFIXES[0]) -> str:
+    """The stack file of ``stack``, relative to the project root (``Pulumi.<stack>.yaml``).
+
+    ``stack_file("*")`` is the pattern of every stack file."""
+    return f"Pulumi.{stack}{suffix}"
+
+
+def stacks_with_files(root: Path) -> list[str]:
+    """The stack of every ``Pulumi.<stack>.yaml`` in ``root``, sorted; any name, valid or not
+    (``Pulumi..yaml`` gives ``""``)."""
+    prefix, suffix = stack_file("*").split("*")
+    return sorted(p.name[len(prefix) : -len(suffix)] for p in root.glob(stack_file("*")))
+
+
+def read_stack_config(
+    root: Path, stack: str, text: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Read ``Pulumi.<stack>.yaml`` (or ``text``, its content about to be written); return its
+    path for messages and the project's keys."""
+    display = stack_file(stack)
+    try:
+        if text is None:
+            document = read_yaml_mapping(root / display, display)
+        else:
+            document = parse_yaml_mapping(text, display)
+    except InvalidInputError as error:
+        # A value's field as the other config problems name it: without the `config.` level.
+        raise InvalidInputError(
+            dataclasses.replace(p, field=p.field.removeprefix("config.")) for p in error.problems
+        ) from None
+    if "config" not in document:
+        # Other top-level keys are the stack file's own (secretsprovider, ...) or hold YAML
+        # anchors; one that looks like a misspelt `config` would hide the whole config.
+        near = [str(k) for k in document if difflib.get_close_matches(str(k), ["config"], 1, 0.8)]
+        if near:
+            raise InvalidInputError(
+                Problem(display, key, "unknown key; did you mean config?", at_key=True)
+                for key in sorted(near)
+            )
+    config = document.get("config", {})
+    if not isinstance(config, dict):
+        raise InvalidInputError([Problem(display, "config", "expected a mapping")])
+    prefix = f"{PROJECT}:"
+    problems = []
+    for key in config:
+        if not isinstance(key, str) or ":" not in key:
+            problems.append(Problem(display, f"config.{key}", "keys are <namespace>:<name>"))
+        elif not key.startswith(prefix) and _near_project(namespace := key.split(":", 1)[0]):
+            # Pulumi matches namespaces exactly: the value would be left unread, silently.
+            case = " (namespaces are case-sensitive)" if namespace.casefold() == PROJECT else ""
+            message = f"unknown namespace{case}; did you mean {prefix}?"
+            problems.append(Problem(display, key, message, at_key=True))
+    if problems:
+        raise InvalidInputError(problems)
+    return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+
+
+def _near_project(namespace: str) -> bool:
+    """A namespace that is the project's in another case, or close to it (a typo)."""
+    folded = namespace.casefold()
+    return folded.startswith("hypershell") or bool(
+        difflib.get_close_matches(folded, [PROJECT], 1, 0.8)
+    )
+
+
+_OBJECTS = {
+    "clusters": "a mapping of cluster name to its settings",
+    "images": "a mapping of default images (gateway, supervisor, sandbox)",
+    "selector": "a mapping with matchLabels",
+}
+
+
+def _kind(value: object) -> str:
+    """What a YAML value is, in YAML's words."""
+    kinds = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}
+    kinds |= {int: "an integer", float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _unknown_key(meant: str | None) -> str:
+    return "unknown config key" + (f"; did you mean '{PROJECT}:{meant}'?" if meant else "")
+
+
+def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
+    values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
+    unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
+    # A misspelt key names the key it meant; that key's own problems (missing) are left out.
+    meant = {
+        key: closest(key, [k for k in (*CONFIG_KEYS, SECRETS_KEY) if k not in raw])
+        for key in unknown
+    }
+    problems = [
+        Problem(display, f"{PROJECT}:{key}", _unknown_key(meant[key]), at_key=True)
+        for key in unknown
+    ]
+    absent = {name for name in meant.values() if name is not None}
+    # One problem for an object key of the wrong shape, not the model's view of it.
+    malformed = {
+        key
+        for key in _OBJECTS
+        if key in values
+        and not isinstance(values[key], dict)
+        and not (key == "selector" and values[key] is None)
+    }
+    problems += [
+        Problem(
+            display, f"{PROJECT}:{key}", f"expected {_OBJECTS[key]}, found {_kind(values[key])}"
+        )
+        for key in sorted(malformed)
+    ]
+    if values.get("clusters") == {}:
+        malformed.add("clusters")
+        problems.append(
+            Problem(display, f"{PROJECT}:clusters", f"is empty; expected {_OBJECTS['clusters']}")
+        )
+    try:
+        config = StackConfig.model_validate(
+            {k: v for k, v in values.items() if k not in malformed}, by_alias=True
+        )
+    except ValidationError as error:
+        problems += [
+            dataclasses.replace(p, field=f"{PROJECT}:{p.field}")
+            for p in from_validation_error(display, error, model=StackConfig, document=values)
+            if p.field.split(".", 1)[0] not in malformed | absent
+        ]
+        raise InvalidInputError(problems) from None
+    if problems:
+        raise InvalidInputError(problems)
+    return config

@@ -1,0 +1,142 @@
+"""A stack validated and its program's config built, before anything runs (DESIGN §6): what
+``validate`` needs and ``render`` starts from. No provider SDK is imported here, so validating
+a stack does not load one (issue 23); ``gatewayctl.engine.render`` runs the program.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs.stackfile import PROJECT, read_stack_config
+from gatewayctl.inputs.yamlfile import SECRETS_KEY
+from gatewayctl.resolve import inventory
+from gatewayctl.resolve.releases import history_problems
+from gatewayctl.resolve.secrets import (
+    KEYCLOAK_SECRET,
+    SECURE_PLACEHOLDER,
+    all_cluster_secrets,
+    plaintext_notes,
+    replace_secure,
+)
+from gatewayctl.resolve.stack import LoadedStack, load_stack
+
+
+def keycloak_clusters(clusters: Any) -> list[str]:
+    """The clusters of a raw ``clusters`` value that name a Keycloak server (their secrets need
+    its admin client's); tolerant of a malformed value, which the stack's validation reports."""
+    if not isinstance(clusters, dict):
+        return []
+    return sorted(
+        (
+            str(name)
+            for name, cluster in clusters.items()
+            if isinstance(cluster, dict)
+            and isinstance(cluster.get("identity"), dict)
+            and cluster["identity"].get("keycloak") is not None
+        ),
+    )
+
+
+def _secret_problems(
+    stack: str, display: str, secrets: Any, clusters: list[str], keycloak: list[str]
+) -> list[Problem]:
+    try:
+        all_cluster_secrets(secrets, clusters, display, keycloak, stack=stack)
+    except InvalidInputError as error:
+        return error.problems
+    return []
+
+
+def offline_config(
+    root: Path, stack: str, text: str | None = None
+) -> tuple[LoadedStack, dict[str, str], int, tuple[str, ...]]:
+    """Validate the stack and build the config map a real ``pulumi up`` would hand the program;
+    also count its ``secure:`` values and warn of its plaintext secrets. ``text``: the stack
+    file's content about to be written (``promote``), instead of the file's.
+
+    Declaration, config and secret problems are reported together.
+    """
+    display, raw = read_stack_config(root, stack, text)
+    problems: list[Problem] = []
+    try:
+        loaded: LoadedStack | None = load_stack(root, stack, raw)
+    except InvalidInputError as error:
+        problems += error.problems
+        loaded = None
+    notes = plaintext_notes(loaded, raw.get(SECRETS_KEY)) if loaded is not None else ()
+    counter = [0]
+    raw = replace_secure(raw, counter)
+    clusters = raw.get("clusters")
+    names = sorted(clusters, key=str) if isinstance(clusters, dict) else []
+    if raw.get(SECRETS_KEY) == SECURE_PLACEHOLDER:
+        # The whole object is one `secure:` value: its shape is unknown offline.
+        raw[SECRETS_KEY] = {
+            name: {"dbAdminPassword": SECURE_PLACEHOLDER}
+            | ({KEYCLOAK_SECRET: SECURE_PLACEHOLDER} if name in keycloak_clusters(clusters) else {})
+            for name in names
+        }
+    if names:  # else the clusters are the problem: no secret can be matched to one
+        problems += _secret_problems(
+            stack, display, raw.get(SECRETS_KEY), names, keycloak_clusters(clusters)
+        )
+    if problems or loaded is None:
+        raise InvalidInputError(problems)
+    config = {
+        f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
+        for key, value in raw.items()
+    }
+    return loaded, config, counter[0], notes
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """A validated stack and the config map its program will read."""
+
+    root: Path
+    loaded: LoadedStack
+    config: dict[str, str]
+    secure_placeholders: int
+    plaintext_notes: tuple[str, ...] = ()
+    """Warnings for plaintext ``clusterSecrets`` (see ``secrets.plaintext_notes``)."""
+    release_notes: tuple[str, ...] = ()
+    """What could not be checked of the releases' history (``releases.history_problems``)."""
+
+
+def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
+    """Warnings for ``database.sslRootCert`` files that are not in the project directory.
+
+    The offline render never connects, so it does not need them; ``pulumi up`` does (the
+    PostgreSQL provider verifies the admin connection with the bundle, ``verify-full``).
+    """
+    return [
+        f"{loaded.config_path}: clusters.{name}.database.sslRootCert:"
+        f" {cluster.database.ssl_root_cert!r} is not in the project directory;"
+        " `pulumi up` needs it to verify the database server (the offline render does not)"
+        for name, cluster in sorted(loaded.config.clusters.items())
+        if cluster.database.ssl_root_cert is not None
+        and not (root / cluster.database.ssl_root_cert).is_file()
+    ]
+
+
+def prepare(root: Path, stack: str) -> Prepared:
+    """Validate config, declarations and secrets; raise InvalidInputError with every problem."""
+    if problems := inventory.stack_name_problems(stack):
+        raise InvalidInputError(problems)  # before its name makes a path
+    loaded, config, placeholders, notes = offline_config(root, stack)
+    # Immutability needs git: checked by the tooling (validate, render, diff, promote), not by
+    # the program that `pulumi up` runs (docs/design-notes.md, "Releases").
+    problems, release_notes = history_problems(root, loaded.releases)
+    if problems:
+        raise InvalidInputError(problems)
+    return Prepared(
+        root=root,
+        loaded=loaded,
+        config=config,
+        secure_placeholders=placeholders,
+        plaintext_notes=notes,
+        release_notes=tuple(release_notes),
+    )
