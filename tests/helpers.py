@@ -11,8 +11,8 @@ import pytest
 
 from gatewayctl.engine.offline import RecordedResource, Recording, is_secret
 from gatewayctl.engine.outputs import MARKER
+from gatewayctl.engine.redaction import clean
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.resolve.secrets import clean
 from gatewayctl.resolve.stack import LoadedStack, ResolvedGateway, load_stack
 from tests.builders import STACK
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gatewayctl.resolve.secrets import REDACTED
+from gatewayctl.inputs.secrets import REDACTED
 from tests.pg_server import Server
 
 ROLE = "postgresql:index/role:Role"

@@ -45,7 +45,7 @@ from gatewayctl.diff.report import (
 )
 from gatewayctl.diff.sides import Side, _base_package, stack_secrets, stack_side
 from gatewayctl.engine import render
-from gatewayctl.resolve.secrets import REDACTED
+from gatewayctl.inputs.secrets import REDACTED
 from tests.builders import NOT_COPIED, git
 from tests.hostile_helpers import unlocated
 from tests.support import ROOT, rendered

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from gatewayctl.cli import main as cli
 from gatewayctl.errors import InvalidInputError
+from gatewayctl.inputs import secrets
 from gatewayctl.inputs.stackfile import stack_file
-from gatewayctl.resolve import readiness, secrets
+from gatewayctl.resolve import readiness
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     PLACEHOLDER,

@@ -14,7 +14,7 @@ import yaml
 from components import tokens
 from gatewayctl.cli import main as cli
 from gatewayctl.engine import render
-from gatewayctl.resolve.secrets import REDACTED, SECURE_PLACEHOLDER
+from gatewayctl.inputs.secrets import REDACTED, SECURE_PLACEHOLDER
 from tests.builders import copy_project, edited_config
 from tests.helpers import written_files
 from tests.support import ROOT, STACKS, rendered

@@ -1,4 +1,4 @@
-"""``gatewayctl.resolve.secrets``: plaintext ``clusterSecrets`` of a stack file
+"""``gatewayctl.inputs.secrets``: plaintext ``clusterSecrets`` of a stack file
 (``plaintext_leaves``), read with the strict YAML reader like every other file, and scrubbing free
 text."""
 
@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from gatewayctl.engine.redaction import scrub
 from gatewayctl.engine.render import Prepared, prepare
-from gatewayctl.resolve import secrets
-from gatewayctl.resolve.secrets import SECURE_PLACEHOLDER, plaintext_leaves, scrub
+from gatewayctl.inputs import secrets
+from gatewayctl.inputs.secrets import SECURE_PLACEHOLDER, plaintext_leaves
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,

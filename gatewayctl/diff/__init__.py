@@ -19,7 +19,7 @@ secrets of each stack file), :mod:`.compare` returns what changed as data, :mod:
 the Markdown within :data:`~.report.REPORT_LIMIT` characters. Nothing is decrypted or read from
 a backend: the render already redacts every secret. As a second guard, every value in the two
 renders that equals a plaintext ``clusterSecrets`` value of either side is replaced by the
-render's marker before anything is compared or formatted (``gatewayctl.resolve.secrets.Scrubber``:
+render's marker before anything is compared or formatted (``gatewayctl.engine.redaction.Scrubber``:
 by value, never by substring, so ``Config`` as a password leaves ``kind: ConfigMap`` alone). A
 secret value that differs between the sides, plaintext or ``secure:`` ciphertext, is only said
 to have changed, and counts as a change.

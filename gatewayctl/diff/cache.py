@@ -23,7 +23,7 @@ a directory the tool did not create, is refused before the diff starts (:func:`p
 pruning (:data:`KEEP`) removes only entries the tool wrote, whatever else the directory holds.
 
 The cache never holds a secret value: the render redacts secrets already, and every file is
-scrubbed again (:class:`gatewayctl.resolve.secrets.Scrubber`, by value) with the plaintext
+scrubbed again (:class:`gatewayctl.engine.redaction.Scrubber`, by value) with the plaintext
 ``clusterSecrets`` of every stack of the base before it is written. The secrets themselves,
 and their fingerprints, are read from the base checkout on every run and never cached.
 """
@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl import interrupts
+from gatewayctl.engine.redaction import MANIFESTS, Scrubber
 from gatewayctl.errors import Problem
-from gatewayctl.resolve.secrets import MANIFESTS, Scrubber
 
 FORMAT = 1
 """Bumped whenever the layout of an entry, or how the base is rendered, changes."""

@@ -2,7 +2,7 @@
 Kubernetes object files, the other plan resources, and whether a secret value changed.
 
 Every value of either render that equals a plaintext secret is scrubbed first
-(:class:`gatewayctl.resolve.secrets.Scrubber`). Nothing here writes text for a reader: the report
+(:class:`gatewayctl.engine.redaction.Scrubber`). Nothing here writes text for a reader: the report
 (:mod:`gatewayctl.diff.report`) does.
 """
 
@@ -23,8 +23,8 @@ from gatewayctl.diff.operations import DATA_DIGEST, Operation, hazards, manifest
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.sides import Side
 from gatewayctl.diff.steps import Step, predicted_steps
+from gatewayctl.engine.redaction import MANIFESTS, Scrubber
 from gatewayctl.inputs.stackfile import PROJECT
-from gatewayctl.resolve.secrets import MANIFESTS, Scrubber
 
 _PLAN = "plan.json"
 _COMPONENT_PREFIXES = (f"{tokens.PACKAGE}:", "pulumi:pulumi:")

@@ -34,10 +34,11 @@ from typing import Any
 
 from components import tokens
 from gatewayctl.engine import parallel, render, shares
+from gatewayctl.engine.redaction import MANIFESTS
+from gatewayctl.inputs.secrets import REDACTED
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import dump_yaml
 from gatewayctl.resolve.preparation import Prepared
-from gatewayctl.resolve.secrets import MANIFESTS, REDACTED
 
 IGNORED = ("docs/", "tests/", "bench/", ".github/", "build/")
 """Directories no render reads: a change there leaves every gateway's render as it was."""

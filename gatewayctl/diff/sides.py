@@ -3,7 +3,7 @@ program in a subprocess, and this working tree rendered in process.
 
 A side is the rendered files of one stack, with the secrets of its stack file
 (``Pulumi.<stack>.yaml``, read with the strict YAML reader through
-:mod:`gatewayctl.resolve.secrets`): the plaintext ``clusterSecrets`` values to scrub, and a
+:mod:`gatewayctl.inputs.secrets`): the plaintext ``clusterSecrets`` values to scrub, and a
 fingerprint of every secret value to tell that one changed. A ref without the stack, or without an
 offline render at all, is an empty side with a note saying why.
 
@@ -29,11 +29,12 @@ from gatewayctl import interrupts
 from gatewayctl.diff.cache import INVALID, RENDERED, Cache, Entry
 from gatewayctl.diff.cache import key as entry_key
 from gatewayctl.engine import outputs
+from gatewayctl.engine.redaction import scrub
 from gatewayctl.errors import ToolError, UsageError
+from gatewayctl.inputs.secrets import SecretPath, is_secure, plaintext_leaves, secure_leaves
 from gatewayctl.inputs.stackfile import PROJECT, stack_file
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.resolve.inventory import all_stacks
-from gatewayctl.resolve.secrets import SecretPath, is_secure, plaintext_leaves, scrub, secure_leaves
 
 if TYPE_CHECKING:
     from gatewayctl.engine import parallel, render

@@ -17,9 +17,9 @@ from components.cluster import Cluster, ClusterArgs
 from components.gateway import Gateway
 from components.identity import KeycloakServerArgs, keycloak_provider, server_key
 from gatewayctl import ROOT
+from gatewayctl.inputs.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.inputs.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_KEYS
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
-from gatewayctl.resolve.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.resolve.stack import LoadedStack, load_stack
 
 

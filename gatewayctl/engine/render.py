@@ -27,6 +27,8 @@ from gatewayctl.engine.offline import (
     is_secret,
     run_program,
 )
+from gatewayctl.engine.redaction import clean
+from gatewayctl.inputs.secrets import REDACTED
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import SECRETS_KEY, dump_yaml
 from gatewayctl.resolve.console import console_cell, console_entry
@@ -36,7 +38,6 @@ from gatewayctl.resolve.preparation import absent_ca_bundles as absent_ca_bundle
 from gatewayctl.resolve.preparation import keycloak_clusters as keycloak_clusters
 from gatewayctl.resolve.preparation import offline_config as offline_config
 from gatewayctl.resolve.preparation import prepare as prepare
-from gatewayctl.resolve.secrets import REDACTED, clean
 from gatewayctl.resolve.stack import LoadedStack
 
 CLUSTER_SCOPED = "_cluster"

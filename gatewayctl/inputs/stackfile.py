@@ -4,7 +4,7 @@
 that names a stack file goes through it. The file is read with the strict YAML reader
 (:mod:`gatewayctl.inputs.yamlfile`) like every other file of the project, and its project keys are
 parsed into the :class:`StackConfig` model; the rules across its clusters and the
-declarations are :mod:`gatewayctl.resolve.stack`'s, its secrets :mod:`gatewayctl.resolve.secrets`'.
+declarations are :mod:`gatewayctl.resolve.stack`'s, its secrets :mod:`gatewayctl.inputs.secrets`'.
 """
 
 from __future__ import annotations

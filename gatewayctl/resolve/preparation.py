@@ -11,18 +11,45 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs.secrets import (
+    KEYCLOAK_SECRET,
+    SECURE_PLACEHOLDER,
+    all_cluster_secrets,
+    is_secure,
+    replace_secure,
+    set_secret,
+)
 from gatewayctl.inputs.stackfile import PROJECT, read_stack_config
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.resolve import inventory
 from gatewayctl.resolve.releases import history_problems
-from gatewayctl.resolve.secrets import (
-    KEYCLOAK_SECRET,
-    SECURE_PLACEHOLDER,
-    all_cluster_secrets,
-    plaintext_notes,
-    replace_secure,
-)
 from gatewayctl.resolve.stack import LoadedStack, load_stack
+
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+
+
+def plaintext_notes(loaded: LoadedStack, secrets: Any) -> tuple[str, ...]:
+    """Warnings for ``clusterSecrets`` values written in plaintext in the committed stack file.
+
+    They are still read as secrets and redacted everywhere, but they are in git. A cluster
+    whose database is on this machine (a local kind stack) is exempt.
+    """
+    if not isinstance(secrets, dict):
+        return ()
+    warnings: list[str] = []
+    for cluster, values in sorted(secrets.items(), key=lambda item: str(item[0])):
+        config = loaded.config.clusters.get(cluster)
+        if not isinstance(values, dict) or (
+            config is not None and config.database.admin_host in _LOOPBACK
+        ):
+            continue
+        warnings += [
+            f"{loaded.config_path}: {SECRETS_KEY}.{cluster}.{key}: plaintext in a file kept in"
+            f" git; set it with {set_secret(loaded.name, f'{SECRETS_KEY}.{cluster}.{key}')}"
+            for key, value in sorted(values.items(), key=lambda item: str(item[0]))
+            if not is_secure(value)
+        ]
+    return tuple(warnings)
 
 
 def keycloak_clusters(clusters: Any) -> list[str]:

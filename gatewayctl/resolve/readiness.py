@@ -8,7 +8,7 @@ stacks it hands the operator) refuse such a stack before anything is applied.
 
 Checked, per stack: every ``database.sslRootCert`` is a PEM certificate bundle inside the
 project; no ``secure:`` value of the stack file is a placeholder
-(:func:`gatewayctl.resolve.secrets.is_placeholder`); each cluster has its ``clusterSecrets`` entry
+(:func:`gatewayctl.inputs.secrets.is_placeholder`); each cluster has its ``clusterSecrets`` entry
 (the structural validation already requires it). Problems name the file and the key, never a value.
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs.pem import NO_CERTIFICATE, bundle_problem
+from gatewayctl.inputs.secrets import placeholder_problems
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve.preparation import Prepared
-from gatewayctl.resolve.secrets import placeholder_problems
 from gatewayctl.resolve.stack import LoadedStack
 
 CA_BUNDLE_LIMIT = 4 * 1024 * 1024

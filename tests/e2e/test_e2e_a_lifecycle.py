@@ -19,7 +19,7 @@ import pytest
 
 from e2e.cluster import Cluster
 from e2e.engine import Engine
-from gatewayctl.resolve.secrets import REDACTED
+from gatewayctl.inputs.secrets import REDACTED
 from tests.e2e.conftest import E2E_STACKS
 from tests.e2e.lane import (
     Deployed,
