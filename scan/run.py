@@ -26,8 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: the project's packages
     sys.path.insert(0, str(ROOT))
 
-from gatewayctl.inputs.stackfile import parse_stack_config, read_stack_config  # noqa: E402
-from gatewayctl.resolve.inventory import all_stacks  # noqa: E402
+from gatewayctl.inputs.stackfile import (  # noqa: E402
+    all_stacks,
+    parse_stack_config,
+    read_stack_config,
+)
 
 CONFIG = ROOT / "scan" / "checkov.yaml"
 PRODUCTION_ENFORCED = ("CKV_K8S_43",)

@@ -21,6 +21,7 @@ from components.gateway_config import gateway_config, render_gateway_toml
 from gatewayctl.diff.compare import ObjectChange, StackDiff
 from gatewayctl.diff.credentials import DOCS_SECTION, Store, store_changes, summary_lines
 from gatewayctl.diff.report import build_report
+from gatewayctl.inputs import stackfile
 from gatewayctl.inputs.models import CredentialsSpec, GatewaySpec, Model
 from gatewayctl.resolve import credentials as gatewayctl_credentials
 from gatewayctl.resolve import inventory
@@ -585,7 +586,7 @@ def site(name: str, **changes: Any) -> dict[str, Any]:
 
 
 def shared(root: Path) -> list[tuple[str, str, str]]:
-    stacks = inventory.all_stacks(root)
+    stacks = stackfile.all_stacks(root)
     return [(p.path, p.field, p.message) for p in inventory.coverage_problems(root, stacks)]
 
 
@@ -764,7 +765,7 @@ def test_across_stacks_one_vault_server_is_checked_whatever_the_clusters(tmp_pat
         tmp_path, "alpha", in_vault(address, "openshell-alpha", "kv/a"), stack="a"
     )
     beta = write_gateway(tmp_path, "beta", in_vault(address, "openshell-alpha", "kv/b"), stack="b")
-    stacks = inventory.all_stacks(tmp_path)
+    stacks = stackfile.all_stacks(tmp_path)
 
     found = [(p.path, p.field, p.message) for p in inventory.shared_problems(tmp_path, stacks)]
 

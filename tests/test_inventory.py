@@ -22,6 +22,7 @@ from components import tokens
 from gatewayctl.cli import main as cli
 from gatewayctl.engine import render
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs import stackfile
 from gatewayctl.resolve import inventory
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
@@ -310,7 +311,7 @@ def site(name: str, **changes: Any) -> dict[str, Any]:
 
 
 def shared(root: Path, *stacks: str) -> list[tuple[str, str, str]]:
-    wanted = stacks or inventory.all_stacks(root)
+    wanted = stacks or stackfile.all_stacks(root)
     return [(p.path, p.field, p.message) for p in inventory.coverage_problems(root, wanted)]
 
 

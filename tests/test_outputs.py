@@ -29,7 +29,7 @@ from gatewayctl.diff.report import build_report, is_report
 from gatewayctl.diff.sides import Side
 from gatewayctl.engine import outputs, render
 from gatewayctl.errors import Problem, printable
-from gatewayctl.resolve import inventory
+from gatewayctl.inputs import stackfile
 from tests.builders import adopting_project, copy_project
 from tests.helpers import written_files
 from tests.strategies import DNS_LABELS, RELATIVE_PATHS
@@ -513,13 +513,13 @@ def test_a_diff_report_is_recognised() -> None:
 @PROPERTY
 @given(DNS_LABELS)
 def test_every_dns_label_is_a_stack_name(stack: str) -> None:
-    assert inventory.stack_name_problems(stack) == []
+    assert stackfile.stack_name_problems(stack) == []
 
 
 @PROPERTY
 @given(st.text(max_size=70).filter(lambda s: not naming.is_dns1123_label(s)))
 def test_anything_else_is_not_a_stack_name(stack: str) -> None:
-    assert inventory.stack_name_problems(stack) == [
+    assert stackfile.stack_name_problems(stack) == [
         Problem(f"Pulumi.{stack}.yaml", "", f"stack name {stack!r} {STACK_RULE}")
     ]
 

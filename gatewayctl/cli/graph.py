@@ -203,15 +203,15 @@ def is_graph(text: str) -> bool:
 def requested(root: Path, names: Sequence[str]) -> list[str]:
     """The stacks named (each checked as ``validate`` checks its one), sorted and once each;
     every stack when none is named."""
-    from gatewayctl.resolve import inventory
+    from gatewayctl.inputs import stackfile
 
     if not names:
-        return inventory.requested_stacks(root, None)
+        return stackfile.requested_stacks(root, None)
     found: list[str] = []
     problems: list[Problem] = []
     for name in dict.fromkeys(names):
         try:
-            found += inventory.requested_stacks(root, name)
+            found += stackfile.requested_stacks(root, name)
         except InvalidInputError as error:
             problems += error.problems
     if problems:

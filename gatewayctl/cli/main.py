@@ -150,11 +150,11 @@ examples:
 
 
 def _stacks(args: argparse.Namespace, root: Path) -> list[str]:
-    from gatewayctl.resolve import inventory
+    from gatewayctl.inputs import stackfile
 
     if args.all == bool(args.stack):
         raise UsageError("name one STACK or pass --all")
-    return inventory.requested_stacks(root, None if args.all else args.stack)
+    return stackfile.requested_stacks(root, None if args.all else args.stack)
 
 
 def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[preparation.Prepared]:
@@ -408,9 +408,9 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.deploy import adoption
     from gatewayctl.engine import outputs, render
-    from gatewayctl.resolve import inventory
+    from gatewayctl.inputs import stackfile
 
-    (prepared,) = _prepare_all(args.root, inventory.requested_stacks(args.root, args.stack))
+    (prepared,) = _prepare_all(args.root, stackfile.requested_stacks(args.root, args.stack))
     out = args.out or args.root / "build" / "import" / f"{args.stack}.json"
     if problems := outputs.file_problems(
         out, args.root, ours=adoption.is_import_file, kind="an import file"
@@ -480,10 +480,10 @@ def _list(items: Sequence[str], format: str) -> None:
 def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.deploy import operator
+    from gatewayctl.inputs import stackfile
     from gatewayctl.inputs.stackfile import stack_file
-    from gatewayctl.resolve import inventory
 
-    known = inventory.all_stacks(args.root)
+    known = stackfile.all_stacks(args.root)
     unknown = [
         Problem(stack_file(stack), "", f"no such stack; the stacks here are {', '.join(known)}")
         for stack in args.stacks
@@ -534,9 +534,9 @@ def cmd_promote(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
     """Every stack here, as a JSON list (a workflow matrix: one job per stack)."""
-    from gatewayctl.resolve import inventory
+    from gatewayctl.inputs import stackfile
 
-    _list(inventory.requested_stacks(args.root, None), args.format)
+    _list(stackfile.requested_stacks(args.root, None), args.format)
     return EXIT_OK
 
 

@@ -21,10 +21,9 @@ from pydantic import BeforeValidator, Field, ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.inputs.models import DnsLabel, Model
-from gatewayctl.inputs.stackfile import PROJECT, stack_file
+from gatewayctl.inputs.stackfile import PROJECT, all_stacks, stack_file, stack_file_problems
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 from gatewayctl.resolve import readiness
-from gatewayctl.resolve.inventory import all_stacks, stack_file_problems
 
 SETTINGS = "deploy/operator.yaml"
 PULUMI_VERSION_FILE = ".pulumi.version"

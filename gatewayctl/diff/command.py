@@ -21,7 +21,7 @@ from gatewayctl.diff.sides import (
     resolve_base,
 )
 from gatewayctl.engine import parallel
-from gatewayctl.resolve.inventory import all_stacks
+from gatewayctl.inputs.stackfile import all_stacks
 
 if TYPE_CHECKING:
     from gatewayctl.engine import render

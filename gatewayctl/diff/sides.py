@@ -32,9 +32,8 @@ from gatewayctl.engine import outputs
 from gatewayctl.engine.redaction import scrub
 from gatewayctl.errors import ToolError, UsageError
 from gatewayctl.inputs.secrets import SecretPath, is_secure, plaintext_leaves, secure_leaves
-from gatewayctl.inputs.stackfile import PROJECT, stack_file
+from gatewayctl.inputs.stackfile import PROJECT, all_stacks, stack_file
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
-from gatewayctl.resolve.inventory import all_stacks
 
 if TYPE_CHECKING:
     from gatewayctl.engine import parallel, render

@@ -25,56 +25,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from components import naming
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs.declarations import load_declarations
 from gatewayctl.inputs.models import ClusterConfig, StackConfig
 from gatewayctl.inputs.stackfile import (
+    all_stacks,
     parse_stack_config,
     read_stack_config,
     stack_file,
-    stacks_with_files,
 )
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.identity import Realm, clients_of, realm_of
 from gatewayctl.resolve.stack import ResolvedGateway, load_stack, selects
-
-STACK_NAME_RULE = "a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)"
-
-
-def stack_name_problems(stack: str) -> list[Problem]:
-    """A stack name is a Kubernetes-style name: it names files, directories and objects."""
-    if naming.is_dns1123_label(stack):
-        return []
-    message = f"stack name {stack!r} is not {STACK_NAME_RULE}"
-    return [Problem(stack_file(stack), "", message)]
-
-
-def all_stacks(root: Path) -> list[str]:
-    """Every stack with a ``Pulumi.<stack>.yaml`` in the project root, sorted; only valid
-    names (the others are :func:`stack_file_problems`)."""
-    return [stack for stack in stacks_with_files(root) if naming.is_dns1123_label(stack)]
-
-
-def stack_file_problems(root: Path) -> list[Problem]:
-    """``Pulumi.<name>.yaml`` files whose name is no valid stack name (``Pulumi..yaml``)."""
-    return [problem for stack in stacks_with_files(root) for problem in stack_name_problems(stack)]
-
-
-def requested_stacks(root: Path, stack: str | None) -> list[str]:
-    """The one ``stack`` named, or every stack when None; InvalidInputError when a name is
-    not a stack here or, for every stack, when a stack file's name is no stack name."""
-    known = all_stacks(root)
-    problems = stack_name_problems(stack) if stack is not None else stack_file_problems(root)
-    if not known and not problems:
-        message = f"no {stack_file('<stack>')} here; is --root the project?"
-        problems = [Problem(str(root), "", message)]
-    elif stack is not None and not problems and stack not in known:
-        message = f"no such stack; the stacks here are {', '.join(known)}"
-        problems = [Problem(stack_file(stack), "", message)]
-    if problems:
-        raise InvalidInputError(problems)
-    return known if stack is None else [stack]
 
 
 def _configs(root: Path) -> dict[str, StackConfig]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs import stackfile
 from gatewayctl.inputs.secrets import (
     KEYCLOAK_SECRET,
     SECURE_PLACEHOLDER,
@@ -21,7 +22,6 @@ from gatewayctl.inputs.secrets import (
 )
 from gatewayctl.inputs.stackfile import PROJECT, read_stack_config
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
-from gatewayctl.resolve import inventory
 from gatewayctl.resolve.releases import history_problems
 from gatewayctl.resolve.stack import LoadedStack, load_stack
 
@@ -151,7 +151,7 @@ def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
 
 def prepare(root: Path, stack: str) -> Prepared:
     """Validate config, declarations and secrets; raise InvalidInputError with every problem."""
-    if problems := inventory.stack_name_problems(stack):
+    if problems := stackfile.stack_name_problems(stack):
         raise InvalidInputError(problems)  # before its name makes a path
     loaded, config, placeholders, notes = offline_config(root, stack)
     # Immutability needs git: checked by the tooling (validate, render, diff, promote), not by
