@@ -19,6 +19,7 @@ import yaml
 from gatewayctl.cli import main as cli
 from gatewayctl.deploy import operator
 from gatewayctl.errors import InvalidInputError
+from gatewayctl.inputs import operator_settings
 from tests.builders import (
     DROP,
     PREFIX,
@@ -196,7 +197,7 @@ def pinned(requirement_lines: str, package: str) -> str:
 
 
 def test_the_cli_version_is_declared_once_and_equals_the_sdk_pins() -> None:
-    version = (ROOT / operator.PULUMI_VERSION_FILE).read_text(encoding="utf-8").strip()
+    version = (ROOT / operator_settings.PULUMI_VERSION_FILE).read_text(encoding="utf-8").strip()
     assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", version)
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert pinned("\n".join(project["project"]["dependencies"]), "pulumi") == version
@@ -207,7 +208,7 @@ def test_the_cli_version_is_declared_once_and_equals_the_sdk_pins() -> None:
 
 
 def test_the_workspace_image_is_pinned_to_the_cli_version(project: Path) -> None:
-    (project / operator.PULUMI_VERSION_FILE).write_text("3.999.1\n", encoding="utf-8")
+    (project / operator_settings.PULUMI_VERSION_FILE).write_text("3.999.1\n", encoding="utf-8")
     files = operator.operator_manifests(project, cli._prepare_all)
     stack = yaml.safe_load(files["stack-aws.yaml"])
     assert stack["spec"]["workspaceTemplate"] == {
@@ -219,7 +220,7 @@ def test_the_workspace_image_is_pinned_to_the_cli_version(project: Path) -> None
 def test_a_missing_or_malformed_cli_version_is_a_problem(
     project: Path, capsys: pytest.CaptureFixture[str], content: str | None
 ) -> None:
-    path = project / operator.PULUMI_VERSION_FILE
+    path = project / operator_settings.PULUMI_VERSION_FILE
     if content is None:
         path.unlink()
     else:
@@ -240,7 +241,7 @@ def with_env(project: Path, env: dict[str, Any]) -> None:
 REF = {"name": "creds", "key": "value"}
 
 
-@pytest.mark.parametrize("name", sorted(operator.RESERVED_ENV))
+@pytest.mark.parametrize("name", sorted(operator_settings.RESERVED_ENV))
 def test_reserved_variables_cannot_be_redefined(
     project: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
@@ -248,7 +249,7 @@ def test_reserved_variables_cannot_be_redefined(
     with_env(project, {name: REF})
     assert errors(project, capsys) == [
         f"error: {SETTINGS}: envFromSecrets.aws.{name}: key: {name} is reserved:"
-        f" {operator.RESERVED_ENV[name]}",
+        f" {operator_settings.RESERVED_ENV[name]}",
         "1 problem(s); nothing written",
     ]
 
@@ -481,7 +482,7 @@ def test_resync_frequency_is_an_integer(
 def test_settings_problems_raise_before_anything_else(project: Path) -> None:
     write_settings(project, namespace="Not_A_Label", serviceAccountName="-x")
     with pytest.raises(InvalidInputError) as caught:
-        operator.load_settings(project)
+        operator_settings.load_settings(project)
     assert [p.field for p in caught.value.problems] == ["namespace", "serviceAccountName"]
 
 
@@ -529,9 +530,9 @@ def test_one_operator_stack_per_stack_the_operator_owns(tmp_path: Path) -> None:
 def test_operator_manifests_pass_the_schemas(tmp_path: Path) -> None:
     tool = shared_or_skip("tools/validate_manifests.py")
     project = copy_project(tmp_path / "p", ready=True)
-    document = yaml.safe_load((project / operator.SETTINGS).read_text())
+    document = yaml.safe_load((project / operator_settings.SETTINGS).read_text())
     document["stacks"] = ["aws", "ibm"]
-    (project / operator.SETTINGS).write_text(yaml.safe_dump(document))
+    (project / operator_settings.SETTINGS).write_text(yaml.safe_dump(document))
     out = tmp_path / "out"
     out.mkdir()
     for name, text in operator.operator_manifests(project, cli._prepare_all).items():
@@ -545,12 +546,12 @@ def test_operator_manifests_pass_the_schemas(tmp_path: Path) -> None:
 
 def test_bad_operator_settings_name_the_field(tmp_path: Path) -> None:
     (tmp_path / "deploy").mkdir()
-    settings = yaml.safe_load((ROOT / operator.SETTINGS).read_text())
+    settings = yaml.safe_load((ROOT / operator_settings.SETTINGS).read_text())
     settings["projectRepo"] = "not a url"
     del settings["accessToken"]
-    (tmp_path / operator.SETTINGS).write_text(yaml.safe_dump(settings))
+    (tmp_path / operator_settings.SETTINGS).write_text(yaml.safe_dump(settings))
     with pytest.raises(InvalidInputError) as caught:
-        operator.load_settings(tmp_path)
+        operator_settings.load_settings(tmp_path)
     assert [(p.path, p.field) for p in caught.value.problems] == [
         ("deploy/operator.yaml", "accessToken"),
         ("deploy/operator.yaml", "projectRepo"),
@@ -614,10 +615,12 @@ def operator_project(root: Path, names: list[str], **settings: Any) -> Path:
 
     The committed settings name aws, so ``names`` includes it."""
     (root / "deploy").mkdir(parents=True)
-    document = yaml.safe_load((ROOT / operator.SETTINGS).read_text()) | settings
+    document = yaml.safe_load((ROOT / operator_settings.SETTINGS).read_text()) | settings
     document = {key: value for key, value in document.items() if value is not None}
-    (root / operator.SETTINGS).write_text(yaml.safe_dump(document))
-    shutil.copy(ROOT / operator.PULUMI_VERSION_FILE, root / operator.PULUMI_VERSION_FILE)
+    (root / operator_settings.SETTINGS).write_text(yaml.safe_dump(document))
+    shutil.copy(
+        ROOT / operator_settings.PULUMI_VERSION_FILE, root / operator_settings.PULUMI_VERSION_FILE
+    )
     for index, stack in enumerate(names):
         minimal_stack(root, stack, index)
     return root

@@ -13,6 +13,7 @@ import yaml
 
 from gatewayctl.cli import main as cli
 from gatewayctl.deploy import operator
+from gatewayctl.inputs import operator_settings
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import cluster, write_gateway, write_stack
 from tests.support import ROOT, shared_or_skip
@@ -42,7 +43,7 @@ def workflow(name: str) -> dict[str, Any]:
 
 
 def test_the_operators_stack_names_no_policy_pack() -> None:
-    stack = operator.stack_object(operator.load_settings(ROOT), "aws", "3.0.0")
+    stack = operator.stack_object(operator_settings.load_settings(ROOT), "aws", "3.0.0")
     assert stack["kind"] == "Stack"
     assert policy_keys(keys(stack)) == []
 
@@ -77,7 +78,7 @@ def test_only_ci_stacks_are_previewed_with_the_pack_before_their_up() -> None:
 
 def test_the_pull_request_preview_with_the_pack_covers_the_operators_stack() -> None:
     preview = workflow("pull-request.yml")["jobs"]["preview"]
-    owned = operator.load_settings(ROOT).stacks
+    owned = operator_settings.load_settings(ROOT).stacks
     assert owned == ["aws"]
     assert set(owned) <= set(preview["strategy"]["matrix"]["stack"])
     (step,) = [s for s in preview["steps"] if "pulumi/actions" in s.get("uses", "")]

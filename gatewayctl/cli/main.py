@@ -479,8 +479,7 @@ def _list(items: Sequence[str], format: str) -> None:
 
 def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.deploy import operator
-    from gatewayctl.inputs import stackfile
+    from gatewayctl.inputs import operator_settings, stackfile
     from gatewayctl.inputs.stackfile import stack_file
 
     known = stackfile.all_stacks(args.root)
@@ -491,7 +490,7 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     ]
     if unknown:
         raise InvalidInputError(unknown)
-    drivers = operator.drivers(args.root, args.stacks)
+    drivers = operator_settings.drivers(args.root, args.stacks)
     if args.list is not None:
         listed = [stack for stack in drivers if drivers[stack] == args.list]
         _list(listed, args.format)
@@ -746,24 +745,24 @@ def _diff_description() -> str:
 
 
 def _operator_description() -> str:
-    from gatewayctl.deploy import operator
+    from gatewayctl.inputs import operator_settings
 
     return (
         f"Write one pulumi.com/v1 Stack per stack the operator owns in"
-        f" {operator.SETTINGS} (git source, refresh, resync, Secret references, the workspace"
-        f" image pinned to {operator.PULUMI_VERSION_FILE}), so each stack runs in its own"
-        " workspace pod, and the workspaces' ServiceAccount with its system:auth-delegator"
-        " binding. Each owned stack must pass `validate --deploy` first. The output directory"
-        " is replaced whole."
+        f" {operator_settings.SETTINGS} (git source, refresh, resync, Secret references, the"
+        f" workspace image pinned to {operator_settings.PULUMI_VERSION_FILE}), so each stack"
+        " runs in its own workspace pod, and the workspaces' ServiceAccount with its"
+        " system:auth-delegator binding. Each owned stack must pass `validate --deploy` first."
+        " The output directory is replaced whole."
     )
 
 
 def _driver_description() -> str:
-    from gatewayctl.deploy import operator
+    from gatewayctl.inputs import operator_settings
 
     return (
         f"Print who runs `pulumi up`, refresh and drift correction for each STACK:"
-        f" `operator` for the stacks {operator.SETTINGS} gives the operator, `ci` for the"
+        f" `operator` for the stacks {operator_settings.SETTINGS} gives the operator, `ci` for the"
         " others (all of them without that file). The workflows skip the operator's stacks."
     )
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from gatewayctl.deploy import operator
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs import operator_settings
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config
 from gatewayctl.status.core import StackStatus
 from gatewayctl.status.sync import OP_ADDITION
@@ -48,14 +48,14 @@ def enabled(root: Path, stack: str) -> bool:
     config = parse_stack_config(display, raw)
     if not config.self_heal:
         return False
-    if operator.drivers(root, [stack])[stack] == "operator":
+    if operator_settings.drivers(root, [stack])[stack] == "operator":
         raise InvalidInputError(
             [
                 Problem(
                     display,
                     KEY,
-                    f"the operator owns this stack ({operator.SETTINGS} stacks) and corrects"
-                    " its drift itself; self-heal from CI would race it: remove the key",
+                    f"the operator owns this stack ({operator_settings.SETTINGS} stacks) and"
+                    " corrects its drift itself; self-heal from CI would race it: remove the key",
                 )
             ]
         )
