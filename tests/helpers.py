@@ -13,7 +13,8 @@ from gatewayctl.engine.offline import RecordedResource, Recording, is_secret
 from gatewayctl.engine.outputs import MARKER
 from gatewayctl.engine.redaction import clean
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.resolve.stack import LoadedStack, ResolvedGateway, load_stack
+from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import STACK
 
 Problems = list[tuple[str, str, str]]

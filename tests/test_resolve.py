@@ -16,7 +16,8 @@ from components.database import DatabaseEndpoint
 from components.exposure import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
 from components.gateway import GatewayArgs, GatewayImages
 from components.ingress import IngressMode
-from gatewayctl.resolve.stack import ResolvedGateway, load_stack
+from gatewayctl.resolve.resolved import ResolvedGateway
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     BASE_DOMAIN,
     CONFIG_FILE,

@@ -24,7 +24,7 @@ from gatewayctl.errors import InvalidInputError, Problem
 
 if TYPE_CHECKING:
     from gatewayctl.resolve.preparation import Prepared
-    from gatewayctl.resolve.stack import LoadedStack
+    from gatewayctl.resolve.resolved import LoadedStack
 
 Format = Literal["mermaid", "dot"]
 FORMATS: tuple[Format, ...] = ("mermaid", "dot")

@@ -34,7 +34,8 @@ from gatewayctl.inputs.stackfile import PROJECT, all_stacks, read_stack_config, 
 from gatewayctl.inputs.yamlfile import parse_yaml_mapping
 from gatewayctl.resolve import preparation
 from gatewayctl.resolve.releases import RELEASES_DIR, history_problems, known, load_releases
-from gatewayctl.resolve.stack import LoadedStack, ResolvedGateway, load_stack
+from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
+from gatewayctl.resolve.stack import load_stack
 
 CLUSTERS_KEY = f"{PROJECT}:clusters"
 RELEASE_KEY = "release"

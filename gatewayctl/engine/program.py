@@ -20,7 +20,8 @@ from gatewayctl import ROOT
 from gatewayctl.inputs.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.inputs.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_KEYS
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
-from gatewayctl.resolve.stack import LoadedStack, load_stack
+from gatewayctl.resolve.resolved import LoadedStack
+from gatewayctl.resolve.stack import load_stack
 
 
 def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str, Gateway]:

@@ -38,7 +38,7 @@ from gatewayctl.resolve.preparation import absent_ca_bundles as absent_ca_bundle
 from gatewayctl.resolve.preparation import keycloak_clusters as keycloak_clusters
 from gatewayctl.resolve.preparation import offline_config as offline_config
 from gatewayctl.resolve.preparation import prepare as prepare
-from gatewayctl.resolve.stack import LoadedStack
+from gatewayctl.resolve.resolved import LoadedStack
 
 CLUSTER_SCOPED = "_cluster"
 _K8S_PROVIDER = "pulumi:providers:kubernetes"

@@ -18,7 +18,6 @@ which images it runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from components import images
 from components.console_types import (
@@ -37,9 +36,7 @@ from components.ingress import IngressMode
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.models import ClusterConfig, GatewaySpec
 from gatewayctl.resolve.releases import ReleaseFile
-
-if TYPE_CHECKING:
-    from gatewayctl.resolve.stack import ResolvedGateway
+from gatewayctl.resolve.resolved import ResolvedGateway
 
 DEFAULT_DASHBOARD_IMAGE = (
     "quay.io/gkrumbach07/openshell-dashboard"

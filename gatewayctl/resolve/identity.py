@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
 
 from components.console_types import console_client_id
 from components.gateway_config import OidcSettings
@@ -42,11 +41,8 @@ from gatewayctl.inputs.models import (
 )
 from gatewayctl.inputs.pem import bundle_problem
 from gatewayctl.inputs.stackfile import PROJECT
+from gatewayctl.resolve.resolved import ClusterBundles, LoadedStack, ResolvedGateway, SignIn
 
-if TYPE_CHECKING:
-    from gatewayctl.resolve.stack import LoadedStack, ResolvedGateway
-
-SignIn = Literal["keycloak", "oidc", "none", "unset"]
 BUNDLE_MAX_BYTES = 1 << 20
 """A CA bundle larger than this is no CA bundle (a ConfigMap holds at most 1 MiB)."""
 
@@ -147,14 +143,6 @@ def _bundle(root: Path, relative: str) -> tuple[str | None, str | None]:
     if problem is not None:
         return None, f"{relative!r} {problem}"
     return data.decode("ascii"), None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ClusterBundles:
-    trusted: str | None
-    """``trustedCaBundleFile``'s PEM, for ConfigMap ``gateway-trusted-ca``."""
-    keycloak: str | None
-    """``identity.keycloak.caBundleFile``'s PEM, for the Keycloak provider."""
 
 
 def read_bundles(

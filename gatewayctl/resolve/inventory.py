@@ -36,7 +36,8 @@ from gatewayctl.inputs.stackfile import (
 )
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.identity import Realm, clients_of, realm_of
-from gatewayctl.resolve.stack import ResolvedGateway, load_stack, selects
+from gatewayctl.resolve.resolved import ResolvedGateway
+from gatewayctl.resolve.stack import load_stack, selects
 
 
 def _configs(root: Path) -> dict[str, StackConfig]:

@@ -23,7 +23,8 @@ from gatewayctl.inputs.secrets import (
 from gatewayctl.inputs.stackfile import PROJECT, read_stack_config
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.resolve.releases import history_problems
-from gatewayctl.resolve.stack import LoadedStack, load_stack
+from gatewayctl.resolve.resolved import LoadedStack
+from gatewayctl.resolve.stack import load_stack
 
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 

@@ -22,7 +22,7 @@ from gatewayctl.inputs.pem import NO_CERTIFICATE, bundle_problem
 from gatewayctl.inputs.secrets import placeholder_problems
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve.preparation import Prepared
-from gatewayctl.resolve.stack import LoadedStack
+from gatewayctl.resolve.resolved import LoadedStack
 
 CA_BUNDLE_LIMIT = 4 * 1024 * 1024
 """A CA bundle larger than this is not one (AWS's global RDS bundle is about 160 KB)."""
