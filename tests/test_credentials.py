@@ -24,7 +24,7 @@ from gatewayctl.diff.report import build_report
 from gatewayctl.inputs import stackfile
 from gatewayctl.inputs.models import CredentialsSpec, GatewaySpec, Model
 from gatewayctl.resolve import credentials as gatewayctl_credentials
-from gatewayctl.resolve import inventory
+from gatewayctl.resolve import inventory, sharing
 from policy.hypershell_policies.vault import address_problem
 from tests.builders import DECLARATIONS, cluster, write_gateway, write_stack
 from tests.helpers import k8s, kinds, load, load_problems, raw
@@ -767,12 +767,12 @@ def test_across_stacks_one_vault_server_is_checked_whatever_the_clusters(tmp_pat
     beta = write_gateway(tmp_path, "beta", in_vault(address, "openshell-alpha", "kv/b"), stack="b")
     stacks = stackfile.all_stacks(tmp_path)
 
-    found = [(p.path, p.field, p.message) for p in inventory.shared_problems(tmp_path, stacks)]
+    found = [(p.path, p.field, p.message) for p in sharing.shared_problems(tmp_path, stacks)]
 
     # An address inside the cluster names another Vault on another cluster.
     write_gateway(tmp_path, "gamma", in_vault(IN_CLUSTER, "openshell-t", "kv"), stack="a")
     write_gateway(tmp_path, "delta", in_vault(IN_CLUSTER, "openshell-t", "kv"), stack="b")
-    assert [(p.path, p.field, p.message) for p in inventory.shared_problems(tmp_path, stacks)] == (
+    assert [(p.path, p.field, p.message) for p in sharing.shared_problems(tmp_path, stacks)] == (
         found
     )
     assert found == [

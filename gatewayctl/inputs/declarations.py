@@ -132,3 +132,12 @@ def load_declarations(
             continue
         declarations.append((display, declaration))
     return declarations, problems
+
+
+def real_path(root: Path, directory: str) -> Path:
+    """Where a declarations directory (or a file in one) really is: two spellings or a symlink
+    are one inventory."""
+    try:
+        return (root / directory).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compare as written
+        return root / directory

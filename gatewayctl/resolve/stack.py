@@ -1,4 +1,5 @@
-"""Resolve a stack: its config and its declarations, validated together before any resource.
+"""Resolve a stack: its config and its declarations, validated together before any resource
+(one declaration at a time by :mod:`gatewayctl.resolve.gateway`, then the rules across them).
 
 Every problem of every file is collected and raised at once as ``InvalidInputError``; nothing is
 returned half-valid. Cross-file rules: the cluster exists (or is the only one), names,
@@ -14,359 +15,29 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components import images, naming
-from components.database_types import DatabaseEndpoint
-from components.exposure_types import (
-    GatewayExposure,
-    GrpcRouteExposure,
-    NoExposure,
-    RouteExposure,
-    SharedGateway,
-)
-from components.gateway_types import GatewayArgs, GatewayImages
-from components.hostnames import HostnameError, gateway_hostname
-from components.images import ImageReferenceError
-from components.ingress import IngressMode
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.declarations import load_declarations
 from gatewayctl.inputs.models import (
-    ClusterConfig,
     GatewayDeclaration,
     StackConfig,
     is_inside_project,
 )
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 from gatewayctl.resolve import credentials
-from gatewayctl.resolve.console import resolve_console
+from gatewayctl.resolve.gateway import pick_cluster, resolve_gateway
 from gatewayctl.resolve.identity import (
     client_clashes,
     kept_client_problem,
     no_sign_in,
     no_sign_in_problem,
     read_bundles,
-    resolve_sign_in,
 )
 from gatewayctl.resolve.releases import (
-    ReleaseFile,
     binding_problems,
-    known,
     load_releases,
-    override_problems,
 )
-from gatewayctl.resolve.resolved import ClusterBundles, LoadedStack, ResolvedGateway
-
-
-def _pick_cluster(
-    display: str, spec_cluster: str | None, config: StackConfig
-) -> tuple[str | None, list[Problem]]:
-    # An unknown spec.cluster was already reported by the model (validation context).
-    if spec_cluster is not None:
-        return spec_cluster, []
-    clusters = sorted(config.clusters)
-    if len(clusters) == 1:
-        return clusters[0], []
-    return None, [
-        Problem(display, "spec.cluster", f"required: the stack has clusters {', '.join(clusters)}")
-    ]
-
-
-def _resolve(
-    display: str,
-    declaration: GatewayDeclaration,
-    config: StackConfig,
-    config_path: str,
-    releases: Mapping[str, ReleaseFile],
-    bundles: Mapping[str, ClusterBundles] | None = None,
-    project: Mapping[str, tuple[str, str]] | None = None,
-) -> tuple[ResolvedGateway | None, list[Problem]]:
-    name, spec = declaration.metadata.name, declaration.spec
-    project = project or {}
-    cluster_name, problems = _pick_cluster(display, spec.cluster, config)
-    if cluster_name is None:
-        return None, problems
-    cluster = config.clusters[cluster_name]
-    # An unknown cluster binding is the stack file's problem (releases.binding_problems).
-    release_name = spec.release or cluster.release
-    release = releases.get(release_name) if release_name is not None else None
-    if spec.release is not None and release is None:
-        problems.append(
-            Problem(display, "spec.release", f"unknown release {spec.release!r}; {known(releases)}")
-        )
-    overrides = {"gateway": spec.images.gateway, "supervisor": spec.images.supervisor}
-    problems += override_problems(display, overrides, config_path, config.production)
-    sign_in, found = resolve_sign_in(display, name, spec, cluster_name, cluster)
-    problems += found
-    mode = cluster.ingress_mode
-    namespace = spec.namespace or naming.default_namespace(name)
-    database_name = spec.database_name or naming.postgres_identifier(name)
-    problems += _reserved_namespace(
-        display, namespace, spec.namespace is not None, cluster_name, cluster, project
-    )
-    problems += _admin_role(
-        display, database_name, spec.database_name is not None, cluster_name, config
-    )
-    console, found = resolve_console(
-        display,
-        spec,
-        namespace=namespace,
-        cluster_name=cluster_name,
-        cluster=cluster,
-        keycloak=sign_in.identity is not None,
-        release=release,
-        production=config.production,
-    )
-    problems += found
-    stored = credentials.resolve(spec.credentials, namespace)
-    problems += credentials.reserved(display, stored, namespace, cluster_name, cluster, project)
-
-    # An explicit host is checked whenever it is written, even if unused (exposure disabled or
-    # mode none), so a declaration stays valid when it moves to another cluster.
-    exposed = spec.exposure.enabled and mode is not IngressMode.NONE
-    hostname: str | None = None
-    if exposed or spec.exposure.host is not None:
-        try:
-            host = gateway_hostname(
-                namespace=namespace, base_domain=cluster.base_domain, explicit=spec.exposure.host
-            )
-            problems += _foreign_domain(display, host, cluster_name, config)
-            if exposed:
-                problems += _outside_listener(display, host, mode, cluster.base_domain)
-            hostname = host if exposed else None
-        except HostnameError as error:
-            problems.append(Problem(display, "spec.exposure.host", str(error)))
-
-    resolved: dict[str, str] = {}
-    for which, override, default, builtin in (
-        ("gateway", spec.images.gateway, config.images.gateway, images.DEFAULT_GATEWAY_IMAGE),
-        (
-            "supervisor",
-            spec.images.supervisor,
-            config.images.supervisor,
-            images.DEFAULT_SUPERVISOR_IMAGE,
-        ),
-        ("sandbox", None, config.images.sandbox, images.DEFAULT_SANDBOX_IMAGE),
-    ):
-        # Per gateway > its release > stack default > built-in (DESIGN §5.4, releases in
-        # docs/design-notes.md); the mirrors rewrite the result, keeping tag and digest.
-        origin = None
-        if release is not None:
-            default = release.release.image(which)
-            origin = f"release {release.release.name!r} ({release.path}: spec.images.{which})"
-        try:
-            resolved[which] = images.resolve_image(
-                override=override,
-                stack_default=default,
-                builtin_default=builtin,
-                mirrors=cluster.registry_mirrors,
-            )
-        except ImageReferenceError as error:
-            problems.append(
-                _mirror_problem(
-                    display,
-                    config_path,
-                    cluster_name,
-                    cluster.registry_mirrors,
-                    field=which,
-                    chosen=(override, default, builtin),
-                    error=error,
-                    origin=origin,
-                )
-            )
-    if problems:
-        return None, problems
-    server = cluster.database
-    bundle = bundles.get(cluster_name) if bundles is not None else None
-    return (
-        ResolvedGateway(
-            name=name,
-            source=display,
-            adopted=spec.namespace is not None,
-            ingress_mode=mode,
-            release=release_name,
-            release_pinned=spec.release is not None,
-            image_overrides=tuple(k for k, v in overrides.items() if v is not None),
-            sign_in=sign_in.mode,
-            keycloak_import_ids=sign_in.import_ids,
-            args=GatewayArgs(
-                cluster=cluster_name,
-                namespace=namespace,
-                exposure=_exposure(hostname, cluster),
-                images=GatewayImages(**resolved),
-                replicas=spec.replicas,
-                database_name=database_name,
-                database_host=server.host,
-                database_port=server.port,
-                database_endpoint=DatabaseEndpoint(
-                    host=server.admin_host,
-                    port=server.admin_port,
-                    ssl_root_cert=server.ssl_root_cert,
-                ),
-                retain_database=spec.deletion_policy == "Retain",
-                openshift=cluster.capabilities.openshift,
-                metrics_namespace=cluster.metrics_namespace,
-                credentials=stored,
-                oidc=sign_in.oidc,
-                identity=sign_in.identity,
-                trusted_ca_bundle=bundle.trusted if bundle is not None else None,
-                console=console,
-            ),
-        ),
-        [],
-    )
-
-
-def _exposure(host: str | None, cluster: ClusterConfig) -> GatewayExposure:
-    """How the gateway is reached, decided once. ``host`` is None when it is not exposed."""
-    mode, shared = cluster.ingress_mode, cluster.ingress.gateway
-    if host is None or mode is IngressMode.NONE:
-        return NoExposure()
-    if mode is IngressMode.ROUTE:
-        return RouteExposure(host=host, router_namespace=cluster.ingress.router_namespace)
-    assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
-    return GrpcRouteExposure(
-        host=host,
-        gateway=SharedGateway(
-            name=shared.name, namespace=shared.namespace, section_name=shared.section_name
-        ),
-    )
-
-
-def _mirror_problem(
-    display: str,
-    config_path: str,
-    cluster_name: str,
-    mirrors: Mapping[str, str],
-    *,
-    field: str,
-    chosen: tuple[str | None, str | None, str],
-    error: ImageReferenceError,
-    origin: str | None = None,
-) -> Problem:
-    """An image a registry mirror turns into an invalid reference. The problem is the
-    declaration's when the image is its own override, else the mirror's: the stack file's.
-
-    ``chosen`` is (declaration override, stack default, built-in default); ``origin`` names
-    the default when it is not the stack's (a release's image).
-    """
-    override, default, builtin = chosen
-    image = override or default or builtin
-    mirror = f"{PROJECT}:clusters.{cluster_name}.registryMirrors"
-    # The entry that applies is the longest prefix that fails on its own (the images module
-    # decides which prefixes match).
-    failing = [prefix for prefix in sorted(mirrors) if _fails(image, {prefix: mirrors[prefix]})]
-    if failing:
-        mirror += "." + max(failing, key=len)
-    if override:
-        return Problem(display, f"spec.images.{field}", f"after {config_path}: {mirror}: {error}")
-    if origin is None:
-        origin = f"stack default ({PROJECT}:images.{field})" if default else "built-in default"
-    return Problem(
-        config_path,
-        mirror,
-        f"turns the {origin} {field} image {image!r} into an invalid reference: {error}",
-    )
-
-
-def _fails(image: str, mirrors: Mapping[str, str]) -> bool:
-    try:
-        images.resolve_image(
-            override=image, stack_default=None, builtin_default=image, mirrors=mirrors
-        )
-    except ImageReferenceError:
-        return True
-    return False
-
-
-def _reserved_namespace(
-    display: str,
-    namespace: str,
-    explicit: bool,
-    cluster_name: str,
-    cluster: ClusterConfig,
-    project: Mapping[str, tuple[str, str]],
-) -> list[Problem]:
-    """The stack config's own namespaces (shared Gateway, router, metrics, in-cluster database
-    service) and the project's (the operator's, ``gatewayctl.inputs.reserved``) are not a tenant's:
-    removing the gateway would delete its namespace."""
-    found = reserved.namespace_owner(namespace, cluster.referenced_namespaces(), project)
-    if found is None:
-        return []
-    what, field, of_cluster = found
-    where = f" of cluster {cluster_name!r}" if of_cluster else ""
-    value = repr(namespace) if explicit else f"the default namespace {namespace!r}"
-    return [
-        Problem(
-            display,
-            "spec.namespace",
-            f"{value} is {what}{where} ({field}); a gateway needs its own",
-        )
-    ]
-
-
-def _admin_role(
-    display: str, database_name: str, explicit: bool, cluster_name: str, config: StackConfig
-) -> list[Problem]:
-    """The gateway manages the role named after its database (and drops it with
-    ``deletionPolicy: Delete``): never the admin role of its database server, which other
-    clusters may share."""
-    own = config.clusters[cluster_name].database
-    owners = [
-        name
-        for name in sorted(config.clusters, key=lambda n: (n != cluster_name, n))
-        if (server := config.clusters[name].database).admin_user == database_name
-        and (server.admin_host, server.admin_port) == (own.admin_host, own.admin_port)
-    ]
-    if not owners:
-        return []
-    value = repr(database_name) if explicit else f"the default database name {database_name!r}"
-    return [
-        Problem(
-            display,
-            "spec.databaseName",
-            f"{value} is the database server's admin user (database.adminUser of cluster"
-            f" {owners[0]!r}): the gateway would take over that role (reset its password) and,"
-            " with deletionPolicy Delete, drop it; a gateway needs a role and database of its own",
-        )
-    ]
-
-
-def _foreign_domain(display: str, host: str, own: str, config: StackConfig) -> list[Problem]:
-    """A host under another cluster's base domain would take a slot that cluster hands out."""
-    return [
-        Problem(
-            display,
-            "spec.exposure.host",
-            f"host {host!r} is under the base domain {other.base_domain!r} of cluster"
-            f" {name!r}; a gateway on {own!r} may not use it",
-        )
-        for name, other in sorted(config.clusters.items())
-        if name != own
-        and other.base_domain is not None
-        and other.base_domain != config.clusters[own].base_domain
-        and (host == other.base_domain or host.endswith("." + other.base_domain))
-    ]
-
-
-def _outside_listener(
-    display: str, host: str, mode: IngressMode, base_domain: str | None
-) -> list[Problem]:
-    """In gateway-api mode TLS ends at the shared Gateway's listener, whose certificate is the
-    wildcard ``*.<baseDomain>``: a GRPCRoute for any other host is not accepted (or is served
-    the wrong certificate). Route mode passes TLS through to the tenant's own certificate."""
-    if mode is not IngressMode.GATEWAY_API or base_domain is None:
-        return []
-    if host.endswith("." + base_domain) and "." not in host.removesuffix("." + base_domain):
-        return []
-    return [
-        Problem(
-            display,
-            "spec.exposure.host",
-            f"host {host!r} is outside the base domain {base_domain!r}: in gateway-api mode the"
-            f" shared Gateway's listener serves only *.{base_domain}; leave the host unset or"
-            " use a cluster in route mode for a vanity host",
-        )
-    ]
+from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
 
 
 def selects(config: StackConfig, declaration: GatewayDeclaration) -> bool:
@@ -490,7 +161,7 @@ def validate_rules(root: Path, stack: str) -> list[Problem]:
     problems = []
     for source, declaration in declarations:
         spec = declaration.spec
-        cluster_name, _ = _pick_cluster(source, spec.cluster, config)
+        cluster_name, _ = pick_cluster(source, spec.cluster, config)
         if cluster_name is None:
             continue
         cluster = config.clusters[cluster_name]
@@ -534,7 +205,9 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     gateways: list[ResolvedGateway] = []
     project = reserved.project_namespaces(root)
     for source, declaration in declarations:
-        gateway, found = _resolve(source, declaration, config, display, releases, bundles, project)
+        gateway, found = resolve_gateway(
+            source, declaration, config, display, releases, bundles, project
+        )
         problems += found
         if gateway is not None:
             gateways.append(gateway)
