@@ -21,7 +21,8 @@ from components.gateway_config import gateway_config, render_gateway_toml
 from gatewayctl.diff.compare import ObjectChange, StackDiff
 from gatewayctl.diff.credentials import DOCS_SECTION, Store, store_changes, summary_lines
 from gatewayctl.diff.report import build_report
-from gatewayctl.inputs.models import CredentialsSpec, GatewaySpec, Model
+from gatewayctl.inputs.gateway import CredentialsSpec, GatewaySpec
+from gatewayctl.inputs.model import Model
 from gatewayctl.resolve import credentials as gatewayctl_credentials
 from gatewayctl.resolve import inventory
 from policy.hypershell_policies.vault import address_problem

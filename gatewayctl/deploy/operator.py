@@ -20,7 +20,7 @@ import yaml
 from pydantic import BeforeValidator, Field, ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
-from gatewayctl.inputs.models import DnsLabel, Model
+from gatewayctl.inputs.model import DnsLabel, Model
 from gatewayctl.inputs.stackfile import PROJECT, stack_file
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 from gatewayctl.resolve import readiness

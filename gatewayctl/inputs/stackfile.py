@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
-from gatewayctl.inputs.models import StackConfig
+from gatewayctl.inputs.clusters import StackConfig
 from gatewayctl.inputs.yamlfile import SECRETS_KEY, parse_yaml_mapping, read_yaml_mapping
 from gatewayctl.typos import closest
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from components import naming
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
 from gatewayctl.inputs.declarations import load_declarations
-from gatewayctl.inputs.models import ClusterConfig, StackConfig
 from gatewayctl.inputs.stackfile import (
     parse_stack_config,
     read_stack_config,

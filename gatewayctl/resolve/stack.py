@@ -32,14 +32,11 @@ from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs import reserved
+from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
 from gatewayctl.inputs.declarations import load_declarations
-from gatewayctl.inputs.models import (
-    ClusterConfig,
-    GatewayDeclaration,
-    KeycloakImportIds,
-    StackConfig,
-    is_inside_project,
-)
+from gatewayctl.inputs.gateway import GatewayDeclaration
+from gatewayctl.inputs.model import is_inside_project
+from gatewayctl.inputs.signin import KeycloakImportIds
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.console import resolve_console
