@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gatewayctl.engine.outputs import MARKER
-from gatewayctl.inputs.models import principal_problem
+from gatewayctl.inputs.signin import principal_problem
 from tests.broken_projects import (
     CONFIG_MUTATIONS,
     DECLARATION_MUTATIONS,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl.inputs.models import GatewayDeclaration, StackConfig
+from gatewayctl.inputs.clusters import StackConfig
+from gatewayctl.inputs.gateway import GatewayDeclaration
 from gatewayctl.typos import closest, field_names
 from tests.builders import (
     API_VERSION,

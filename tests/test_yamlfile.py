@@ -8,7 +8,6 @@ project with ``tests.builders`` and load it; the parser cases call ``read_yaml_m
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -71,30 +70,7 @@ def test_several_documents_after_an_empty_one(tmp_path: Path) -> None:
     ]
 
 
-# --- invalid YAML names its line ------------------------------------------------------------
-
-
-def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    source = write_declaration_text(tmp_path, "team-a.yaml", head("team-a") + " spec: {}\n")
-
-    problems = located_problems(tmp_path)
-
-    assert where(problems) == [(f"{source}:5:2", "")]
-    assert problems[0][2].startswith("invalid YAML: ")
-
-
-def test_unclosed_flow_mapping_is_invalid_yaml(tmp_path: Path) -> None:
-    write_stack(tmp_path)
-    text = head("team-a") + "spec:\n  exposure: {host: x.example.org\n"
-    source = write_declaration_text(tmp_path, "team-a.yaml", text)
-
-    problems = load_problems(tmp_path)
-
-    assert where(problems) == [(source, "")]
-    # libyaml's wording (PyYAML's own parser says "expected ',' or '}', but got ...", which the
-    # reader cuts: what was found may be a secret's token).
-    assert re.fullmatch(r"invalid YAML: (did not find )?expected ',' or '}'", problems[0][2])
+# --- duplicate and unhashable keys name their line ------------------------------------------
 
 
 def test_duplicate_top_level_key(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from components import naming, network, tokens
 from components.identity_types import ADMIN_ROLE, USER_ROLE
 from gatewayctl.engine.offline import RecordedResource
 from gatewayctl.engine.render import Rendered
-from gatewayctl.inputs.models import KeycloakImportIds
+from gatewayctl.inputs.signin import KeycloakImportIds
 
 # (kind, name) of the namespaced objects upstream's controller creates per gateway.
 UPSTREAM_OBJECTS = frozenset(

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
-from gatewayctl.inputs.models import DnsLabel, Model
+from gatewayctl.inputs.model import DnsLabel, Model
 from gatewayctl.inputs.stackfile import all_stacks, stack_file
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 

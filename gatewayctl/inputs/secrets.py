@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
-from gatewayctl.inputs.models import Model
+from gatewayctl.inputs.model import Model
 from gatewayctl.inputs.stackfile import PROJECT, stack_file
 from gatewayctl.inputs.yamlfile import SECRETS_KEY, read_yaml_mapping
 

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from components import naming
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
-from gatewayctl.inputs.models import StackConfig
+from gatewayctl.inputs.clusters import StackConfig
 from gatewayctl.inputs.yamlfile import SECRETS_KEY, parse_yaml_mapping, read_yaml_mapping
 from gatewayctl.typos import closest
 

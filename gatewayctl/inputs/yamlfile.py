@@ -15,27 +15,28 @@ and every failure is a ``Problem`` (exit 2), never an exception of the YAML libr
 No message quotes the input, except a duplicate key outside secrets: a stack file holds
 secrets, and a syntax error cannot tell whether its line is one. Below ``clusterSecrets``
 field paths stop at the secret's name (``clusterSecrets.<cluster>.<name>``): deeper keys are
-part of the value.
+part of the value. The library's problems are reworded, and located, by
+:mod:`gatewayctl.inputs.yamlproblems`.
 
 Written YAML (the render's manifests, the diff's scrubbed ones) comes from :func:`dump_yaml`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.error import Mark, MarkedYAMLError
+from yaml.error import MarkedYAMLError
 from yaml.events import Event
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver, Resolver
 
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs.yamlproblems import at, conversion_problem, path_to, syntax_problem
 
 try:
     from yaml._yaml import CParser
@@ -61,15 +62,6 @@ _SECURE = "secure"
 """Key of a ``secure:`` (encrypted) config value."""
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-_YAML_TAG = "tag:yaml.org,2002:"
-_TYPES = {
-    "int": "an integer",
-    "float": "a floating-point number",
-    "bool": "a boolean",
-    "null": "null",
-    "timestamp": "a date or time",
-    "binary": "base64 data",
-}
 
 
 class _LimitError(MarkedYAMLError):
@@ -179,95 +171,7 @@ def _construct_mapping(loader: _Reader, node: Node) -> dict[Any, Any]:
 _Reader.add_constructor(BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)  # type: ignore[type-var]
 
 
-# --- messages -------------------------------------------------------------------------------
-
-# PyYAML's and libyaml's problems that name input, and what is said instead.
-_MUST_QUOTE = "a value starting with '{}' must be quoted"
-_NAMING_INPUT = (
-    ("could not determine a constructor for the tag", "unknown tag: " + _MUST_QUOTE.format("!")),
-    ("found undefined tag handle", "undefined tag handle: " + _MUST_QUOTE.format("!")),
-    ("found duplicate tag handle", "duplicate %TAG handle"),
-    ("found undefined alias", "undefined alias: " + _MUST_QUOTE.format("*")),
-    ("found duplicate anchor", "duplicate anchor: " + _MUST_QUOTE.format("&")),
-    ("found character", "found a character that cannot start any token: quote the value"),
-    ("found unknown escape character", "unknown escape character in a double-quoted value"),
-)
-_FOUND = re.compile(r",? but (?:found|got) .*", re.DOTALL)
-# Quoted text PyYAML's messages hold as literals, not as input.
-_LITERALS = frozenset({",", "]", "}", ".", " ", ">", "!", ":", "<document start>"})
-_QUOTED = re.compile(r"""'([^']*)'|"([^"]*)\"""")
-
-
-def _safe_problem(problem: str) -> str:
-    """A YAML library's problem without any token of the input."""
-    if problem.startswith("could not determine a constructor") and problem.endswith(
-        (f"{_YAML_TAG}merge'", f"{_YAML_TAG}value'")
-    ):
-        return "a value '<<' or '=' must be quoted"  # YAML 1.1 resolves them to merge, value
-    for start, said in _NAMING_INPUT:
-        if problem.startswith(start):
-            return said
-    problem = _FOUND.sub("", problem)
-    return _QUOTED.sub(lambda m: m[0] if (m[1] or m[2] or "") in _LITERALS else "", problem)
-
-
-def at(display: str, field: str, message: str, mark: Mark | None) -> Problem:
-    """A problem located at ``mark`` (a line and column of the file), when there is one."""
-    if mark is None:
-        return Problem(display, field, message)
-    return Problem(display, field, message, line=mark.line + 1, column=mark.column + 1)
-
-
-def _syntax_problem(display: str, error: yaml.YAMLError) -> Problem:
-    """The problem of a file YAML cannot parse, at its line, without the offending input."""
-    if isinstance(error, yaml.reader.ReaderError):
-        code = error.character if isinstance(error.character, int) else ord(error.character)
-        message = (
-            f"invalid YAML: character U+{code:04X} at position {error.position} is not allowed"
-        )
-        return Problem(display, "", message)
-    where = getattr(error, "problem_mark", None)
-    # PyYAML's composer puts what is wrong with an anchor in the context.
-    context = str(getattr(error, "context", None) or "")
-    problem = str(getattr(error, "problem", None) or "cannot be parsed")
-    reason = _safe_problem(context if context.startswith("found duplicate anchor") else problem)
-    return at(display, "", f"invalid YAML: {reason}", where)
-
-
-def _conversion_problem(loader: _Reader, node: Node) -> str:
-    name = node.tag.removeprefix(_YAML_TAG)
-    what = _TYPES.get(name, "a value of that tag")
-    if id(node) in loader.explicit:
-        reason = f"tagged !!{name} but is not {what}"
-    else:
-        reason = f"reads as {what} in YAML but is not a valid one; quote it to make it a string"
-    return f"invalid value: {reason}"
-
-
-def _key_text(node: Node) -> str:
-    return node.value if isinstance(node, ScalarNode) else "?"
-
-
-def _path_to(root: Node, found: Callable[[Node], bool]) -> tuple[Node, list[str], bool] | None:
-    """The first node ``found`` accepts, the keys and indexes from ``root`` to it, and whether
-    it is a key. Aliases make the tree a graph: each node is visited once."""
-    pending: list[tuple[Node, list[str]]] = [(root, [])]
-    seen: set[int] = set()
-    while pending:
-        node, path = pending.pop()
-        if found(node):
-            return node, path, False
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, MappingNode):
-            for key, value in node.value:
-                if found(key):
-                    return key, [*path, _key_text(key)], True
-                pending.append((value, [*path, _key_text(key)]))
-        elif isinstance(node, SequenceNode):
-            pending += [(item, [*path, str(i)]) for i, item in enumerate(node.value)]
-    return None
+# --- problems of a document that does not build ---------------------------------------------
 
 
 def _secret_depth(path: list[str]) -> int | None:
@@ -292,20 +196,20 @@ def _construction_problem(
     field, with its line; anything else is invalid YAML, as a syntax error is."""
     if isinstance(error, _Unconvertible | _DuplicateKey):
         wanted = error.node
-        located = _path_to(root, lambda node: node is wanted)
+        located = path_to(root, lambda node: node is wanted)
     elif str(getattr(error, "problem", "")).startswith("failed to "):  # !!binary, not base64
         mark = getattr(error, "problem_mark", None)
-        located = _path_to(root, lambda node: node.start_mark is mark)
+        located = path_to(root, lambda node: node.start_mark is mark)
     else:
         located = None
     if located is None:
-        return _syntax_problem(display, error)
+        return syntax_problem(display, error)
     node, path, is_key = located
     if isinstance(error, _DuplicateKey):
         shown = _secret_depth(path)
         key = "" if shown is not None and len(path) > shown else f" {error.key!r}"
         return at(display, "", f"invalid YAML: duplicate key{key}", node.start_mark)
-    message = _conversion_problem(loader, node)
+    message = conversion_problem(node, explicit=id(node) in loader.explicit)
     if is_key:
         message = message.replace("invalid value:", "invalid key:", 1)
         path = path[:-1]
@@ -380,7 +284,7 @@ def parse_yaml_mapping(text: str, display: str) -> dict[str, Any]:
         if isinstance(error, _LimitError):
             message = f"{error.problem}; not read further"
             raise InvalidInputError([at(display, "", message, error.problem_mark)]) from None
-        raise InvalidInputError([_syntax_problem(display, error)]) from None
+        raise InvalidInputError([syntax_problem(display, error)]) from None
     if len(roots) > 1:
         raise InvalidInputError(
             [Problem(display, "", "holds several documents; expected one YAML mapping")]

@@ -34,7 +34,8 @@ from components.hostnames import HostnameError, check_dns_name
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from gatewayctl.errors import Problem
-from gatewayctl.inputs.models import ClusterConfig, GatewaySpec
+from gatewayctl.inputs.clusters import ClusterConfig
+from gatewayctl.inputs.gateway import GatewaySpec
 from gatewayctl.resolve.releases import ReleaseFile
 from gatewayctl.resolve.resolved import ResolvedGateway
 

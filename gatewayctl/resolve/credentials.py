@@ -27,7 +27,8 @@ from components.credentials import (
     external_namespace,
 )
 from gatewayctl.errors import Problem
-from gatewayctl.inputs.models import ClusterConfig, CredentialsSpec
+from gatewayctl.inputs.clusters import ClusterConfig
+from gatewayctl.inputs.gateway import CredentialsSpec
 from gatewayctl.inputs.reserved import namespace_owner
 
 FIELD = "spec.credentials.kubernetesSecrets.namespace"

@@ -24,11 +24,8 @@ from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from gatewayctl.errors import Problem
 from gatewayctl.inputs import reserved
-from gatewayctl.inputs.models import (
-    ClusterConfig,
-    GatewayDeclaration,
-    StackConfig,
-)
+from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
+from gatewayctl.inputs.gateway import GatewayDeclaration
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.console import resolve_console

@@ -32,14 +32,10 @@ from components.identity_types import (
 )
 from gatewayctl.errors import Problem
 from gatewayctl.inputs import reserved
-from gatewayctl.inputs.models import (
-    ClusterConfig,
-    GatewaySpec,
-    KeycloakImportIds,
-    KeycloakServer,
-    StackConfig,
-)
+from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
+from gatewayctl.inputs.gateway import GatewaySpec
 from gatewayctl.inputs.pem import bundle_problem
+from gatewayctl.inputs.signin import KeycloakImportIds, KeycloakServer
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve.resolved import ClusterBundles, LoadedStack, ResolvedGateway, SignIn
 

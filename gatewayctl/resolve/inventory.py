@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs.clusters import StackConfig
 from gatewayctl.inputs.declarations import load_declarations, real_path
-from gatewayctl.inputs.models import StackConfig
 from gatewayctl.inputs.stackfile import (
     all_stacks,
     parse_stack_config,

@@ -43,7 +43,8 @@ from pydantic import BeforeValidator, Field, ValidationError
 from components.images import ImageReferenceError, parse_image
 from gatewayctl import interrupts
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
-from gatewayctl.inputs.models import ImageDefaults, Model, ReleaseName, StackConfig
+from gatewayctl.inputs.clusters import ImageDefaults, StackConfig
+from gatewayctl.inputs.model import Model, ReleaseName
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import parse_yaml_mapping, read_yaml_mapping
 

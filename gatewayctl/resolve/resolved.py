@@ -14,7 +14,8 @@ from components.credentials import GatewayCredentials
 from components.gateway_types import GatewayArgs
 from components.hostnames import grpcs_address
 from components.ingress import IngressMode
-from gatewayctl.inputs.models import ClusterConfig, KeycloakImportIds, StackConfig
+from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
+from gatewayctl.inputs.signin import KeycloakImportIds
 from gatewayctl.resolve.releases import ReleaseFile
 
 SignIn = Literal["keycloak", "oidc", "none", "unset"]

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs.clusters import ClusterConfig
 from gatewayctl.inputs.declarations import real_path
-from gatewayctl.inputs.models import ClusterConfig
 from gatewayctl.inputs.stackfile import (
     all_stacks,
 )

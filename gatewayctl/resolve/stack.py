@@ -17,12 +17,10 @@ from typing import Any
 
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs import reserved
+from gatewayctl.inputs.clusters import StackConfig
 from gatewayctl.inputs.declarations import load_declarations
-from gatewayctl.inputs.models import (
-    GatewayDeclaration,
-    StackConfig,
-    is_inside_project,
-)
+from gatewayctl.inputs.gateway import GatewayDeclaration
+from gatewayctl.inputs.model import is_inside_project
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.gateway import pick_cluster, resolve_gateway

@@ -1,0 +1,252 @@
+"""The stack config as models (DESIGN §3): the stack's clusters (capabilities, ingress, registry
+mirrors, database server, storage, release, identity), its default images, the selector of a
+shared inventory and the stack's switches.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from components.hostnames import check_dns_name, check_host
+from components.images import parse_image
+from components.ingress import IngressMode, parse_ingress_mode, resolve_ingress_mode
+from gatewayctl.inputs import reserved
+from gatewayctl.inputs.model import (
+    DnsLabel,
+    ImageReference,
+    LabelKey,
+    LabelValue,
+    Model,
+    ProjectPath,
+    ReleaseName,
+)
+from gatewayctl.inputs.signin import IdentityConfig
+
+
+def _mirror_name(value: object) -> object:
+    if not isinstance(value, str):
+        return value  # the str type reports it
+    ref = parse_image(value)
+    if ref.tag or ref.digest:
+        raise ValueError(f"{value!r}: a mirror names a repository prefix, without tag or digest")
+    return ref.name
+
+
+def _ingress_mode(value: object) -> object:
+    if isinstance(value, IngressMode):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(
+            f"expected a string such as route, gateway-api, none or auto, not {value!r}"
+        )
+    return parse_ingress_mode(value)
+
+
+MirrorName = Annotated[str, BeforeValidator(_mirror_name)]
+
+
+class Capabilities(Model):
+    openshift: bool = False
+    """The cluster serves ``route.openshift.io/v1`` (OpenShift)."""
+    gateway_api: bool = Field(False, alias="gatewayApi")
+    """The cluster serves Gateway API v1 with GRPCRoute and a shared Gateway exists."""
+
+
+class SharedGatewayRef(Model):
+    name: DnsLabel
+    namespace: DnsLabel = "openshift-ingress"
+    section_name: DnsLabel = Field("grpc", alias="sectionName")
+    https_section_name: DnsLabel = Field("https", alias="httpsSectionName")
+    """The HTTPS listener web consoles attach to (upstream's GATEWAY_API_HTTP_LISTENER_NAME)."""
+
+    @model_validator(mode="after")
+    def _two_listeners(self) -> SharedGatewayRef:
+        if self.https_section_name == self.section_name:
+            raise ValueError(
+                f"httpsSectionName and sectionName are both {self.section_name!r}: consoles"
+                " (HTTPRoute) and gateways (GRPCRoute) attach to two listeners of their own"
+            )
+        return self
+
+
+class IngressConfig(Model):
+    mode: Annotated[IngressMode, BeforeValidator(_ingress_mode)] = IngressMode.AUTO
+    router_namespace: DnsLabel = Field("openshift-ingress", alias="routerNamespace")
+    gateway: SharedGatewayRef | None = None
+
+
+class DatabaseServer(Model):
+    admin_host: str = Field(alias="adminHost", min_length=1)
+    """Host Pulumi connects to as admin (verify-full: must match the server certificate)."""
+    admin_port: int = Field(5432, alias="adminPort", ge=1, le=65535)
+    admin_user: str = Field(alias="adminUser", min_length=1)
+    host: str = Field(min_length=1)
+    """Host the gateway pods connect to."""
+    port: int = Field(5432, ge=1, le=65535)
+    ssl_root_cert: ProjectPath | None = Field(None, alias="sslRootCert")
+    """CA bundle for the admin connection, a file of the project (``pulumi up`` reads it from
+    there; a path outside could point the provider at any file of the machine running it);
+    None uses the system trust store."""
+
+    @field_validator("admin_host", "host")
+    @classmethod
+    def _host(cls, value: str) -> str:
+        return check_dns_name(value, what="database host")
+
+    @field_validator("admin_user")
+    @classmethod
+    def _admin_user(cls, value: str) -> str:
+        problem = reserved.role_problem(value, login=True)
+        if problem is not None:
+            raise ValueError(f"{problem}; it cannot be the admin role Pulumi logs in as")
+        return value
+
+
+_SERVICE_HOST = re.compile(r"[a-z0-9-]+\.(?P<namespace>[a-z0-9-]+)\.svc(\.cluster\.local)?")
+
+
+def service_namespace(host: str) -> str | None:
+    """The namespace of an in-cluster service name (``<svc>.<ns>.svc[.cluster.local]``)."""
+    match = _SERVICE_HOST.fullmatch(host)
+    return match["namespace"] if match is not None else None
+
+
+class ClusterConfig(Model):
+    kubeconfig_context: str | None = Field(None, alias="kubeconfigContext")
+    capabilities: Capabilities = Capabilities()
+    ingress: IngressConfig = IngressConfig()
+    base_domain: str | None = Field(None, alias="baseDomain")
+    registry_mirrors: dict[MirrorName, MirrorName] = Field(
+        default_factory=dict, alias="registryMirrors"
+    )
+    database: DatabaseServer
+    storage_class: DnsLabel | None = Field(None, alias="storageClass")
+    metrics_namespace: DnsLabel | None = Field(None, alias="metricsNamespace")
+    """Namespace allowed to scrape the gateways' metrics port."""
+    release: ReleaseName | None = None
+    """The release the cluster's gateways run (``releases/<name>.yaml``); a gateway may pin
+    another (``spec.release``). None: the stack's ``images`` or the built-in defaults."""
+    identity: IdentityConfig = IdentityConfig()
+    """Where the cluster's gateways get their sign-in (``identity.keycloak``), if anywhere."""
+    trusted_ca_bundle_file: ProjectPath | None = Field(None, alias="trustedCaBundleFile")
+    """PEM bundle the gateways trust beyond the system store (a private issuer): ConfigMap
+    ``gateway-trusted-ca`` in each tenant namespace, ``SSL_CERT_FILE`` in the pod."""
+    delete_unreachable: bool = Field(False, alias="deleteUnreachable")
+    """Decommissioned cluster: the Kubernetes provider drops the cluster's objects from the
+    state when its API server cannot be reached, instead of failing the stack's runs."""
+
+    @field_validator("base_domain")
+    @classmethod
+    def _base_domain(cls, value: str | None) -> str | None:
+        return None if value is None else check_host(value, what="base domain")
+
+    @field_validator("registry_mirrors")
+    @classmethod
+    def _one_prefix_per_registry_host(cls, value: dict[str, str]) -> dict[str, str]:
+        """Registry hosts compare case-insensitively (``images.rewrite_with_mirrors``), so
+        two keys that differ only in the host's case would be one prefix with two targets."""
+        seen: dict[str, str] = {}
+        for key in value:
+            other = seen.setdefault(key.lower(), key)
+            if other != key:
+                raise ValueError(
+                    f"{other!r} and {key!r} are the same prefix (registry hosts compare"
+                    " case-insensitively); keep one"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _gateway_api_needs_gateway(self) -> ClusterConfig:
+        if self.ingress_mode is IngressMode.GATEWAY_API and self.ingress.gateway is None:
+            raise ValueError(
+                "ingress resolves to gateway-api but ingress.gateway (the shared Gateway's"
+                " name, namespace, sectionName) is not set"
+            )
+        if self.ingress.mode is IngressMode.ROUTE and not self.capabilities.openshift:
+            raise ValueError("ingress.mode is route but capabilities.openshift is false")
+        if self.ingress.mode is IngressMode.GATEWAY_API and not self.capabilities.gateway_api:
+            raise ValueError("ingress.mode is gateway-api but capabilities.gatewayApi is false")
+        return self
+
+    @property
+    def ingress_mode(self) -> IngressMode:
+        """The resolved mode: never ``auto``."""
+        return resolve_ingress_mode(
+            self.ingress.mode,
+            openshift=self.capabilities.openshift,
+            gateway_api=self.capabilities.gateway_api,
+        )
+
+    def referenced_namespaces(self) -> dict[str, tuple[str, str]]:
+        """Namespaces this config refers to: namespace -> (what it is, the field naming it).
+
+        A gateway owns its namespace (removing the gateway deletes it), so it may not take one
+        of these. The first field naming a namespace wins.
+        """
+        found: dict[str, tuple[str, str]] = {}
+        mode = self.ingress_mode
+        if mode is IngressMode.GATEWAY_API and self.ingress.gateway is not None:
+            found.setdefault(
+                self.ingress.gateway.namespace,
+                ("the shared Gateway's namespace", "ingress.gateway.namespace"),
+            )
+        if mode is IngressMode.ROUTE:
+            found.setdefault(
+                self.ingress.router_namespace, ("the router's namespace", "ingress.routerNamespace")
+            )
+        if self.metrics_namespace is not None:
+            found.setdefault(self.metrics_namespace, ("the metrics namespace", "metricsNamespace"))
+        for field, host in (("host", self.database.host), ("adminHost", self.database.admin_host)):
+            namespace = service_namespace(host)
+            if namespace is not None:
+                found.setdefault(
+                    namespace,
+                    (f"the namespace of the database service {host!r}", f"database.{field}"),
+                )
+        return found
+
+
+class ImageDefaults(Model):
+    gateway: ImageReference | None = None
+    supervisor: ImageReference | None = None
+    sandbox: ImageReference | None = None
+
+
+class Selector(Model):
+    """Which gateways of a shared inventory belong to this stack (DESIGN scale-out)."""
+
+    match_labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, alias="matchLabels")
+    """Every label must be on the declaration; {} selects all on the stack's clusters."""
+
+
+def _cli_bool(value: object) -> object:
+    """``"true"``/``"false"`` as the Pulumi CLI writes a boolean key back to the stack file.
+
+    The CLI keeps config values as strings (pulumi/pulumi sdk/go/common/resource/config,
+    ``Value``) and quotes them when it saves ``Pulumi.<stack>.yaml``: the real-engine lane saw
+    ``production: true`` become ``production: "true"`` after ``pulumi stack init``. The
+    program reads both the same way (``Config.get_object``)."""
+    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+
+
+CliBool = Annotated[bool, BeforeValidator(_cli_bool)]
+
+
+class StackConfig(Model):
+    declarations_dir: ProjectPath = Field(alias="declarationsDir", min_length=1)
+    """Relative to the project root, and inside it."""
+    images: ImageDefaults = ImageDefaults()
+    clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
+    production: CliBool = False
+    """Only releases, pinned by digest, on every cluster, and no per-gateway image without a
+    digest (gatewayctl.resolve.releases; the policy pack's ``images-pinned-by-digest``)."""
+    selector: Selector | None = None
+    """Set when ``declarationsDir`` is an inventory shared by several stacks: the stack takes
+    the declarations on its clusters whose labels match; each must be taken by one stack."""
+    self_heal: CliBool = Field(False, alias="selfHeal")
+    """The scheduled drift check may run ``pulumi up --refresh`` when the only problem is
+    drift, and reissue certificates inside their renewal window (``gatewayctl.status``);
+    never for a stack the operator owns."""
