@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from gatewayctl.cli import main as cli
+from gatewayctl.cli import render as render_command
 from gatewayctl.cli.progress import RenderProgress
 from gatewayctl.engine import outputs, render
 from gatewayctl.resolve.releases import history_problems, load_releases
@@ -170,31 +171,31 @@ def test_each_command_help_shows_its_own_examples(
 
 def test_progress_bar_for_many_gateways(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "p")
-    for index in range(cli.PROGRESS_MIN_GATEWAYS):
+    for index in range(render_command.PROGRESS_MIN_GATEWAYS):
         write_gateway(project, f"t{index:02}", stack="local")
     prepared = render.prepare(project, "local")
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
-    (result,) = cli._render_all([prepared], console, show_progress=True, jobs=1)
-    gateways = cli.PROGRESS_MIN_GATEWAYS + 3
+    (result,) = render_command._render_all([prepared], console, show_progress=True, jobs=1)
+    gateways = render_command.PROGRESS_MIN_GATEWAYS + 3
     assert f"rendering local ({gateways} gateways)" in buffer.getvalue()
     assert f"{result.resources} resources" in buffer.getvalue()
-    assert len(result.gateways) == cli.PROGRESS_MIN_GATEWAYS + 3
+    assert len(result.gateways) == render_command.PROGRESS_MIN_GATEWAYS + 3
     quiet = io.StringIO()
-    cli._render_all([prepared], Console(file=quiet, force_terminal=True), False, jobs=1)
+    render_command._render_all([prepared], Console(file=quiet, force_terminal=True), False, jobs=1)
     assert quiet.getvalue() == ""
 
 
 def test_one_progress_display_for_the_stacks_rendering_in_workers(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "p")
-    for index in range(cli.PROGRESS_MIN_GATEWAYS):
+    for index in range(render_command.PROGRESS_MIN_GATEWAYS):
         write_gateway(project, f"t{index:02}", stack="local")
         write_gateway(project, f"t{index:02}", {"cluster": "roks-us-east"}, stack="ibm")
     prepared = [render.prepare(project, stack) for stack in ("aws", "ibm", "local")]
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
 
-    results = cli._render_all(prepared, console, show_progress=True, jobs=2)
+    results = render_command._render_all(prepared, console, show_progress=True, jobs=2)
 
     shown = buffer.getvalue()
     assert [r.prepared.loaded.name for r in results] == ["aws", "ibm", "local"]
