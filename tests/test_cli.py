@@ -1,20 +1,15 @@
-"""The command line (``gatewayctl.cli.main``): exit codes, what ``validate`` prints, help texts,
-the progress display."""
+"""The command line's top (``gatewayctl.cli.main``): the exit codes it gives errors, and the
+help texts."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from gatewayctl.cli import main as cli
-from gatewayctl.cli.progress import RenderProgress
 from gatewayctl.engine import outputs, render
-from gatewayctl.resolve.releases import history_problems, load_releases
 from tests.builders import copy_project, write_gateway
-from tests.support import ROOT
 
 # --- exit codes -----------------------------------------------------------------------------
 
@@ -107,34 +102,6 @@ def test_an_error_after_a_first_tree_is_written_takes_it_back(
     assert list(tmp_path.iterdir()) == []
 
 
-# --- validate -------------------------------------------------------------------------------
-
-
-def test_validate_reports_each_stack(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["validate", "--all"]) == 0
-    absent = " is not in the project directory; `pulumi up` needs it to verify the database"
-    absent += " server (the offline render does not)"
-    # What the checkout's history cannot tell of the releases (none in a full clone; a note in
-    # a shallow one, as CI's test job clones): after the first stack's notes.
-    history = [f"note: {n}" for n in history_problems(ROOT, load_releases(ROOT)[0])[1]]
-    # The result on stdout, the notes on stderr (issue 25 item 3).
-    printed = capsys.readouterr()
-    assert printed.out.splitlines() == [
-        "Pulumi.aws.yaml: ok (4 gateways, 2 clusters)",
-        "Pulumi.ibm.yaml: ok (4 gateways, 1 cluster)",
-        "Pulumi.local.yaml: ok (3 gateways, 1 cluster)",
-    ]
-    assert printed.err.splitlines() == [
-        "note: Pulumi.aws.yaml: clusters.rosa-us-east-1.database.sslRootCert:"
-        f" 'certs/aws-rds-global-bundle.pem'{absent}",
-        "note: Pulumi.aws.yaml: clusters.rosa-us-west-2.database.sslRootCert:"
-        f" 'certs/aws-rds-global-bundle.pem'{absent}",
-        *history,
-        "note: Pulumi.ibm.yaml: clusters.roks-us-east.database.sslRootCert:"
-        f" 'certs/ibm-databases-for-postgresql-ca.pem'{absent}",
-    ]
-
-
 # --- help -----------------------------------------------------------------------------------
 
 
@@ -163,57 +130,3 @@ def test_each_command_help_shows_its_own_examples(
     text = capsys.readouterr().out
     assert example in text
     assert "python -m gatewayctl render" not in text
-
-
-# --- progress -------------------------------------------------------------------------------
-
-
-def test_progress_bar_for_many_gateways(tmp_path: Path) -> None:
-    project = copy_project(tmp_path / "p")
-    for index in range(cli.PROGRESS_MIN_GATEWAYS):
-        write_gateway(project, f"t{index:02}", stack="local")
-    prepared = render.prepare(project, "local")
-    buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=True, width=120)
-    (result,) = cli._render_all([prepared], console, show_progress=True, jobs=1)
-    gateways = cli.PROGRESS_MIN_GATEWAYS + 3
-    assert f"rendering local ({gateways} gateways)" in buffer.getvalue()
-    assert f"{result.resources} resources" in buffer.getvalue()
-    assert len(result.gateways) == cli.PROGRESS_MIN_GATEWAYS + 3
-    quiet = io.StringIO()
-    cli._render_all([prepared], Console(file=quiet, force_terminal=True), False, jobs=1)
-    assert quiet.getvalue() == ""
-
-
-def test_one_progress_display_for_the_stacks_rendering_in_workers(tmp_path: Path) -> None:
-    project = copy_project(tmp_path / "p")
-    for index in range(cli.PROGRESS_MIN_GATEWAYS):
-        write_gateway(project, f"t{index:02}", stack="local")
-        write_gateway(project, f"t{index:02}", {"cluster": "roks-us-east"}, stack="ibm")
-    prepared = [render.prepare(project, stack) for stack in ("aws", "ibm", "local")]
-    buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=True, width=120)
-
-    results = cli._render_all(prepared, console, show_progress=True, jobs=2)
-
-    shown = buffer.getvalue()
-    assert [r.prepared.loaded.name for r in results] == ["aws", "ibm", "local"]
-    for result in results[1:]:  # aws has fewer gateways than the display's threshold
-        name, gateways = result.prepared.loaded.name, len(result.gateways)
-        assert f"rendering {name} ({gateways} gateways)" in shown
-        assert f"{result.resources} resources" in shown
-    assert "rendering aws" not in shown
-
-
-def test_no_progress_display_into_a_pipe_or_a_file() -> None:
-    # rich draws nothing there but the blank line its transient display leaves at the end.
-    prepared = render.prepare(ROOT, "local")
-    buffer = io.StringIO()
-    progress = RenderProgress(Console(file=buffer), [prepared], min_gateways=1)
-    progress.start("local", len(prepared.loaded.gateways))
-    progress.advance("local", 5)
-    progress.stop()
-    assert (progress.wanted, buffer.getvalue()) == (False, "")
-    shown = io.StringIO()
-    drawn = RenderProgress(Console(file=shown, force_terminal=True), [prepared], min_gateways=1)
-    assert drawn.wanted is True

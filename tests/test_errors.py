@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from gatewayctl.cli import exits
 from gatewayctl.cli import main as cli
 from gatewayctl.diff import sides as diff
 from gatewayctl.errors import (
@@ -236,7 +237,7 @@ def test_debug_leaves_an_interrupt_as_it_is(
 
     monkeypatch.setattr(preparation, "prepare", interrupted)
     plain = main(["validate", "local"], "plain")
-    assert plain[0] == cli.EXIT_INTERRUPTED == 130
+    assert plain[0] == exits.EXIT_INTERRUPTED == 130
     assert main(["validate", "local"], mode) == plain
     assert "Traceback" not in plain[2]
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from gatewayctl.cli import main as cli
+from gatewayctl.cli.prepared import _prepare_all
 from gatewayctl.deploy import operator
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs import operator_settings
@@ -94,7 +95,7 @@ def test_the_older_exclude_form_still_means_every_stack_but_those(
     write_settings(project, stacks=None, exclude=["local"], envFromSecrets={})
     assert cli.main(["--root", str(project), "driver", "ibm", "aws", "local"]) == 0
     assert capsys.readouterr().out.splitlines() == ["ibm: operator", "aws: operator", "local: ci"]
-    files = operator.operator_manifests(project, cli._prepare_all)
+    files = operator.operator_manifests(project, _prepare_all)
     assert sorted(name for name in files if name.startswith("stack-")) == [
         "stack-aws.yaml",
         "stack-ibm.yaml",
@@ -103,7 +104,7 @@ def test_the_older_exclude_form_still_means_every_stack_but_those(
 
 def test_an_operator_owning_nothing_emits_nothing(project: Path) -> None:
     write_settings(project, stacks=[], envFromSecrets={})
-    assert operator.operator_manifests(project, cli._prepare_all) == {}
+    assert operator.operator_manifests(project, _prepare_all) == {}
 
 
 @pytest.mark.parametrize(
@@ -152,7 +153,7 @@ def test_the_driver_names_unknown_stacks(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_the_workspace_account_is_bound_to_auth_delegator(project: Path) -> None:
-    files = operator.operator_manifests(project, cli._prepare_all)
+    files = operator.operator_manifests(project, _prepare_all)
     account = yaml.safe_load(files["serviceaccount-hypershell-gateways-deployer.yaml"])
     assert account == {
         "apiVersion": "v1",
@@ -209,7 +210,7 @@ def test_the_cli_version_is_declared_once_and_equals_the_sdk_pins() -> None:
 
 def test_the_workspace_image_is_pinned_to_the_cli_version(project: Path) -> None:
     (project / operator_settings.PULUMI_VERSION_FILE).write_text("3.999.1\n", encoding="utf-8")
-    files = operator.operator_manifests(project, cli._prepare_all)
+    files = operator.operator_manifests(project, _prepare_all)
     stack = yaml.safe_load(files["stack-aws.yaml"])
     assert stack["spec"]["workspaceTemplate"] == {
         "spec": {"image": "pulumi/pulumi:3.999.1-nonroot"}
@@ -271,7 +272,7 @@ def test_variable_names_must_be_valid(
 def test_other_variables_reach_the_stack(project: Path) -> None:
     names = ["PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE", "_X", "aws_region", "A1"]
     with_env(project, dict.fromkeys(names, REF))
-    stack = yaml.safe_load(operator.operator_manifests(project, cli._prepare_all)["stack-aws.yaml"])
+    stack = yaml.safe_load(operator.operator_manifests(project, _prepare_all)["stack-aws.yaml"])
     ref = {"type": "Secret", "secret": REF}
     assert stack["spec"]["envRefs"] == {
         "PULUMI_ACCESS_TOKEN": {
@@ -361,7 +362,7 @@ def test_project_repo_cannot_smuggle_an_option(
 )
 def test_repository_urls_are_accepted(project: Path, url: str) -> None:
     write_settings(project, projectRepo=url)
-    stack = yaml.safe_load(operator.operator_manifests(project, cli._prepare_all)["stack-aws.yaml"])
+    stack = yaml.safe_load(operator.operator_manifests(project, _prepare_all)["stack-aws.yaml"])
     assert stack["spec"]["projectRepo"] == url
 
 
@@ -394,7 +395,7 @@ def test_branch_is_a_ref_name_never_an_option(
 @pytest.mark.parametrize("branch", ["main", "release/1.2", "feature_x", "v1.0-rc"])
 def test_branch_names_are_accepted(project: Path, branch: str) -> None:
     write_settings(project, branch=branch)
-    stack = yaml.safe_load(operator.operator_manifests(project, cli._prepare_all)["stack-aws.yaml"])
+    stack = yaml.safe_load(operator.operator_manifests(project, _prepare_all)["stack-aws.yaml"])
     assert stack["spec"]["branch"] == branch
 
 
@@ -495,7 +496,7 @@ ACCOUNT_FILES = [
 
 
 def test_one_operator_stack_per_stack_the_operator_owns(tmp_path: Path) -> None:
-    files = operator.operator_manifests(copy_project(tmp_path / "p", ready=True), cli._prepare_all)
+    files = operator.operator_manifests(copy_project(tmp_path / "p", ready=True), _prepare_all)
     assert sorted(files) == [*ACCOUNT_FILES, "stack-aws.yaml"]  # the settings: stacks [aws]
     aws = yaml.safe_load(files["stack-aws.yaml"])
     assert aws["metadata"] == {
@@ -535,7 +536,7 @@ def test_operator_manifests_pass_the_schemas(tmp_path: Path) -> None:
     (project / operator_settings.SETTINGS).write_text(yaml.safe_dump(document))
     out = tmp_path / "out"
     out.mkdir()
-    for name, text in operator.operator_manifests(project, cli._prepare_all).items():
+    for name, text in operator.operator_manifests(project, _prepare_all).items():
         (out / name).write_text(text)
     done = subprocess.run(
         [sys.executable, str(tool), str(out)], capture_output=True, text=True, check=False
@@ -633,7 +634,7 @@ STACK_NAME_RULE = "is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at mo
 def test_a_stack_name_that_is_no_kubernetes_name_is_a_problem(tmp_path: Path, stack: str) -> None:
     root = operator_project(tmp_path, ["aws", "local", stack], stacks=["aws"])
     with pytest.raises(InvalidInputError) as caught:
-        operator.operator_manifests(root, cli._prepare_all)
+        operator.operator_manifests(root, _prepare_all)
     assert [str(p) for p in caught.value.problems] == [
         f"Pulumi.{stack}.yaml: stack name {stack!r} {STACK_NAME_RULE}"
     ]
@@ -642,7 +643,7 @@ def test_a_stack_name_that_is_no_kubernetes_name_is_a_problem(tmp_path: Path, st
 @pytest.mark.parametrize("stack", ["prod-eu", "p1", "prod--eu", "a" * 22])
 def test_stack_names_that_make_kubernetes_names_are_written(tmp_path: Path, stack: str) -> None:
     root = operator_project(tmp_path, ["aws", "local", stack], stacks=["aws", stack])
-    files = operator.operator_manifests(root, cli._prepare_all)
+    files = operator.operator_manifests(root, _prepare_all)
     assert sorted(files) == sorted([*ACCOUNT_FILES, "stack-aws.yaml", f"stack-{stack}.yaml"])
     obj = yaml.safe_load(files[f"stack-{stack}.yaml"])
     assert obj["metadata"]["name"] == f"hypershell-gateways-{stack}"
@@ -658,7 +659,7 @@ def test_every_operator_name_problem_is_reported_at_once(tmp_path: Path) -> None
         exclude=["local"],
     )
     with pytest.raises(InvalidInputError) as caught:
-        operator.operator_manifests(root, cli._prepare_all)
+        operator.operator_manifests(root, _prepare_all)
     assert [str(p) for p in caught.value.problems] == [
         f"Pulumi.Local.yaml: stack name 'Local' {STACK_NAME_RULE}",
         f"Pulumi.Prod_EU.yaml: stack name 'Prod_EU' {STACK_NAME_RULE}",
@@ -676,7 +677,7 @@ def test_operator_settings_naming_no_stack_are_problems(tmp_path: Path) -> None:
         envFromSecrets={"awz": {"AWS_ROLE_ARN": secret}, "ibm": {"IC_API_KEY": secret}},
     )
     with pytest.raises(InvalidInputError) as caught:
-        operator.operator_manifests(root, cli._prepare_all)
+        operator.operator_manifests(root, _prepare_all)
     assert [str(p) for p in caught.value.problems] == [
         "deploy/operator.yaml: envFromSecrets.awz: 'awz' names no stack of this project"
         " (no Pulumi.awz.yaml; stacks: aws, ibm, local)",

@@ -16,6 +16,7 @@ import yaml
 
 from components import tokens
 from gatewayctl.cli import main as cli
+from gatewayctl.cli import render as render_command
 from tests.builders import (
     ADOPTED_NS,
     NOT_COPIED,
@@ -269,7 +270,7 @@ def test_render_all_json_lists_the_removed_outputs(tmp_path: Path) -> None:
 
 
 def test_render_progress_goes_to_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "PROGRESS_MIN_GATEWAYS", 1)
+    monkeypatch.setattr(render_command, "PROGRESS_MIN_GATEWAYS", 1)
     monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich draws as on a terminal
     outcome = run_cli("render", "local", "--out", str(tmp_path / "l"), "--jobs", "1")
     assert outcome.code == 0

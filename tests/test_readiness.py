@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gatewayctl.cli import main as cli
+from gatewayctl.cli.prepared import _prepare_all
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs import secrets
 from gatewayctl.inputs.stackfile import stack_file
@@ -375,7 +376,7 @@ def test_no_value_is_printed(project: Path, capsys: pytest.CaptureFixture[str]) 
 def test_check_raises_every_problem_at_once(project: Path) -> None:
     (project / AWS_BUNDLE).unlink()
     with pytest.raises(InvalidInputError) as caught:
-        readiness.check(project, ["aws", "ibm"], cli._prepare_all)
+        readiness.check(project, ["aws", "ibm"], _prepare_all)
     assert [p.field for p in caught.value.problems] == [
         f"{PREFIX}clusters.rosa-us-east-1.database.sslRootCert",
         f"{PREFIX}clusters.rosa-us-west-2.database.sslRootCert",

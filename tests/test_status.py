@@ -476,9 +476,9 @@ def test_self_heal_is_read_from_the_stack_and_refused_for_the_operators(tmp_path
 
 
 def test_the_help_documents_the_exit_codes() -> None:
-    from gatewayctl.cli import main as cli
+    from gatewayctl.cli import status as status_command
 
-    text = cli.STATUS_EPILOG
+    text = status_command.STATUS_EPILOG
     for phrase in (
         "0 synced and healthy",
         "3 out of sync",

@@ -15,14 +15,21 @@ DOT and tells distinct names apart; labels are escaped for each format.
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from gatewayctl.cli import arguments
+from gatewayctl.cli.exits import EXIT_OK
+from gatewayctl.cli.prepared import _prepare_all
 from gatewayctl.errors import InvalidInputError, Problem
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from gatewayctl.resolve.preparation import Prepared
     from gatewayctl.resolve.resolved import LoadedStack
 
@@ -224,7 +231,7 @@ def validated(
     stacks: Sequence[str],
     prepare_all: Callable[[Path, Sequence[str]], list[Prepared]],
 ) -> list[LoadedStack]:
-    """The stacks as ``validate`` checks them (``gatewayctl.cli.main.cmd_validate``, without
+    """The stacks as ``validate`` checks them (``gatewayctl.cli.validate.cmd_validate``, without
     ``--deploy``): ``prepare_all`` (each stack, and the rules across stacks), the sign-in rule
     with the other problems, then the sign-in rule of stacks that load. InvalidInputError with
     the same problems, in the same order, as ``validate``."""
@@ -239,3 +246,61 @@ def validated(
     if problems := [p for s in prepared for p in identity.validate_rules(s.loaded)]:
         raise InvalidInputError(problems)
     return [item.loaded for item in prepared]
+
+
+GRAPH_EPILOG = """\
+exit codes: 0 ok; 2 invalid input (the problems `validate` reports, every one listed as
+`path: field: problem`, or an output file the tool may not write; nothing written); 1 any
+other error.
+
+examples:
+  python -m gatewayctl graph --all                       # Mermaid, for a Markdown page
+  python -m gatewayctl graph aws ibm --format dot -o build/gateways.dot
+  python -m gatewayctl graph --all --format dot | dot -Tsvg > gateways.svg
+"""
+
+
+def add(commands: arguments.Commands) -> None:
+    gra = commands.add_parser(
+        "graph",
+        help="draw stacks, clusters, gateways and the database servers, realms and base"
+        " domains they share (Mermaid or DOT)",
+        description="Write a graph of stacks → clusters → gateways, and of each cluster's"
+        " database server, Keycloak realm and base domain (one node for what clusters share),"
+        " read from the stack files and declarations and validated as `validate` does. Only"
+        " names, hosts, realms and domains appear, never a secret; sorted, so the same input"
+        " gives the same bytes.",
+        epilog=GRAPH_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    arguments.many_stacks_arguments(gra)
+    gra.add_argument(
+        "--format", choices=["mermaid", "dot"], default="mermaid", help="default mermaid"
+    )
+    arguments.output_argument(
+        gra,
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the graph to FILE (a new file, or a graph it wrote) instead of stdout",
+    )
+    gra.set_defaults(func=cmd_graph)
+
+
+def cmd_graph(args: argparse.Namespace, console: Console) -> int:
+    """Stacks, clusters, gateways and what they share, as a Mermaid or DOT graph."""
+    from gatewayctl.engine import outputs
+
+    arguments.check_many_stacks(args)
+    names = requested(args.root, args.stacks)
+    jobs = arguments.jobs(args, len(names))
+    stacks = validated(args.root, names, lambda root, s: _prepare_all(root, s, jobs))
+    if args.output is not None:
+        arguments.check_file(args.output, args.root, ours=is_graph, kind="a graph", flag="--output")
+    text = formatted(build(stacks), args.format)
+    if args.output is None:
+        sys.stdout.write(text)  # raw: rich would read `[` as markup
+    else:
+        outputs.write_file(args.output, text)
+        console.print(f"{args.output}", markup=False, soft_wrap=True)
+    return EXIT_OK

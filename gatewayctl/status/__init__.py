@@ -10,7 +10,7 @@ the files), :mod:`.tree` (URN → gateway through the parent chain), :mod:`.sync
 the scheduled check may do), :mod:`.formats` (Markdown, JSON, YAML), :mod:`.view` (the
 terminal's list and tree), :mod:`.command` (the command).
 
-The overall state, and the exit code ``gatewayctl.cli.main`` gives it (:func:`.core.state`):
+The overall state, and the exit code ``gatewayctl.cli.status`` gives it (:func:`.core.state`):
 ``degraded`` (4: a gateway Degraded or Progressing) before ``out-of-sync`` (3: a resource
 differs, or a live object is missing) before ``renewal-due`` (5: a certificate inside its
 renewal window) before ``synced`` (0).

@@ -3,7 +3,7 @@
 Without a gateway, the list (:func:`.view.list_lines`, or the stack's document, or Markdown);
 with one, its resource tree (:func:`.view.tree_lines`, or its document). The result goes to
 stdout, notes to stderr (``-q``: none). The overall state it returns is the whole stack's, or
-with a gateway that gateway's alone (``gatewayctl.cli.main`` turns it into the exit code).
+with a gateway that gateway's alone (``gatewayctl.cli.status`` turns it into the exit code).
 """
 
 from __future__ import annotations

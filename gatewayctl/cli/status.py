@@ -1,0 +1,107 @@
+"""``gatewayctl status``: each gateway's sync, health, certificates and address, read from the
+Pulumi CLI's JSON (``gatewayctl.status``), and the overall state as the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gatewayctl.cli import arguments
+from gatewayctl.cli.exits import EXIT_CHANGES, EXIT_DEGRADED, EXIT_OK, EXIT_RENEWAL
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+STATUS_EPILOG = """\
+exit codes: 0 synced and healthy, no certificate due; 3 out of sync (a resource differs from
+the state, or its live object is missing: drift, or a change git has not deployed); 4 degraded
+(a gateway Degraded or Progressing; before 3); 5 certificates inside their renewal window
+(otherwise synced and healthy); 2 invalid input (a file that is empty, truncated, nested too
+deeply or not one of the CLI's JSON documents, a file of another stack or project, a
+certificate whose expiry cannot be read, every problem as `path: field: problem`; selfHeal on
+a stack the operator owns; an unknown GATEWAY); 1 any other error. With a GATEWAY, the
+codes are that gateway's alone.
+
+Each FILE is told by its shape: `pulumi refresh --preview-only --json` (drift, and the live
+state for health), `pulumi preview --json` (what git would change), `pulumi stack export`
+(the state: certificates, health when no refresh is given, and the state's age). The gateways
+are those the files mention and those the stack declares (Missing when not in the state).
+Property values are never shown, only their paths. The table goes to stdout, notes (counts,
+the state's age, what differs) to stderr; colour only on a terminal, never with NO_COLOR.
+
+examples:
+  pulumi refresh --preview-only --json > refresh.json && pulumi stack export > state.json
+  python -m gatewayctl status ibm --from refresh.json --from state.json
+  python -m gatewayctl status ibm -o wide --from refresh.json state.json
+  python -m gatewayctl status ibm team-a --from refresh.json state.json   # its resource tree
+  python -m gatewayctl status ibm --from refresh.json state.json --format markdown
+"""
+
+
+def add(commands: arguments.Commands) -> None:
+    from gatewayctl import printing
+
+    sta = commands.add_parser(
+        "status",
+        help="per-gateway sync, health, certificates and address from the Pulumi CLI's JSON",
+        description="Read what the Pulumi CLI writes (refresh/preview --json, stack export)"
+        " and print, per gateway, like Argo CD: sync (Synced, OutOfSync with each changed"
+        " resource and the property paths that differ, Missing), health (Healthy,"
+        " Progressing, Degraded, Missing) from the live state, days until the earliest"
+        " certificate expires (flagged inside its renewal window), and the address.",
+        epilog=STATUS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sta.add_argument("stack", help=arguments.STACK_HELP)
+    sta.add_argument(
+        "gateway",
+        nargs="?",
+        help="one gateway: its resources as a tree (kind, name, sync, health, message), and"
+        " the exit code is its own (name it before --from, which takes every name after it)",
+    )
+    sta.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        nargs="+",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="a JSON file the CLI wrote; repeat, or give several",
+    )
+    printing.format_option(
+        sta,
+        ["table", "wide", "json", "yaml", "markdown"],
+        help="table (default: one row per gateway), wide (also address, console and release),"
+        " json or yaml (the whole status), markdown (the stack's report, for an issue)",
+    )
+    arguments.quiet_argument(sta)
+    sta.add_argument(
+        "--now",
+        type=_utc,
+        metavar="TIME",
+        help="ISO 8601 time to count certificate days from (default: now)",
+    )
+    sta.set_defaults(func=cmd_status)
+
+
+def cmd_status(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl.status import command
+
+    return {
+        "degraded": EXIT_DEGRADED,
+        "out-of-sync": EXIT_CHANGES,
+        "renewal-due": EXIT_RENEWAL,
+        "synced": EXIT_OK,
+    }[command.run(args, console)]
+
+
+def _utc(value: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an ISO 8601 time") from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)

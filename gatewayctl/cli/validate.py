@@ -1,0 +1,104 @@
+"""``gatewayctl validate``: check the stacks' config and declarations (with ``--deploy``, also
+what ``pulumi up`` needs) and print one line per stack; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gatewayctl.cli import arguments
+from gatewayctl.cli.exits import EXIT_OK
+from gatewayctl.cli.prepared import _prepare_all, warn
+from gatewayctl.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gatewayctl.resolve import preparation
+
+DEPLOY_HELP = (
+    "also check what `pulumi up` needs and the offline render does not: every"
+    " database.sslRootCert is a PEM bundle in the project, no `secure:` value is a placeholder"
+    " (see docs/running.md), each cluster has its clusterSecrets entry"
+)
+
+
+def add(commands: arguments.Commands) -> None:
+    from gatewayctl import printing
+
+    val = commands.add_parser(
+        "validate",
+        help="check config and declarations only (fast; for pre-commit and PR checks)",
+        description="Validate Pulumi.<stack>.yaml and its declarations; nothing is written.",
+        epilog=arguments.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    arguments.stack_arguments(val, "validate every Pulumi.*.yaml stack")
+    val.add_argument("--deploy", action="store_true", help=DEPLOY_HELP)
+    printing.format_option(
+        val,
+        ["text", "json", "yaml"],
+        help="text (default: one line per stack), json or yaml (each stack's gateways and"
+        " clusters, and the notes)",
+    )
+    arguments.quiet_argument(val)
+    arguments.jobs_argument(val, "validate")
+    val.set_defaults(func=cmd_validate)
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import printing
+    from gatewayctl.resolve import identity, readiness
+    from gatewayctl.resolve import stack as resolve
+
+    names = arguments.stacks(args, args.root)
+    jobs = arguments.jobs(args, len(names))
+
+    def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
+        try:
+            return _prepare_all(root, stacks, jobs)
+        except InvalidInputError as error:
+            # Every problem at once: validate's own rules too, not only once the others are fixed.
+            own = [p for stack in stacks for p in resolve.validate_rules(root, stack)]
+            raise InvalidInputError([*error.problems, *own]) from None
+
+    if args.deploy:
+        stacks = readiness.check(args.root, names, prepare_all)
+    else:
+        stacks = prepare_all(args.root, names)
+    if problems := [p for s in stacks for p in identity.validate_rules(s.loaded)]:
+        raise InvalidInputError(problems)
+    notes = printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
+    warn(notes, args.root, stacks)
+    if printing.is_document(args):
+        document = {
+            "deploy": args.deploy,
+            "notes": notes.shown,
+            "stacks": [
+                {
+                    "stack": item.loaded.name,
+                    "config": str(item.loaded.config_path),
+                    "gateways": sorted(g.name for g in item.loaded.gateways),
+                    "clusters": sorted(item.loaded.config.clusters),
+                }
+                for item in stacks
+            ],
+        }
+        printing.print_document(document, args.format)
+        return EXIT_OK
+    for prepared in stacks:
+        loaded = prepared.loaded
+        console.print(
+            f"{loaded.config_path}: ok ({_count(len(loaded.gateways), 'gateway')},"
+            f" {_count(len(loaded.config.clusters), 'cluster')})",
+            markup=False,
+            soft_wrap=True,
+        )
+    return EXIT_OK
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
