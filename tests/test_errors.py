@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.cli import main as cli
-from gatewayctl.diff import sides as diff
+from gatewayctl.diff import repository as diff
 from gatewayctl.errors import (
     GatewayctlError,
     InvalidInputError,
