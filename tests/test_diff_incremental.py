@@ -16,16 +16,11 @@ import pytest
 from gatewayctl.diff import incremental
 from gatewayctl.engine import render, shares
 from tests.builders import git
-from tests.test_diff import clone, declare, pristine_repo, run_diff
+from tests.diff_helpers import clone, declare, run_diff
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 STACK = "local"
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return pristine_repo(tmp_path_factory.mktemp("incremental"))
 
 
 @dataclass
