@@ -1,15 +1,18 @@
 """Shared fixtures: the offline render of each committed stack; a throwaway PostgreSQL server
-for the session. Plain helpers live in modules of their own (tests/support.py...)."""
+for the session; the offline diff's git repository of this checkout, once per test module.
+Plain helpers live in modules of their own (tests/support.py...)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from gatewayctl.engine import render
 from tests import pg_server
+from tests.diff_helpers import pristine_repo
 from tests.support import STACKS, rendered
 
 # The real-engine suite (tests/e2e/) runs against the servers `make e2e` builds and starts;
@@ -42,3 +45,10 @@ def postgres() -> Iterator[pg_server.Server]:
         yield server
     finally:
         pg_server.stop(server)
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository whose one commit is this working tree (tests/diff_helpers.py), made
+    once per test module of the offline diff."""
+    return pristine_repo(tmp_path_factory.mktemp("diff"))

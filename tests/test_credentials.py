@@ -27,12 +27,12 @@ from gatewayctl.resolve import credentials as gatewayctl_credentials
 from gatewayctl.resolve import inventory, sharing
 from policy.hypershell_policies.vault import address_problem
 from tests.builders import DECLARATIONS, cluster, write_gateway, write_stack
+from tests.diff_helpers import clone, run_diff
 from tests.helpers import k8s, kinds, load, load_problems, raw
 from tests.hostile_helpers import run_cli, unlocated
 from tests.policy_helpers import stack_config, violations
 from tests.support import ROOT, rendered
 from tests.test_components import BASE_ARGS, COMMON, NS, build, config_hash
-from tests.test_diff import clone, pristine, run_diff  # noqa: F401 - pristine is a fixture
 from tests.test_policy import BY_NAME, broken, named
 
 VAULT = VaultCredentials(address="https://vault.example.com:8200", role="openshell-acme")
@@ -667,7 +667,7 @@ def test_samples_exercise_every_driver() -> None:
 
 
 def test_the_pr_diff_flags_a_live_gateway_switching_driver(
-    pristine: Path,  # noqa: F811 - the fixture imported from test_diff
+    pristine: Path,
     tmp_path: Path,
 ) -> None:
     repo = clone(pristine, tmp_path / "repo")

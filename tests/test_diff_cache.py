@@ -23,16 +23,11 @@ import pytest
 from gatewayctl.diff import cache, sides
 from gatewayctl.engine import render
 from tests.builders import git, write_text
-from tests.test_diff import BASE_SENTINEL, clone, declare, pristine_repo, run_diff
+from tests.diff_helpers import BASE_SENTINEL, clone, declare, run_diff
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 CACHE = Path("build") / "diff-cache"
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return pristine_repo(tmp_path_factory.mktemp("cache"))
 
 
 @dataclass

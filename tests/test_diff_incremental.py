@@ -16,16 +16,11 @@ import pytest
 from gatewayctl.diff import incremental
 from gatewayctl.engine import render, shares
 from tests.builders import git
-from tests.test_diff import clone, declare, pristine_repo, run_diff
+from tests.diff_helpers import clone, declare, run_diff
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 STACK = "local"
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return pristine_repo(tmp_path_factory.mktemp("incremental"))
 
 
 @dataclass
@@ -58,6 +53,33 @@ def _change_dev(repo: Path) -> None:
     declare(repo, STACK, "dev", spec="  replicas: 3")  # dev.yaml, declared anew
 
 
+@pytest.fixture
+def dev_repo(pristine: Path, tmp_path: Path) -> Path:
+    """A clone of the base with dev's declaration changed."""
+    repo = clone(pristine, tmp_path / "repo")
+    _change_dev(repo)
+    return repo
+
+
+@dataclass
+class DevChanged:
+    base: dict[str, str]
+    """The base's render (a copy: a test may tamper with it)."""
+    prepared: render.Prepared
+    """:func:`dev_repo`, prepared."""
+
+
+@pytest.fixture
+def dev_changed(pristine: Path, dev_repo: Path) -> DevChanged:
+    base = dict(render.execute(render.prepare(pristine, STACK)).files)
+    return DevChanged(base=base, prepared=render.prepare(dev_repo, STACK))
+
+
+def _offline_object(base: dict[str, str]) -> str:
+    """The first file of the offline gateway's objects in ``base``."""
+    return next(p for p in sorted(base) if "/openshell-offline/" in p)
+
+
 def test_only_the_changed_declarations_render_and_the_result_is_the_full_render(
     pristine: Path, tmp_path: Path
 ) -> None:
@@ -76,11 +98,8 @@ def test_only_the_changed_declarations_render_and_the_result_is_the_full_render(
     assert head.resources == len(full.recording.resources)
 
 
-def test_a_second_diff_renders_only_the_changed_gateway(
-    pristine: Path, tmp_path: Path, renders: Renders
-) -> None:
-    repo = clone(pristine, tmp_path / "repo")
-    _change_dev(repo)
+def test_a_second_diff_renders_only_the_changed_gateway(dev_repo: Path, renders: Renders) -> None:
+    repo = dev_repo
     first = run_diff(repo, STACK, "--base", "main")  # the base is rendered and cached
     assert (first.code, renders.whole, renders.shares) == (3, [STACK], []), first.err
     second = run_diff(repo, STACK, "--base", "main")
@@ -98,10 +117,9 @@ def test_a_second_diff_renders_only_the_changed_gateway(
     ],
 )
 def test_a_change_beyond_the_declarations_renders_everything(
-    pristine: Path, tmp_path: Path, renders: Renders, change: str
+    dev_repo: Path, renders: Renders, change: str
 ) -> None:
-    repo = clone(pristine, tmp_path / "repo")
-    _change_dev(repo)
+    repo = dev_repo
     run_diff(repo, STACK, "--base", "main")  # warms the cache
     path = {
         "the stack's config": f"Pulumi.{STACK}.yaml",
@@ -116,9 +134,8 @@ def test_a_change_beyond_the_declarations_renders_everything(
     assert (renders.whole, renders.shares) == ([STACK, STACK], [])
 
 
-def test_a_change_no_render_reads_keeps_the_reuse(pristine: Path, tmp_path: Path) -> None:
-    repo = clone(pristine, tmp_path / "repo")
-    _change_dev(repo)
+def test_a_change_no_render_reads_keeps_the_reuse(dev_repo: Path) -> None:
+    repo = dev_repo
     (repo / "docs" / "notes.md").write_text("a note\n", encoding="utf-8")
     (repo / "README.md").write_text("changed\n", encoding="utf-8")
     git(repo, "add", "--all")  # staged, or not: the working tree is what renders
@@ -127,38 +144,29 @@ def test_a_change_no_render_reads_keeps_the_reuse(pristine: Path, tmp_path: Path
 
 
 def test_a_cached_render_that_does_not_match_its_plan_is_not_reused(
-    pristine: Path, tmp_path: Path
+    dev_changed: DevChanged,
 ) -> None:
-    base = dict(render.execute(render.prepare(pristine, STACK)).files)
-    repo = clone(pristine, tmp_path / "repo")
-    _change_dev(repo)
-    prepared = render.prepare(repo, STACK)
-    path = next(p for p in sorted(base) if "/openshell-offline/" in p)
+    base, prepared = dev_changed.base, dev_changed.prepared
+    path = _offline_object(base)
     base[path] += "# tampered\n"
     with pytest.raises(incremental.NotReusableError, match="is not what its plan entry renders"):
         incremental.head_render(prepared, base, frozenset({"dev"}))
 
 
 def test_a_cached_render_without_an_object_s_file_is_not_reused(
-    pristine: Path, tmp_path: Path
+    dev_changed: DevChanged,
 ) -> None:
-    base = dict(render.execute(render.prepare(pristine, STACK)).files)
-    repo = clone(pristine, tmp_path / "repo")
-    _change_dev(repo)
-    prepared = render.prepare(repo, STACK)
-    path = next(p for p in sorted(base) if "/openshell-offline/" in p)
+    base, prepared = dev_changed.base, dev_changed.prepared
+    path = _offline_object(base)
     del base[path]
     with pytest.raises(incremental.NotReusableError, match=f"the cached render has no {path}"):
         incremental.head_render(prepared, base, frozenset({"dev"}))
 
 
 def test_the_spot_check_writes_again_the_first_reused_gateways_only(
-    pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dev_changed: DevChanged, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base = dict(render.execute(render.prepare(pristine, STACK)).files)
-    repo = clone(pristine, tmp_path / "repo")
-    _change_dev(repo)
-    prepared = render.prepare(repo, STACK)
+    base, prepared = dev_changed.base, dev_changed.prepared
     written: list[str] = []
     original = incremental._manifest_text
 

@@ -13,6 +13,7 @@ from gatewayctl.diff.access import AccessChange
 from gatewayctl.diff.compare import GatewayChange, ObjectChange, StackDiff, compare
 from gatewayctl.diff.operations import Operation
 from gatewayctl.diff.report import build_report, is_report
+from gatewayctl.diff.rules import Op
 from gatewayctl.diff.sides import Side
 from gatewayctl.engine import render
 from tests.builders import (
@@ -44,6 +45,12 @@ def side(root: Path, gateways: dict[str, dict[str, Any]]) -> Side:
     for name, spec in gateways.items():
         write_gateway(root, name, spec)
     return Side(files=render.execute(render.prepare(root, STACK)).files)
+
+
+def stack_diff(**fields: Any) -> StackDiff:
+    """A diff of stack ``s`` that changes only ``fields`` (gateways, objects...)."""
+    changes: dict[str, Any] = {"gateways": (), "objects": (), "resources": (), **fields}
+    return StackDiff(stack="s", base_note=None, head_note=None, **changes)
 
 
 def risk_section(report: str) -> str:
@@ -101,9 +108,7 @@ def test_the_per_gateway_table_is_a_collapsible_section() -> None:
         GatewayChange(name=f"g{i}", status="added", cluster="c", namespace=f"n{i}")
         for i in range(3)
     )
-    diff = StackDiff(
-        stack="s", base_note=None, head_note=None, gateways=gateways, objects=(), resources=()
-    )
+    diff = stack_diff(gateways=gateways)
     report = build_report([diff], base_label="b", command="c")
     table = report[report.index("<details><summary>Per gateway (3)</summary>") :]
     assert table.startswith(
@@ -122,40 +127,19 @@ def diff_with(**fields: Any) -> StackDiff:
             new="a: 2\n",
         ),
     )
-    return StackDiff(
-        stack="s",
-        base_note=None,
-        head_note=None,
-        gateways=(),
-        objects=objects,
-        resources=(),
-        **fields,
-    )
+    return stack_diff(objects=objects, **fields)
+
+
+def operation(type_: str, name: str, op: Op, because: str) -> Operation:
+    """What the providers do with ``name`` of gateway ``g``, for one changed input."""
+    return Operation(type=type_, name=name, gateway="g", op=op, because=(because,))
 
 
 def test_replacements_say_which_are_outages() -> None:
     operations = (
-        Operation(
-            type="kubernetes:core/v1:Namespace",
-            name="g-ns",
-            gateway="g",
-            op="replace-delete-first",
-            because=("metadata.name",),
-        ),
-        Operation(
-            type="tls:index/privateKey:PrivateKey",
-            name="g-key",
-            gateway="g",
-            op="replace",
-            because=("algorithm",),
-        ),
-        Operation(
-            type="kubernetes:apps/v1:Deployment",
-            name="g-deploy",
-            gateway="g",
-            op="update",
-            because=("spec.replicas",),
-        ),
+        operation("kubernetes:core/v1:Namespace", "g-ns", "replace-delete-first", "metadata.name"),
+        operation("tls:index/privateKey:PrivateKey", "g-key", "replace", "algorithm"),
+        operation("kubernetes:apps/v1:Deployment", "g-deploy", "update", "spec.replicas"),
     )
     section = risk_section(
         build_report([diff_with(operations=operations)], base_label="b", command="c")
@@ -192,9 +176,7 @@ def test_who_gains_a_role_is_listed_with_groups_flagged() -> None:
 def test_a_change_without_risk_says_so_and_no_change_has_no_section() -> None:
     report = build_report([diff_with()], base_label="b", command="c")
     assert risk_section(report) == f"## Risks\n\n{risks.NO_RISK}\n\n{risks.VOCABULARY}\n\n"
-    quiet = StackDiff(
-        stack="s", base_note=None, head_note=None, gateways=(), objects=(), resources=()
-    )
+    quiet = stack_diff()
     assert build_report([quiet], base_label="b", command="c").startswith(
         "## Offline diff: stack `s`"
     )
@@ -205,9 +187,7 @@ def test_more_risks_than_the_rows_are_counted() -> None:
         GatewayChange(name=f"g{i:02d}", status="removed", cluster="c", namespace=f"n{i:02d}")
         for i in range(risks.RISK_ROWS + 5)
     )
-    diff = StackDiff(
-        stack="s", base_note=None, head_note=None, gateways=gateways, objects=(), resources=()
-    )
+    diff = stack_diff(gateways=gateways)
     section = risk_section(build_report([diff], base_label="b", command="c", limit=3_000))
     assert f"**Destroys** ({risks.RISK_ROWS + 5}):" in section
     assert section.count("\n- stack `s`: gateway ") == risks.RISK_ROWS
@@ -267,9 +247,7 @@ def blob(index: int, status: str) -> ObjectChange:
 
 def test_the_bound_cuts_added_objects_before_removed_ones_and_no_limit_keeps_all() -> None:
     objects = tuple(blob(i, s) for s in ("added", "removed") for i in range(10))
-    diff = StackDiff(
-        stack="s", base_note=None, head_note=None, gateways=(), objects=objects, resources=()
-    )
+    diff = stack_diff(objects=objects)
     cut = build_report(
         [diff], base_label="b", command="gatewayctl diff s --base main", limit=12_000
     )

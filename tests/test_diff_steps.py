@@ -19,9 +19,8 @@ from gatewayctl.diff.steps import (
     urn_of,
 )
 from gatewayctl.inputs.stackfile import PROJECT
+from tests.diff_helpers import clone, declare, run_diff
 from tests.support import rendered
-from tests.test_diff import clone, declare, run_diff
-from tests.test_diff import pristine as pristine  # the module-scoped fixture
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import pytest
 
 from gatewayctl.cli import exits
 from gatewayctl.cli import main as cli
-from gatewayctl.diff import sides as diff
+from gatewayctl.diff import repository as diff
 from gatewayctl.errors import (
     GatewayctlError,
     InvalidInputError,

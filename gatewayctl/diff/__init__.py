@@ -14,9 +14,11 @@ Markdown report for a pull-request comment:
   commit's tree, the lock file and the interpreter, so the next diff against the same base
   renders only the working tree.
 
-Three modules, one step each: :mod:`.sides` builds the two sides (git, the base render, the
-secrets of each stack file), :mod:`.compare` returns what changed as data, :mod:`.report` writes
-the Markdown within :data:`~.report.REPORT_LIMIT` characters. Nothing is decrypted or read from
+Three modules, one step each: :mod:`.sides` builds the two sides (the base render, the secrets
+of each stack file; git and the base checkout are :mod:`.repository`'s), :mod:`.compare` returns
+what changed as data (what the providers will do: :mod:`.operations`, on the rules of
+:mod:`.rules`, reading the plan's entries with :mod:`.plan`), :mod:`.report` writes the Markdown
+within :data:`~.report.REPORT_LIMIT` characters. Nothing is decrypted or read from
 a backend: the render already redacts every secret. As a second guard, every value in the two
 renders that equals a plaintext ``clusterSecrets`` value of either side is replaced by the
 render's marker before anything is compared or formatted (``gatewayctl.engine.redaction.Scrubber``:

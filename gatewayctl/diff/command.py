@@ -11,15 +11,8 @@ from typing import TYPE_CHECKING
 from gatewayctl.diff import report as markdown
 from gatewayctl.diff import risks
 from gatewayctl.diff.compare import StackDiff, compare
-from gatewayctl.diff.sides import (
-    base_checkout,
-    cache_key,
-    head_side,
-    lock_differs,
-    missing_head,
-    rendering_base,
-    resolve_base,
-)
+from gatewayctl.diff.repository import base_checkout, lock_differs, resolve_base
+from gatewayctl.diff.sides import cache_key, head_side, missing_head, rendering_base
 from gatewayctl.engine import parallel
 from gatewayctl.inputs.stackfile import all_stacks
 

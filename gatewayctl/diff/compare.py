@@ -16,19 +16,18 @@ from typing import Any, Literal
 
 import yaml
 
-from components import tokens
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
 from gatewayctl.diff.losses import data_losses, deletion_flips
-from gatewayctl.diff.operations import DATA_DIGEST, Operation, hazards, manifest_path, predict
+from gatewayctl.diff.operations import Operation, hazards, predict
+from gatewayctl.diff.plan import DATA_DIGEST, index, manifest_path, owning_gateway
 from gatewayctl.diff.releases import ReleaseMove, release_moves
+from gatewayctl.diff.rules import is_component
 from gatewayctl.diff.sides import Side
 from gatewayctl.diff.steps import Step, predicted_steps
 from gatewayctl.engine.redaction import MANIFESTS, Scrubber
 from gatewayctl.inputs.stackfile import PROJECT
 
 _PLAN = "plan.json"
-_COMPONENT_PREFIXES = (f"{tokens.PACKAGE}:", "pulumi:pulumi:")
-_GATEWAY_TYPE = tokens.GATEWAY
 
 _ENTRY_DEFAULTS: dict[str, object] = {"adopted": False}
 """Plan-entry fields a base rendered by an older program lacks, with the value they mean."""
@@ -160,7 +159,7 @@ def secret_data_changes(
     """Secrets whose manifest reads the same (their data is redacted) but whose data digest
     differs (``gatewayctl.engine.render.data_digest``): changed objects too, as the engine sees
     them."""
-    old_res, new_res = _resources(base), _resources(head)
+    old_res, new_res = index(base), index(head)
     known = set(seen)
     changes = []
     for key in sorted(old_res.keys() & new_res.keys()):
@@ -183,38 +182,6 @@ def _plan(files: Mapping[str, str], scrubber: Scrubber | None = None) -> dict[st
     return scrubber.plan(plan, text) if scrubber is not None else plan
 
 
-Key = tuple[str, str]
-
-
-def _urn_key(urn: str | None) -> Key | None:
-    """(type, name) of the resource a URN names: ``urn:pulumi:s::p::<a>$<b>::<name>``."""
-    if not urn or "::" not in urn:
-        return None
-    head, name = urn.rsplit("::", 1)
-    return head.rsplit("::", 1)[-1].rsplit("$", 1)[-1], name
-
-
-def _resources(plan: Mapping[str, Any]) -> dict[Key, dict[str, Any]]:
-    found: dict[Key, dict[str, Any]] = {}
-    for resource in plan.get("resources", []):
-        if isinstance(resource, dict):
-            found[(str(resource.get("type")), str(resource.get("name")))] = resource
-    return found
-
-
-def _owner(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None:
-    """The gateway whose component (transitively) parents ``key``."""
-    seen: set[Key] = set()
-    current: Key | None = key
-    while current is not None and current not in seen:
-        if current[0] == _GATEWAY_TYPE:
-            return current[1]
-        seen.add(current)
-        resource = resources.get(current)
-        current = _urn_key(resource.get("parent")) if resource else None
-    return None
-
-
 def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any], *, inputs: bool) -> list[str]:
     fields = [
         name
@@ -231,22 +198,18 @@ def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any], *, inputs: b
     return fields
 
 
-def _is_component(type_: str) -> bool:
-    return type_.startswith(_COMPONENT_PREFIXES)
-
-
 def compare_plans(
     base: Mapping[str, Any], head: Mapping[str, Any]
 ) -> tuple[list[GatewayChange], list[ResourceChange]]:
-    old_res, new_res = _resources(base), _resources(head)
+    old_res, new_res = index(base), index(head)
     touched: dict[str, list[tuple[str, str]]] = {}
     resources: list[ResourceChange] = []
     for key in sorted(set(old_res) | set(new_res)):
         old, new = old_res.get(key), new_res.get(key)
         status = _status(old, new)
-        if status is None or _is_component(key[0]):
+        if status is None or is_component(key[0]):
             continue
-        owner = _owner(key, new_res if new is not None else old_res)
+        owner = owning_gateway(key, new_res if new is not None else old_res)
         if owner is not None:
             touched.setdefault(owner, []).append((key[0].rsplit(":", 1)[-1], key[1]))
         kubernetes = key[0].startswith("kubernetes:")

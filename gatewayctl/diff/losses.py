@@ -12,21 +12,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gatewayctl.diff.operations import _gateway, _index
+from gatewayctl.diff.plan import index, owning_gateway
 
 DATABASE = "postgresql:index/database:Database"
 
 
 def data_losses(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
     """One warning per database of ``base`` that ``head`` deletes, not retained."""
-    old, new = _index(base), _index(head)
+    old, new = index(base), index(head)
     remaining = {g.get("name") for g in head.get("gateways", []) if isinstance(g, Mapping)}
     found = []
     for key in sorted(old.keys() - new.keys()):
         resource = old[key]
         if key[0] != DATABASE or resource.get("retainOnDelete") is not False:
             continue  # retained, or a base whose plan does not say
-        gateway = _gateway(key, old)
+        gateway = owning_gateway(key, old)
         database = (resource.get("inputs") or {}).get("name", key[1])
         if gateway is not None and gateway not in remaining:
             who = f"gateway `{gateway}` is removed and its deletionPolicy is Delete"
@@ -44,7 +44,7 @@ def deletion_flips(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str
     """One line per database that ``base`` retains on delete and ``head`` does not: a
     gateway's ``deletionPolicy`` flipped from Retain to Delete (issue 25 item 1). Nothing is
     dropped by this ``up``, but from then on removing the gateway drops its data."""
-    old, new = _index(base), _index(head)
+    old, new = index(base), index(head)
     found = []
     for key in sorted(old.keys() & new.keys()):
         if key[0] != DATABASE:
@@ -54,7 +54,7 @@ def deletion_flips(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str
             or new[key].get("retainOnDelete") is not False
         ):
             continue
-        gateway = _gateway(key, new)
+        gateway = owning_gateway(key, new)
         database = (new[key].get("inputs") or {}).get("name", key[1])
         who = f"gateway `{gateway}`" if gateway else f"`{key[1]}`"
         found.append(

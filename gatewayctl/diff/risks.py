@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from gatewayctl.diff import sides
+from gatewayctl.diff import repository
 from gatewayctl.diff.compare import StackDiff
 
 RISK_ROWS = 20
@@ -68,7 +68,7 @@ def uncommitted(root: Path) -> tuple[Uncommitted, ...]:
     """The declarations and stack files ``git status`` reports under ``root`` (untracked files
     git ignores are not). Empty outside a repository: the diff fails there anyway."""
     try:
-        status = sides.git(
+        status = repository.git(
             root,
             "status",
             "--porcelain=v1",
@@ -79,7 +79,7 @@ def uncommitted(root: Path) -> tuple[Uncommitted, ...]:
             ".",
             strip=False,
         )
-    except sides.DiffError:
+    except repository.DiffError:
         return ()
     found = []
     for record in status.split("\0"):

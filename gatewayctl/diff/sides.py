@@ -1,5 +1,6 @@
 """The two sides of the diff: the base ref in a temporary ``git worktree`` rendered by its own
-program in a subprocess, and this working tree rendered in process.
+program in a subprocess, and this working tree rendered in process. The worktree and the other
+git commands are :mod:`gatewayctl.diff.repository`'s.
 
 A side is the rendered files of one stack, with the secrets of its stack file
 (``Pulumi.<stack>.yaml``, read with the strict YAML reader through
@@ -17,7 +18,6 @@ import contextlib
 import functools
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from gatewayctl import interrupts
 from gatewayctl.diff.cache import INVALID, RENDERED, Cache, Entry
 from gatewayctl.diff.cache import key as entry_key
+from gatewayctl.diff.repository import DiffError, git
 from gatewayctl.engine import outputs
 from gatewayctl.engine.redaction import scrub
-from gatewayctl.errors import ToolError, UsageError
 from gatewayctl.inputs.secrets import SecretPath, is_secure, plaintext_leaves, secure_leaves
 from gatewayctl.inputs.stackfile import PROJECT, all_stacks, stack_file
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
@@ -40,14 +40,6 @@ if TYPE_CHECKING:
 
 RENDER_TIMEOUT = 900
 """Seconds the base render may take."""
-
-
-class DiffError(ToolError):
-    """git or the base render failed: exit 1, with a message that holds no secret."""
-
-
-class BaseRefError(UsageError):
-    """The ``--base`` ref does not name a commit here: invalid input, exit 2."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,76 +56,6 @@ class Side:
     note: str | None = None
     secrets: frozenset[str] = frozenset()
     secret_digests: Mapping[SecretPath, str] = field(default_factory=dict)
-
-
-# --- git ------------------------------------------------------------------------------------
-
-
-def git(root: Path, *args: str, strip: bool = True) -> str:
-    """``git -C root args`` in the diff's one way (timeout, interrupts, DiffError); its output
-    stripped unless ``strip`` is false (``git status --porcelain`` starts with a space)."""
-    try:
-        done = interrupts.run(["git", "-C", str(root), *args], timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise DiffError(f"git {args[0]}: {error}") from None
-    if done.returncode != 0:
-        message = done.stderr.strip().splitlines()
-        raise DiffError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
-    return done.stdout.strip() if strip else done.stdout
-
-
-def resolve_base(root: Path, ref: str) -> str:
-    """The full commit id of ``ref``; BaseRefError if it names no commit in ``root``'s repo."""
-    git(root, "rev-parse", "--show-toplevel")  # not a repository: DiffError (exit 1)
-    if ref.startswith("-"):
-        raise BaseRefError(f"--base: {ref!r} is not a git ref")
-    try:
-        return git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    except DiffError:
-        raise BaseRefError(
-            f"--base: {ref!r} names no commit in this repository"
-            " (in CI, fetch the base branch: actions/checkout with fetch-depth: 0)"
-        ) from None
-
-
-@contextlib.contextmanager
-def base_checkout(root: Path, commit: str) -> Iterator[Path]:
-    """The project root as of ``commit``, in a temporary worktree removed afterwards, also
-    when the process is interrupted (see ``gatewayctl.interrupts``)."""
-    prefix = git(root, "rev-parse", "--show-prefix")  # the project inside its repository
-    common = root / git(root, "rev-parse", "--git-common-dir")  # absolute stays absolute
-    with interrupts.temporary_directory("stacks-diff-") as scratch:
-        # Named after the temporary directory: git names its administrative directory
-        # (.git/worktrees/<name>) after it, so that one is known to be ours.
-        tree = Path(scratch) / Path(scratch).name
-
-        def remove() -> None:
-            # Twice forced: also a worktree still locked by an interrupted `worktree add`;
-            # one whose directory is already gone is unregistered all the same. What an
-            # interrupted `worktree add` left half made is not a worktree to git: removed here.
-            with contextlib.suppress(DiffError):
-                git(root, "worktree", "remove", "--force", "--force", str(tree))
-            admin = common / "worktrees" / tree.name
-            shutil.rmtree(admin, ignore_errors=True)
-            with contextlib.suppress(OSError):
-                admin.parent.rmdir()  # if empty, as git leaves it
-
-        with interrupts.on_interrupt(remove):
-            try:
-                git(root, "worktree", "add", "--detach", "--quiet", str(tree), commit)
-                yield tree / prefix
-            finally:
-                remove()
-
-
-def lock_differs(base_root: Path, head_root: Path, lock_file: str) -> bool:
-    """Whether the two roots pin other dependencies (``lock_file`` differs, or one lacks it)."""
-
-    def pins(root: Path) -> bytes | None:
-        path = root / lock_file
-        return path.read_bytes() if path.is_file() else None
-
-    return pins(base_root) != pins(head_root)
 
 
 # --- secrets of a side ----------------------------------------------------------------------

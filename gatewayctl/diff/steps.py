@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gatewayctl.diff.operations import Op, Operation
+from gatewayctl.diff.operations import Operation
+from gatewayctl.diff.rules import Op
 
 StepOp = Literal["same", "create", "delete"] | Op
 STACK_TYPE = "pulumi:pulumi:Stack"

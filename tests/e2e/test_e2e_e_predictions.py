@@ -16,8 +16,8 @@ and the two must agree on every resource the engine manages: the stack, the comp
 Kubernetes providers and objects. The tls, random, postgresql and keycloak resources are not
 judged here: their providers cannot be built (the Go module proxy serves no version of them,
 ``e2e/engine.py``), so the engine never sees them (``HybridMonitor`` answers them offline);
-their predictions rest on the provider-source rules of ``gatewayctl.diff.operations`` and
-their unit tests (``tests/test_diff_operations.py``), and each change prints how many of them
+their predictions rest on the provider-source rules of ``gatewayctl.diff.rules`` and
+their unit tests (``tests/test_diff_rules.py``), and each change prints how many of them
 were left unjudged.
 
 Then one real ``up`` of a head that changes several gateways at once (item 2): the objects

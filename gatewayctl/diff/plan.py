@@ -1,0 +1,83 @@
+"""The plan's resource entries (``plan.json``, the render's record of every resource it
+registers): indexed by (type, name), their parents followed to the gateway that owns them, the
+manifest path the render gives a Kubernetes object, and a Secret's data digest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from components import tokens
+
+Key = tuple[str, str]
+
+
+def urn_key(urn: object) -> Key | None:
+    """(type, name) of the resource a URN names: ``urn:pulumi:s::p::<a>$<b>::<name>``."""
+    if not isinstance(urn, str) or urn.count("::") < 3:
+        return None
+    parts = urn.split("::", 3)
+    return parts[2].rsplit("$", 1)[-1], parts[3]
+
+
+def index(plan: Mapping[str, Any]) -> dict[Key, Mapping[str, Any]]:
+    """The plan's resource entries by (type, name)."""
+    found: dict[Key, Mapping[str, Any]] = {}
+    for resource in plan.get("resources", []):
+        if isinstance(resource, Mapping):
+            found[(str(resource.get("type")), str(resource.get("name")))] = resource
+    return found
+
+
+def owning_gateway(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None:
+    """The gateway whose component (transitively) parents ``key``."""
+    seen: set[Key] = set()
+    current: Key | None = key
+    while current is not None and current not in seen:
+        if current[0] == tokens.GATEWAY:
+            return current[1]
+        seen.add(current)
+        resource = resources.get(current)
+        current = urn_key(resource.get("parent")) if resource else None
+    return None
+
+
+def object_name(inputs: Mapping[str, Any]) -> tuple[object, object]:
+    """A Kubernetes object's ``.metadata.name`` and ``.metadata.namespace``."""
+    meta = inputs.get("metadata") if isinstance(inputs.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    return meta.get("name"), meta.get("namespace")
+
+
+def manifest_path(
+    resource: Mapping[str, Any], resources: Mapping[Key, Mapping[str, Any]]
+) -> str | None:
+    """The manifest path the render gives the object
+    (``gatewayctl.engine.render.manifest_files``)."""
+    inputs = resource.get("inputs") or {}
+    provider_key = urn_key(resource.get("provider"))
+    provider = resources.get(provider_key) if provider_key else None
+    cluster = urn_key(provider.get("parent")) if provider else None
+    name, namespace = object_name(inputs)
+    if cluster is None or not isinstance(name, str) or not isinstance(inputs.get("kind"), str):
+        return None
+    where = namespace if isinstance(namespace, str) and namespace else "_cluster"
+    return f"manifests/{cluster[1]}/{where}/{inputs['kind'].lower()}-{name}.yaml"
+
+
+DATA_DIGEST = "dataDigest"
+"""A Secret's plan entry: the digest of its redacted data
+(``gatewayctl.engine.render.data_digest``)."""
+
+
+def with_data_digest(resource: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A resource's inputs; a Secret's with its data digest in ``stringData``, so that a change
+    of its redacted data is a change of ``.stringData`` (updated in place under our providers'
+    ``enableSecretMutable``, replaced when immutable: :func:`.rules.kubernetes_force_new`)."""
+    inputs = resource.get("inputs") or {}
+    digest = resource.get(DATA_DIGEST)
+    if digest is None:
+        return inputs
+    string_data = inputs.get("stringData")
+    merged = dict(string_data) if isinstance(string_data, Mapping) else {}
+    return {**inputs, "stringData": {**merged, f"({DATA_DIGEST})": digest}}
