@@ -13,12 +13,8 @@ import pulumi
 import pytest
 import yaml
 
-from components.console import (
-    ConsoleHttpRoute,
-    ConsolePortForward,
-    ConsoleRoute,
-    _url_safe,
-)
+from components.console_client import _url_safe
+from components.console_types import ConsoleHttpRoute, ConsolePortForward, ConsoleRoute
 from gatewayctl.engine import program, render
 from gatewayctl.engine.offline import Recording, is_secret, run_program
 from gatewayctl.inputs.stackfile import PROJECT
