@@ -12,7 +12,8 @@ from rich.console import Console
 from gatewayctl.cli import main as cli
 from gatewayctl.cli.progress import RenderProgress
 from gatewayctl.engine import outputs, render
-from gatewayctl.resolve.releases import history_problems, load_releases
+from gatewayctl.inputs.releases import load_releases
+from gatewayctl.resolve.releases import history_problems
 from tests.builders import copy_project, write_gateway
 from tests.support import ROOT
 

@@ -30,11 +30,12 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 from gatewayctl import interrupts
 from gatewayctl.engine import outputs
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError
+from gatewayctl.inputs.releases import RELEASES_DIR, known, load_releases
 from gatewayctl.inputs.stackfile import PROJECT, read_stack_config
 from gatewayctl.inputs.yamlfile import parse_yaml_mapping
 from gatewayctl.resolve import preparation
 from gatewayctl.resolve.inventory import all_stacks, requested_stacks
-from gatewayctl.resolve.releases import RELEASES_DIR, history_problems, known, load_releases
+from gatewayctl.resolve.releases import history_problems
 from gatewayctl.resolve.stack import LoadedStack, ResolvedGateway, load_stack
 
 CLUSTERS_KEY = f"{PROJECT}:clusters"

@@ -36,7 +36,7 @@ from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.models import ClusterConfig, GatewaySpec
-from gatewayctl.resolve.releases import ReleaseFile
+from gatewayctl.inputs.releases import ReleaseFile
 
 if TYPE_CHECKING:
     from gatewayctl.resolve.stack import ResolvedGateway

@@ -40,6 +40,7 @@ from gatewayctl.inputs.models import (
     StackConfig,
     is_inside_project,
 )
+from gatewayctl.inputs.releases import ReleaseFile, known, load_releases
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.console import resolve_console
@@ -53,13 +54,7 @@ from gatewayctl.resolve.identity import (
     read_bundles,
     resolve_sign_in,
 )
-from gatewayctl.resolve.releases import (
-    ReleaseFile,
-    binding_problems,
-    known,
-    load_releases,
-    override_problems,
-)
+from gatewayctl.resolve.releases import binding_problems, override_problems
 
 
 @dataclass(frozen=True, kw_only=True)
