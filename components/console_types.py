@@ -1,13 +1,18 @@
-"""The web console's settings and names, as data (``components.console`` creates its objects):
-decided once when the declaration is resolved. No provider SDK is imported here, so validating a
-stack does not load one (issue 23)."""
+"""The web console's settings, names and arguments, as data (``components.console`` composes
+the parts that create its objects): decided once when the declaration is resolved. No provider
+SDK is imported here, so validating a stack does not load one (issue 23)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from components.exposure_types import SharedGateway
+
+if TYPE_CHECKING:
+    import pulumi
+    import pulumi_keycloak as keycloak
 
 NAME = "openshell-console"
 """Deployment, Service, HTTPRoute or Route."""
@@ -97,3 +102,33 @@ class ConsoleSettings:
     """Final image (precedence and mirrors applied)."""
     proxy_image: str
     """Final oauth2-proxy image."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsoleArgs:
+    settings: ConsoleSettings
+    namespace: str
+    """Tenant namespace (already validated)."""
+    namespace_ref: pulumi.Input[str]
+    realm: str
+    issuer: str
+    """The issuer the gateway trusts; oauth2-proxy must see the same ``iss``."""
+    gateway_client_id: str
+    """The gateway's client id: the audience of the console's tokens and the owner of the
+    roles mapped into ``hypershell.roles``."""
+    gateway_role_ids: tuple[pulumi.Input[str], ...]
+    """Keycloak's ids of the gateway client's roles, mapped into the console's scope."""
+    openshift: bool
+    server_tls_secret: pulumi.Input[str]
+    client_tls_secret: pulumi.Input[str]
+    trusted_ca_config_map: pulumi.Input[str] | None
+    labels: dict[str, str]
+    provider: keycloak.Provider | None = None
+
+
+def console_labels(labels: dict[str, str]) -> dict[str, str]:
+    return {**labels, "app.kubernetes.io/component": "console", **selector_labels()}
+
+
+def selector_labels() -> dict[str, str]:
+    return {"app.kubernetes.io/name": "openshell", "app.kubernetes.io/instance": NAME}

@@ -8,7 +8,8 @@ import pulumi
 from pulumi_kubernetes.core.v1 import Namespace
 
 from components import naming, tokens
-from components.console import Console, ConsoleArgs
+from components.console import Console
+from components.console_types import ConsoleArgs
 from components.database import Database, DatabaseArgs
 from components.exposure import Exposure, ExposureArgs
 from components.gateway_types import GatewayArgs as GatewayArgs

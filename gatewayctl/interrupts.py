@@ -81,7 +81,7 @@ def install(early: Sequence[int] = ()) -> None:
 
 
 def forget() -> None:
-    """In a process forked from this one (a render worker, ``gatewayctl.engine.parallel``): drop the
+    """In a process forked from this one (a render worker, ``gatewayctl.engine.workers``): drop the
     parent's undo steps and transactions, which are the parent's to run, never the child's."""
     _State.installed = False
     _State.exiting = False

@@ -22,8 +22,8 @@ from typing import Any
 
 import yaml
 
+from gatewayctl.inputs.releases import RELEASES_DIR
 from gatewayctl.inputs.stackfile import stack_file
-from gatewayctl.resolve.releases import RELEASES_DIR
 from tests.support import ROOT
 
 STACK = "test"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gatewayctl.cli import main as cli
-from gatewayctl.resolve.releases import history_problems, load_releases
+from gatewayctl.inputs.releases import load_releases
+from gatewayctl.resolve.releases import history_problems
 from tests.support import ROOT
 
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from gatewayctl.inputs.releases import DIGEST
 from gatewayctl.inputs.yamlfile import MAX_DEPTH, MAX_FILE_BYTES
-from gatewayctl.resolve.releases import DIGEST
 from tests.builders import (
     API_VERSION,
     CONFIG_FILE,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.cli import main as cli
-from gatewayctl.engine import parallel, render
+from gatewayctl.engine import parallel, render, workers
 from gatewayctl.errors import ToolError
 from tests.builders import copy_project, write_gateway
 from tests.hostile_helpers import unlocated
@@ -147,7 +147,7 @@ def test_jobs_must_be_a_positive_whole_number(
     assert "argument --jobs/-j" in capsys.readouterr().err
 
 
-class Recorder(parallel.Reporter):
+class Recorder(workers.Reporter):
     wanted = True
 
     def __init__(self) -> None:
@@ -251,16 +251,6 @@ def test_a_worker_that_dies_fails_the_run_with_exit_1(
         "error: stack local: its worker process was killed by SIGKILL before sending a result\n"
     )
     assert not (tmp_path / "out").exists()
-
-
-def test_an_error_that_cannot_cross_processes_keeps_its_name() -> None:
-    class LocalError(Exception):  # not importable by name: cannot be unpickled
-        pass
-
-    portable = parallel._portable(LocalError("oops"))
-    assert type(portable) is RuntimeError
-    assert str(portable) == "LocalError: oops"
-    assert type(parallel._portable(ToolError("x"))) is ToolError
 
 
 def test_the_largest_stacks_start_first_and_results_keep_the_order_given() -> None:

@@ -1,6 +1,6 @@
-"""Releases (``gatewayctl.resolve.releases``): release files, the bindings that choose a gateway's
-images, production stacks, what plan.json and the render summary say, and immutability from git
-history.
+"""Releases (``gatewayctl.inputs.releases``, ``gatewayctl.resolve.releases``): release files,
+the bindings that choose a gateway's images, production stacks, what plan.json and the render
+summary say, and immutability from git history.
 
 Projects are built into ``tmp_path`` with ``tests.builders``; the history tests make their own
 git repositories (and clones of them).
@@ -19,11 +19,8 @@ import pytest
 from components import images
 from gatewayctl.cli import main as cli
 from gatewayctl.engine import render
-from gatewayctl.resolve.releases import (
-    digest_problem,
-    history_problems,
-    load_releases,
-)
+from gatewayctl.inputs.releases import digest_problem, load_releases
+from gatewayctl.resolve.releases import history_problems
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from gatewayctl.engine import parallel
+from gatewayctl.engine import workers
 from gatewayctl.resolve import preparation
 
 
-class RenderProgress(parallel.Reporter):
+class RenderProgress(workers.Reporter):
     """One progress display for every stack being rendered (in this process or in workers),
     a line per stack of at least ``min_gateways`` gateways; drawn by this thread alone
     (no refresh thread: workers are forked from this process)."""
@@ -62,7 +62,7 @@ class RenderProgress(parallel.Reporter):
 
     def tick(self) -> None:
         now = time.monotonic()
-        if self.display is not None and now - self.drawn >= parallel.PROGRESS_EVERY:
+        if self.display is not None and now - self.drawn >= workers.PROGRESS_EVERY:
             self.display.refresh()
             self.drawn = now
 

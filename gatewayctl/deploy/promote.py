@@ -30,10 +30,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 from gatewayctl import interrupts
 from gatewayctl.engine import outputs
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError
+from gatewayctl.inputs.releases import RELEASES_DIR, known, load_releases
 from gatewayctl.inputs.stackfile import PROJECT, all_stacks, read_stack_config, requested_stacks
 from gatewayctl.inputs.yamlfile import parse_yaml_mapping
 from gatewayctl.resolve import preparation
-from gatewayctl.resolve.releases import RELEASES_DIR, history_problems, known, load_releases
+from gatewayctl.resolve.releases import history_problems
 from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
 from gatewayctl.resolve.stack import load_stack
 

@@ -3,42 +3,29 @@ the working-tree side of ``diff --all``).
 
 The offline engine keeps its state in the Pulumi SDK's module globals
 (``gatewayctl.engine.offline``), so one process renders one stack at a time. A worker is a process
-forked for one stack: it renders it, sends the result back to the parent and exits, so every stack
-starts from the parent's state, in which no program has run (``docs/design-notes.md``, "Stacks
-render in forked workers", says why fork and not spawn, and what it costs in memory). At most
-``jobs`` workers run at once; ``jobs=1`` renders in this process, one stack after the other, as
-before.
+(``gatewayctl.engine.workers``) forked for one stack: it renders it, sends the result back to the
+parent and exits, so every stack starts from the parent's state. At most ``jobs`` workers run at
+once; ``jobs=1`` renders in this process, one stack after the other, as before. This module
+decides the tasks (a stack, or a share of a large one's gateways) and what a worker does with
+one.
 
 The parent alone prints and writes: workers send their progress (registrations so far) and
 their result through a pipe, and the parent returns the results in the order it was given, so a
 parallel run's output and summary are those of a serial one. When a stack fails, the other
 workers are stopped, nothing is returned and the stack's error is raised as if it had been
-raised here (the traceback of the worker attached for ``--debug``). An interrupt of the parent
-stops every worker before it undoes anything else (``gatewayctl.interrupts``); workers ignore
-SIGINT, which a terminal sends to the whole process group, and leave the decision to the parent.
+raised here.
 """
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
 import os
-import pickle
-import resource
-import signal
-import sys
-import time
-import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
-from multiprocessing.context import ForkContext, SpawnContext
-from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gatewayctl import interrupts
-from gatewayctl.errors import InvalidInputError, ToolError
+from gatewayctl.engine.workers import OnRegister, Pool, Reporter, Task, peak_kib
+from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve import preparation
 
 if TYPE_CHECKING:
@@ -46,10 +33,6 @@ if TYPE_CHECKING:
     # validate one (``prepare_stacks``: ``validate --all``).
     from gatewayctl.engine import render
     from gatewayctl.engine.offline import RecordedResource
-
-PROGRESS_EVERY = 0.1
-"""Seconds between two progress messages of a worker."""
-_BLOCKED = {signal.SIGINT, signal.SIGTERM}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,23 +74,6 @@ def default_jobs(stacks: int) -> int:
     return max(1, min(available_cores(), stacks))
 
 
-class Reporter:
-    """Progress of a run: ``start`` when a stack's render begins, ``advance`` with the number
-    of resources registered since the last call. The default reports nothing."""
-
-    wanted: bool = False
-    """Whether ``advance`` is wanted at all (else workers send no progress)."""
-
-    def start(self, stack: str, gateways: int) -> None:
-        """The render of ``stack``, of ``gateways`` gateways, begins."""
-
-    def advance(self, stack: str, registered: int) -> None:
-        """``registered`` more resources of ``stack`` were registered."""
-
-    def tick(self) -> None:
-        """Called in the parent's loop between messages (e.g. to redraw a display)."""
-
-
 def render_stacks(
     prepared: Sequence[render.Prepared], *, jobs: int, reporter: Reporter | None = None
 ) -> list[StackRender]:
@@ -131,15 +97,22 @@ def render_stacks(
         reverse=True,
     ):
         stack = item.loaded.name
+        gateways = len(item.loaded.gateways)
         if count == 1:
-            tasks.append((stack, _RENDER, item))
+            tasks.append(Task(stack=stack, kind=_RENDER, payload=item, key=stack, starts=gateways))
             continue
         names = [g.name for g in item.loaded.gateways]
         tasks += [
-            (stack, _SHARE, (item, index, part))
+            Task(
+                stack=stack,
+                kind=_SHARE,
+                payload=(item, index, part),
+                key=_share_key(stack, index),
+                starts=gateways if index == 0 else None,
+            )
             for index, part in enumerate(shares.split(names, count))
         ]
-    results = _Pool(tasks, jobs, reporter).run()
+    results = Pool(tasks, jobs, reporter, _work).run()
     rendered = []
     for item, count in zip(prepared, counts, strict=True):
         stack = item.loaded.name
@@ -178,7 +151,8 @@ def prepare_stacks(root: Path, stacks: Sequence[str], *, jobs: int) -> list[Vali
     its problems, in the order given."""
     if jobs <= 1 or len(stacks) <= 1:
         return [_prepared(root, stack) for stack in stacks]
-    results = _Pool([(stack, _PREPARE, root) for stack in stacks], jobs, Reporter()).run()
+    tasks = [Task(stack=stack, kind=_PREPARE, payload=root, key=stack) for stack in stacks]
+    results = Pool(tasks, jobs, Reporter(), _work).run()
     return [_validated(results[stack]) for stack in stacks]
 
 
@@ -208,218 +182,33 @@ def _in_process(prepared: render.Prepared, reporter: Reporter) -> StackRender:
     return light(render.execute(prepared, on_register if reporter.wanted else None))
 
 
-# --- the worker -------------------------------------------------------------------------------
+# --- what a worker does -----------------------------------------------------------------------
 
 _RENDER, _PREPARE, _SHARE = "render", "prepare", "share"
-Task = tuple[str, str, Any]
-"""(stack, what to do, its input): render a ``render.Prepared``, prepare from a root, or
-render a share of a stack's gateways (``(prepared, index, names)``,
-``gatewayctl.engine.shares``)."""
+"""A task's kind: render a ``render.Prepared``, prepare from a root, or render a share of a
+stack's gateways (``(prepared, index, names)``, ``gatewayctl.engine.shares``)."""
 
 
 def _share_key(stack: str, index: int) -> str:
     return f"{stack}/{index}"  # a stack name holds no '/'
 
 
-def _key(task: Task) -> str:
-    """The key of a task's result: its stack, or its stack and share."""
-    stack, kind, payload = task
-    return _share_key(stack, payload[1]) if kind == _SHARE else stack
+def _work(task: Task, on_register: OnRegister | None) -> Any:
+    """One task's result, in its worker (``gatewayctl.engine.workers.Work``)."""
+    result: Any
+    if task.kind == _PREPARE:
+        result = _prepared(task.payload, task.stack)
+        if isinstance(result, InvalidInputError):
+            result = ("invalid", result.problems)
+        return result
+    if task.kind == _SHARE:
+        from gatewayctl.engine import shares
 
+        prepared, _, names = task.payload
+        share = shares.execute_share(prepared, names, on_register)
+        return (share, peak_kib())
+    from gatewayctl.engine import render
 
-def _context() -> ForkContext | SpawnContext:
-    """Fork where the platform forks safely (Linux); spawn elsewhere (macOS, Windows)."""
-    if sys.platform.startswith("linux"):
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
-
-
-def _mask(how: int, signals: Iterable[int]) -> set[int]:
-    """``signal.pthread_sigmask`` where there is one (POSIX); the previous mask."""
-    if not hasattr(signal, "pthread_sigmask"):
-        return set()
-    return {int(signum) for signum in signal.pthread_sigmask(how, signals)}
-
-
-def _peak_kib() -> int:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak // 1024 if sys.platform == "darwin" else peak
-
-
-def _portable(error: BaseException) -> BaseException:
-    """``error`` as the parent can receive it (an exception that does not survive pickling
-    becomes a RuntimeError naming its type)."""
-    try:
-        copy = pickle.loads(pickle.dumps(error))
-    except Exception:
-        copy = None
-    if isinstance(copy, BaseException) and type(copy) is type(error):
-        return error
-    return RuntimeError(f"{type(error).__name__}: {error}")
-
-
-def _work(writer: Connection, task: Task, report_progress: bool) -> None:
-    """A worker's body: do one stack's task, send progress and the result, exit."""
-    # The terminal's Ctrl-C reaches the whole process group: the parent decides and stops us.
-    # SIGTERM ends a worker at once (the parent's way to stop it). The parent's interrupt
-    # steps and transactions are the parent's: never run here.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    interrupts.forget()
-    _mask(signal.SIG_UNBLOCK, _BLOCKED)
-    stack, kind, payload = task
-    sent = [0, 0.0]  # registrations not yet reported, when last reported
-
-    def on_register(_: RecordedResource) -> None:
-        sent[0] += 1
-        now = time.monotonic()
-        if now - sent[1] >= PROGRESS_EVERY:
-            writer.send(("progress", int(sent[0])))
-            sent[0], sent[1] = 0, now
-
-    try:
-        result: Any
-        if kind == _PREPARE:
-            result = _prepared(payload, stack)
-            if isinstance(result, InvalidInputError):
-                result = ("invalid", result.problems)
-        elif kind == _SHARE:
-            from gatewayctl.engine import shares
-
-            prepared, _, names = payload
-            share = shares.execute_share(prepared, names, on_register if report_progress else None)
-            if sent[0]:
-                writer.send(("progress", int(sent[0])))
-            result = (share, _peak_kib())
-        else:
-            from gatewayctl.engine import render
-
-            rendered = render.execute(payload, on_register if report_progress else None)
-            if sent[0]:
-                writer.send(("progress", int(sent[0])))
-            done = light(rendered, _peak_kib())
-            result = (done.files, done.gateways, done.resources, done.peak_kib)
-        writer.send(("done", result))
-    except InvalidInputError as error:
-        writer.send(("invalid", error.problems, traceback.format_exc()))
-    except BaseException as error:
-        writer.send(("error", _portable(error), traceback.format_exc()))
-    finally:
-        writer.close()
-
-
-class WorkerError(Exception):
-    """The traceback of an error raised in a worker, attached as its cause (``--debug``)."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-    def __str__(self) -> str:
-        return f"in the worker process:\n{self.text}"
-
-
-@dataclass
-class _Running:
-    stack: str
-    key: str
-    process: BaseProcess
-    reader: Connection
-
-
-class _Pool:
-    """At most ``jobs`` workers at once, one per task, started in the order given."""
-
-    def __init__(self, tasks: Sequence[Task], jobs: int, reporter: Reporter) -> None:
-        self.waiting = list(tasks)
-        self.jobs = jobs
-        self.reporter = reporter
-        self.context = _context()
-        self.running: dict[Connection, _Running] = {}
-        self.results: dict[str, Any] = {}
-
-    def run(self) -> dict[str, Any]:
-        """Every task's result by stack (by stack and share for a share: ``_key``); the first
-        error raised as is (the others stopped)."""
-        with interrupts.on_interrupt(self.stop), self._stopped_at_the_end():
-            while self.waiting or self.running:
-                while self.waiting and len(self.running) < self.jobs:
-                    self._start(self.waiting.pop(0))
-                for reader in wait(list(self.running), timeout=PROGRESS_EVERY):
-                    assert isinstance(reader, Connection)
-                    self._receive(self.running[reader])
-                self.reporter.tick()
-        return self.results
-
-    @contextlib.contextmanager
-    def _stopped_at_the_end(self) -> Iterator[None]:
-        try:
-            yield
-        finally:
-            self.stop()
-
-    def _start(self, task: Task) -> None:
-        stack, kind, payload = task
-        reader, writer = self.context.Pipe(duplex=False)
-        process = self.context.Process(
-            target=_work,
-            args=(writer, task, self.reporter.wanted),
-            name=f"gatewayctl-{kind}-{stack}",
-            daemon=True,
-        )
-        # Signals are held back across the fork: a child must never run the parent's handler
-        # (its undo steps), and the parent must know the child before it handles one.
-        blocked = _mask(signal.SIG_BLOCK, _BLOCKED)
-        try:
-            process.start()
-            self.running[reader] = _Running(stack, _key(task), process, reader)
-        finally:
-            _mask(signal.SIG_SETMASK, blocked)
-            writer.close()
-        if kind == _RENDER or (kind == _SHARE and payload[1] == 0):
-            prepared = payload if kind == _RENDER else payload[0]
-            self.reporter.start(stack, len(prepared.loaded.gateways))
-
-    def _receive(self, worker: _Running) -> None:
-        try:
-            message: tuple[Any, ...] = worker.reader.recv()
-        except (EOFError, OSError):
-            self._end(worker)
-            code = worker.process.exitcode
-            how = (
-                f"was killed by {signal.Signals(-code).name}"
-                if code is not None and code < 0 and -code in signal.valid_signals()
-                else f"exited {code}"
-            )
-            raise ToolError(
-                f"stack {worker.stack}: its worker process {how} before sending a result"
-            ) from None
-        kind = message[0]
-        if kind == "progress":
-            self.reporter.advance(worker.stack, message[1])
-            return
-        self._end(worker)
-        if kind == "done":
-            self.results[worker.key] = message[1]
-            return
-        error: BaseException = InvalidInputError(message[1]) if kind == "invalid" else message[1]
-        raise error from WorkerError(message[2])
-
-    def _end(self, worker: _Running) -> None:
-        del self.running[worker.reader]
-        worker.reader.close()
-        worker.process.join()
-
-    def stop(self) -> None:
-        """Stop every running worker and reap it (also an interrupt step)."""
-        running = list(self.running.values())
-        self.running.clear()
-        for worker in running:
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                if worker.process.pid is not None:
-                    os.kill(worker.process.pid, signal.SIGKILL)
-        for worker in running:
-            with contextlib.suppress(OSError, ValueError, AssertionError):
-                worker.process.join(timeout=5)
-            with contextlib.suppress(OSError):
-                worker.reader.close()
+    rendered = render.execute(task.payload, on_register)
+    done = light(rendered, peak_kib())
+    return (done.files, done.gateways, done.resources, done.peak_kib)

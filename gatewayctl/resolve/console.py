@@ -36,7 +36,7 @@ from components.ingress import IngressMode
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
 from gatewayctl.inputs.gateway import GatewaySpec
-from gatewayctl.resolve.releases import ReleaseFile
+from gatewayctl.inputs.releases import ReleaseFile
 from gatewayctl.resolve.resolved import ResolvedGateway
 
 DEFAULT_DASHBOARD_IMAGE = (

@@ -26,17 +26,14 @@ from gatewayctl.errors import Problem
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
 from gatewayctl.inputs.gateway import GatewayDeclaration
+from gatewayctl.inputs.releases import ReleaseFile, known
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.console import resolve_console
 from gatewayctl.resolve.identity import (
     resolve_sign_in,
 )
-from gatewayctl.resolve.releases import (
-    ReleaseFile,
-    known,
-    override_problems,
-)
+from gatewayctl.resolve.releases import override_problems
 from gatewayctl.resolve.resolved import ClusterBundles, ResolvedGateway
 
 

@@ -15,8 +15,8 @@ from components.gateway_types import GatewayArgs
 from components.hostnames import grpcs_address
 from components.ingress import IngressMode
 from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
+from gatewayctl.inputs.releases import ReleaseFile
 from gatewayctl.inputs.signin import KeycloakImportIds
-from gatewayctl.resolve.releases import ReleaseFile
 
 SignIn = Literal["keycloak", "oidc", "none", "unset"]
 """How people sign in to a gateway (``gatewayctl.resolve.identity`` decides it)."""

@@ -21,6 +21,7 @@ from gatewayctl.inputs.clusters import StackConfig
 from gatewayctl.inputs.declarations import load_declarations
 from gatewayctl.inputs.gateway import GatewayDeclaration
 from gatewayctl.inputs.model import is_inside_project
+from gatewayctl.inputs.releases import load_releases
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.gateway import pick_cluster, resolve_gateway
@@ -31,10 +32,7 @@ from gatewayctl.resolve.identity import (
     no_sign_in_problem,
     read_bundles,
 )
-from gatewayctl.resolve.releases import (
-    binding_problems,
-    load_releases,
-)
+from gatewayctl.resolve.releases import binding_problems
 from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
 
 

@@ -73,7 +73,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from components.console import _url_safe
+from components.console_client import _url_safe
 from e2e import build
 from e2e.cluster import free_port
 from e2e.keycloak import Keycloak, running_keycloak

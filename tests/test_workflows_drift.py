@@ -1,0 +1,308 @@
+"""The drift workflow (``.github/workflows/drift.yml``): per stack, in its environment, sharing
+the deploy lock; the status step's exit codes become outcomes, each outcome runs its steps and
+the report opens, updates or closes one issue per stack."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gatewayctl.cli import main as cli
+from tests.gh_expressions import evaluate
+from tests.support import ROOT
+from tests.workflow_helpers import (
+    TOKEN,
+    fake,
+    index_of,
+    load,
+    needs_bash,
+    run_script,
+    step,
+    steps_of,
+)
+
+# --- drift --------------------------------------------------------------------------------------
+
+
+def test_drift_runs_per_stack_in_its_environment_sharing_the_deploy_lock() -> None:
+    job = load("drift.yml")["jobs"]["refresh"]
+    assert job["needs"] == "stacks"
+    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.ci) }}"
+    assert job["environment"] == "${{ matrix.stack }}"
+    assert job["concurrency"] == load("deploy.yml")["jobs"]["up"]["concurrency"]
+
+
+FAKE_STATUS_PULUMI = """\
+echo "$*" >> pulumi-calls
+case "$1" in
+  refresh) echo '{"steps": []}'; exit "${FAKE_REFRESH:-0}" ;;
+  stack) echo '{"version": 3, "deployment": {}}'; exit "${FAKE_EXPORT:-0}" ;;
+esac
+"""
+
+FAKE_STATUS_PYTHON = """\
+echo "$*" >> python-calls
+case "$*" in
+  *"--format json"*) printf '%s\\n' "$FAKE_JSON" ;;
+  *"--format markdown"*) printf '## Status of stack `ibm`\\n' ;;
+esac
+exit "${FAKE_STATUS:-0}"
+"""
+
+STATUS_JSON = json.dumps(
+    {
+        "remedy": {
+            "action": "reissue",
+            "targets": ["urn:pulumi:ibm::p::t::a", "urn:pulumi:ibm::p::t::b"],
+        }
+    }
+)
+
+
+def status_env(tmp_path: Path, **fakes: str) -> dict[str, str]:
+    fake(tmp_path / "bin", "pulumi", FAKE_STATUS_PULUMI)
+    fake(tmp_path / ".venv" / "bin", "python", FAKE_STATUS_PYTHON)
+    return {
+        "STACK": "ibm",
+        "PULUMI_STACK": "acme/ibm",
+        "FAKE_JSON": STATUS_JSON,
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        **fakes,
+    }
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("status_code", "outcome"),
+    [(0, "green"), (3, "drift"), (4, "degraded"), (5, "renewal")],
+)
+def test_the_status_step_turns_exit_codes_into_outcomes(
+    tmp_path: Path, status_code: int, outcome: str
+) -> None:
+    script = step("drift.yml", "refresh", "Status (")["run"]
+    env = status_env(tmp_path, FAKE_STATUS=str(status_code))
+    result, outputs = run_script(script, tmp_path, env)
+    assert result == 0
+    assert outputs == {
+        "outcome": outcome,
+        "remedy": "reissue",
+        "targets": "urn:pulumi:ibm::p::t::a;urn:pulumi:ibm::p::t::b",
+    }
+    assert (tmp_path / "pulumi-calls").read_text(encoding="utf-8").splitlines() == [
+        "refresh --preview-only --json --stack acme/ibm --non-interactive",
+        "stack export --stack acme/ibm",
+    ]
+    assert (tmp_path / "refresh.json").read_text(encoding="utf-8") == '{"steps": []}\n'
+    calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
+    sources = "--from refresh.json state.json"
+    assert calls == [
+        f"-m gatewayctl status ibm {sources} --format json",
+        f"-m gatewayctl status ibm {sources} --format markdown",
+    ]
+    assert (tmp_path / "status.md").read_text(encoding="utf-8") == "## Status of stack `ibm`\n"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("fakes", "reason"),
+    [
+        ({"FAKE_REFRESH": "255"}, "pulumi refresh --preview-only --json exited with code 255"),
+        ({"FAKE_EXPORT": "1"}, "pulumi stack export exited with code 1"),
+        ({"FAKE_STATUS": "2"}, "python -m gatewayctl status exited with code 2"),
+        ({"FAKE_STATUS": "1"}, "python -m gatewayctl status exited with code 1"),
+    ],
+)
+def test_a_failed_refresh_export_or_status_is_a_failed_run_not_drift(
+    tmp_path: Path, fakes: dict[str, str], reason: str
+) -> None:
+    script = step("drift.yml", "refresh", "Status (")["run"]
+    result, outputs = run_script(script, tmp_path, status_env(tmp_path, **fakes))
+    assert result == 0  # recorded: the report runs first, the last step fails the job
+    assert outputs == {"outcome": "failed"}
+    assert (tmp_path / "failure.txt").read_text(encoding="utf-8") == reason + "\n"
+    fail_step = step("drift.yml", "refresh", "Fail the job when the check failed")
+    context = {"steps": {"status": {"outputs": outputs}}}
+    assert evaluate(fail_step["if"], context) is True
+    code, _ = run_script(fail_step["run"], tmp_path, {})
+    assert code == 1
+
+
+FAKE_GH = """\
+echo "$*" >> gh-calls
+if [ "$1 $2" = "issue list" ]; then printf '%s' "$FAKE_OPEN_ISSUE"; fi
+"""
+
+OUTCOMES = ("green", "drift", "degraded", "renewal", "failed")
+
+
+def test_each_outcome_runs_its_steps() -> None:
+    steps = {
+        "report": step("drift.yml", "refresh", "Report in the stack's status issue"),
+        "close": step("drift.yml", "refresh", "Close the status issue"),
+        "fail": step("drift.yml", "refresh", "Fail the job when the check failed"),
+    }
+    runs = {
+        outcome: {
+            name: evaluate(s["if"], {"steps": {"status": {"outputs": {"outcome": outcome}}}})
+            for name, s in steps.items()
+        }
+        for outcome in OUTCOMES
+    }
+    assert runs == {
+        "green": {"report": False, "close": True, "fail": False},
+        "drift": {"report": True, "close": False, "fail": False},
+        "degraded": {"report": True, "close": False, "fail": False},
+        "renewal": {"report": True, "close": False, "fail": False},
+        "failed": {"report": True, "close": False, "fail": True},
+    }
+    # A status step that never ran (an earlier step failed) reports nothing.
+    assert evaluate(steps["report"]["if"], {"steps": {"status": {"outputs": {}}}}) is False
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("outcome", "remedy", "summary", "heal"),
+    [
+        ("drift", "up-refresh", "**Drift: live resources", "runs `pulumi up --refresh`"),
+        ("degraded", "none", "**Degraded: a gateway is not healthy", "Self-heal is off"),
+        ("renewal", "reissue", "**Certificates are inside their renewal window", "are due"),
+        ("failed", "", "**The check failed: pulumi stack export exited with code 1.", "off"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("open_issue", "calls"), [("", ["issue create"]), ("42", ["issue edit 42", "issue comment 42"])]
+)
+def test_the_report_opens_or_updates_one_issue_per_stack(
+    tmp_path: Path,
+    outcome: str,
+    remedy: str,
+    summary: str,
+    heal: str,
+    open_issue: str,
+    calls: list[str],
+) -> None:
+    report = step("drift.yml", "refresh", "Report in the stack's status issue")
+    assert report["env"] == {
+        "GH_TOKEN": "${{ github.token }}",
+        "OUTCOME": "${{ steps.status.outputs.outcome }}",
+        "REMEDY": "${{ steps.status.outputs.remedy }}",
+    }
+    fake(tmp_path / "bin", "gh", FAKE_GH)
+    if outcome == "failed":
+        (tmp_path / "failure.txt").write_text("pulumi stack export exited with code 1\n")
+    else:
+        (tmp_path / "status.md").write_text("## Status of stack `ibm`\n\n| Gateway |\n")
+    env = {
+        "FAKE_OPEN_ISSUE": open_issue,
+        "STACK": "ibm",
+        "OUTCOME": outcome,
+        "REMEDY": remedy,
+        "GITHUB_REPOSITORY": "acme/gateways",
+        "RUN_URL": "https://example.invalid/run/7",
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    result, _ = run_script(report["run"], tmp_path, env)
+    assert result == 0
+    made = (tmp_path / "gh-calls").read_text(encoding="utf-8").splitlines()
+    assert made[0].startswith("issue list --repo acme/gateways --state open")
+    assert [
+        " ".join(m.split()[:3]) if m.split()[2].isdigit() else " ".join(m.split()[:2])
+        for m in made[1:]
+    ] == calls
+    if not open_issue:
+        assert "--title Status of stack ibm" in made[1]
+    body = (tmp_path / "status-issue.md").read_text(encoding="utf-8")
+    assert body.startswith(summary)
+    assert "https://example.invalid/run/7" in body.splitlines()[0]
+    assert heal in body
+    assert ("## Status of stack `ibm`" in body) is (outcome != "failed")
+    assert "`pulumi up --refresh`" in body
+
+
+@needs_bash
+@pytest.mark.parametrize(("open_issue", "calls"), [("", 1), ("42", 2)])
+def test_a_green_check_closes_the_open_status_issue(
+    tmp_path: Path, open_issue: str, calls: int
+) -> None:
+    close = step("drift.yml", "refresh", "Close the status issue")
+    fake(tmp_path / "bin", "gh", FAKE_GH)
+    env = {
+        "FAKE_OPEN_ISSUE": open_issue,
+        "STACK": "ibm",
+        "GITHUB_REPOSITORY": "acme/gateways",
+        "RUN_URL": "https://example.invalid/run/8",
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    result, _ = run_script(close["run"], tmp_path, env)
+    assert result == 0
+    made = (tmp_path / "gh-calls").read_text(encoding="utf-8").splitlines()
+    assert len(made) == calls
+    assert (
+        'select(.title == \\"Status of stack ibm\\")' in made[0] or "Status of stack ibm" in made[0]
+    )
+    if open_issue:
+        assert made[1].startswith("issue close 42 --repo acme/gateways --comment")
+
+
+def test_self_heal_and_reissue_run_only_for_their_remedy_after_the_report() -> None:
+    steps = steps_of("drift.yml", "refresh")
+    heal = steps[index_of(steps, "Self-heal (pulumi up --refresh")]
+    reissue = steps[index_of(steps, "Reissue due certificates")]
+    venv = steps[index_of(steps, "Policy pack virtualenv for self-heal")]
+    order = [
+        index_of(steps, part)
+        for part in (
+            "Status (",
+            "Report in the stack",
+            "Policy pack virtualenv",
+            "Self-heal",
+            "Reissue",
+        )
+    ]
+    assert order == sorted(order)  # the report first, then any remedy
+    # The self-heal lets git win a server-side apply conflict (a field `kubectl scale` took):
+    # without it the real engine fails the up (tests/e2e/test_e2e_b_drift.py).
+    assert heal["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN, "PULUMI_K8S_ENABLE_PATCH_FORCE": "true"}
+    assert reissue["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN}
+    for action in (heal, reissue):
+        assert action["uses"].startswith("pulumi/actions@")
+        assert action["with"]["command"] == "up"
+        assert action["with"]["stack-name"] == "${{ env.PULUMI_STACK }}"
+        assert action["with"]["policyPacks"] == "policy"
+        assert action["with"]["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
+    assert heal["with"]["refresh"] is True
+    assert "target" not in heal["with"]
+    assert reissue["with"]["target"] == "${{ steps.status.outputs.targets }}"
+    assert reissue["with"]["target-dependents"] is True
+    for remedy, expected in (
+        ("up-refresh", (True, False, True)),
+        ("reissue", (False, True, True)),
+        ("none", (False, False, False)),
+        ("", (False, False, False)),
+    ):
+        outputs = {"remedy": remedy, "targets": "urn:a;urn:b" if remedy == "reissue" else ""}
+        context = {"steps": {"status": {"outputs": outputs}}}
+        got = tuple(evaluate(s["if"], context) for s in (heal, reissue, venv))
+        assert got == expected, remedy
+    no_targets = {"steps": {"status": {"outputs": {"remedy": "reissue", "targets": ""}}}}
+    assert evaluate(reissue["if"], no_targets) is False
+
+
+def test_the_status_step_reaches_the_real_cli_with_the_committed_fixtures(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The exit codes the status step maps are the CLI's own (the fixtures: tests/status_builders).
+    fixtures = ROOT / "tests" / "fixtures" / "status"
+    cases = {"refresh-drift.json": 4, "refresh-clean.json": 5}
+    for name, code in cases.items():
+        argv = ["status", "ibm", "--from", str(fixtures / name), str(fixtures / "state.json")]
+        assert cli.main([*argv, "--format", "json", "--now", "2026-12-01T05:30:00Z"]) == code
+        document = json.loads(capsys.readouterr().out)
+        assert set(document["remedy"]) == {"action", "targets"}
+    # Green: the state before team-a's window (the refresh fixtures ran inside it).
+    argv = ["status", "ibm", "--from", str(fixtures / "state.json")]
+    assert cli.main([*argv, "--now", "2026-11-01T00:00:00Z", "--format", "json"]) == 0
+    capsys.readouterr()
