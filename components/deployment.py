@@ -1,10 +1,14 @@
-"""The ``openshell-gateway`` Deployment spec (upstream's ``deployment.yaml``), as wire data."""
+"""The ``openshell-gateway`` Deployment spec (upstream's ``deployment.yaml``), as wire data,
+and :class:`WorkloadSettings`, the declaration's per-gateway settings of the workload."""
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import pulumi
+if TYPE_CHECKING:
+    import pulumi
 
 from components import credentials, naming
 from components.credentials import KEK_ENV, KEK_KEY
@@ -22,6 +26,32 @@ RESTRICTED_CONTAINER_SECURITY_CONTEXT: dict[str, Any] = {
 }
 
 
+@dataclass(frozen=True, kw_only=True)
+class WorkloadSettings:
+    """The gateway workload's settings a declaration's ``spec`` holds, passed whole from the
+    declaration to the Deployment: a new one is a field of the declaration's spec (the same
+    name), a field here with upstream's default, and its use below — the resolution copies every
+    field by name (:meth:`of`) and the components pass the settings through."""
+
+    replicas: int = 1
+    """Gateway pods (``spec.replicas``)."""
+
+    @classmethod
+    def of(cls, spec: object) -> WorkloadSettings:
+        """The settings of a declaration's spec: each field read by its name, a model's value as
+        the plain data of its fields (wire data for the Deployment)."""
+        values = {}
+        for field in dataclasses.fields(cls):
+            value = getattr(spec, field.name)
+            dump = getattr(value, "model_dump", None)
+            values[field.name] = dump(by_alias=True) if dump is not None else value
+        return cls(**values)
+
+
+UPSTREAM_SETTINGS = WorkloadSettings()
+"""Upstream's workload settings: what a declaration that sets none of them gets."""
+
+
 def _probe(path: str, *, period: int, failures: int, delay: int | None = None) -> dict[str, Any]:
     probe: dict[str, Any] = {"httpGet": {"path": path, "port": "health"}}
     if delay is not None:
@@ -37,7 +67,7 @@ def _secret_env(name: str, secret: pulumi.Input[str], key: str) -> dict[str, Any
 def deployment_spec(
     *,
     image: str,
-    replicas: int,
+    settings: WorkloadSettings,
     labels: dict[str, str],
     config_hash: pulumi.Input[str],
     service_account: pulumi.Input[str],
@@ -97,7 +127,7 @@ def deployment_spec(
         ],
     }
     return {
-        "replicas": replicas,
+        "replicas": settings.replicas,
         "strategy": {
             "type": "RollingUpdate",
             "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1},

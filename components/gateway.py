@@ -95,7 +95,7 @@ class Gateway(pulumi.ComponentResource):
                 gateway_image=args.images.gateway,
                 supervisor_image=args.images.supervisor,
                 sandbox_image=args.images.sandbox,
-                replicas=args.replicas,
+                settings=args.settings,
                 server_sans=sans,
                 db_secret=database.credentials_secret,
                 db_uri=database.credentials_uri,

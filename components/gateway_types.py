@@ -11,6 +11,7 @@ from components import naming
 from components.console_types import ConsoleSettings
 from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials
 from components.database_types import DatabaseEndpoint
+from components.deployment import UPSTREAM_SETTINGS, WorkloadSettings
 from components.exposure_types import GatewayExposure
 from components.gateway_config import OidcSettings
 from components.identity_types import IdentityArgs
@@ -45,8 +46,6 @@ class GatewayArgs:
     """How the gateway is reached from outside the cluster, if at all."""
     images: GatewayImages
     """Final images."""
-    replicas: int
-    """Gateway pod replicas."""
     database_name: str
     """PostgreSQL role and database name (``gw_<name>``, or the adopted gateway's own)."""
     database_host: str
@@ -61,6 +60,8 @@ class GatewayArgs:
     """The cluster is OpenShift: sandboxes get the privileged SCC binding."""
     metrics_namespace: str | None
     """Namespace allowed to scrape metrics, or None."""
+    settings: WorkloadSettings = UPSTREAM_SETTINGS
+    """The declaration's settings of the workload (``spec.replicas``, …), passed whole."""
     credentials: GatewayCredentials = DEFAULT_CREDENTIALS
     """Where the gateway keeps its users' credentials (the driver, ``spec.credentials``)."""
     node_reader_cluster_role: pulumi.Input[str] = naming.NODE_READER_CLUSTER_ROLE

@@ -20,7 +20,7 @@ from pulumi_kubernetes.rbac.v1 import ClusterRoleBinding, Role, RoleBinding
 
 from components import credentials, naming, network, rbac, tokens, trusted_ca
 from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials, KekCredentials
-from components.deployment import deployment_spec
+from components.deployment import WorkloadSettings, deployment_spec
 from components.gateway_config import (
     CONFIG_FILE,
     OidcSettings,
@@ -48,8 +48,8 @@ class WorkloadArgs:
     """Final supervisor image."""
     sandbox_image: str
     """Final sandbox base image."""
-    replicas: int
-    """Gateway pod replicas."""
+    settings: WorkloadSettings
+    """The declaration's settings of the workload, for the Deployment."""
     server_sans: tuple[str, ...]
     """SANs of the server certificate, written to ``server_sans`` in gateway.toml."""
     db_secret: pulumi.Input[str]
@@ -168,7 +168,7 @@ class Workload(pulumi.ComponentResource):
         )
         deploy_spec = deployment_spec(
             image=args.gateway_image,
-            replicas=args.replicas,
+            settings=args.settings,
             labels=args.labels,
             config_hash=pod_hash,
             service_account=sa.metadata.name,

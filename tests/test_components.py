@@ -32,7 +32,6 @@ BASE_ARGS = GatewayArgs(
         supervisor="reg.example.com/sup:1",
         sandbox="reg.example.com/sb:1",
     ),
-    replicas=1,
     database_name="gw_acme",
     database_host="db.example.com",
     database_port=5432,

@@ -67,7 +67,6 @@ def test_valid_gateway_resolves_namespace_host_address_and_defaults(tmp_path: Pa
                     supervisor=images.DEFAULT_SUPERVISOR_IMAGE,
                     sandbox=images.DEFAULT_SANDBOX_IMAGE,
                 ),
-                replicas=1,
                 database_name="gw_team_a",
                 database_host="postgres.db.svc.cluster.local",
                 database_port=5432,
@@ -95,7 +94,7 @@ def test_spec_values_are_carried_through(tmp_path: Path) -> None:
 
     assert gateway.namespace == "legacy-team-a"
     assert gateway.hostname == f"gw-legacy-team-a.{BASE_DOMAIN}"
-    assert gateway.args.replicas == 3
+    assert gateway.args.settings.replicas == 3
     assert gateway.args.retain_database is False
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gatewayctl.errors import InvalidInputError, UsageError
-from gatewayctl.inputs import stackfile
 
 EPILOG = """\
 exit codes: 0 ok; 2 invalid input (every problem listed as `path:line:column: field: problem`,
@@ -69,6 +68,7 @@ def stack_arguments(command: argparse.ArgumentParser, all_help: str) -> None:
 
 def stacks(args: argparse.Namespace, root: Path) -> list[str]:
     """The stacks :func:`stack_arguments` select: STACK, or every stack with ``--all``."""
+    from gatewayctl.inputs import stackfile
 
     if args.all == bool(args.stack):
         raise UsageError("name one STACK or pass --all")

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.inputs import operator_settings, stackfile
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,6 +27,8 @@ examples:
 
 
 def _driver_description() -> str:
+
+    from gatewayctl.inputs import operator_settings
 
     return (
         f"Print who runs `pulumi up`, refresh and drift correction for each STACK:"
@@ -74,6 +75,7 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
     """Every stack here, as a JSON list (a workflow matrix: one job per stack)."""
+    from gatewayctl.inputs import stackfile
 
     _list(stackfile.requested_stacks(args.root, None), args.format)
     return EXIT_OK
@@ -81,6 +83,7 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
+    from gatewayctl.inputs import operator_settings, stackfile
     from gatewayctl.inputs.stackfile import stack_file
 
     known = stackfile.all_stacks(args.root)

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all
-from gatewayctl.inputs import stackfile
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,6 +54,7 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.deploy import adoption
     from gatewayctl.engine import outputs, render
+    from gatewayctl.inputs import stackfile
 
     (prepared,) = _prepare_all(args.root, stackfile.requested_stacks(args.root, args.stack))
     out = args.out or args.root / "build" / "import" / f"{args.stack}.json"

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all
-from gatewayctl.inputs import operator_settings
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,6 +26,8 @@ examples:
 
 
 def _operator_description() -> str:
+    from gatewayctl.inputs import operator_settings
+
     return (
         f"Write one pulumi.com/v1 Stack per stack the operator owns in"
         f" {operator_settings.SETTINGS} (git source, refresh, resync, Secret references, the"

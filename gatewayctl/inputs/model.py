@@ -71,7 +71,7 @@ def _release_name(value: object) -> object:
 
 ImageReference = Annotated[str, BeforeValidator(_image)]
 ReleaseName = Annotated[str, BeforeValidator(_release_name)]
-"""The name of a release, ``releases/<name>.yaml`` (gatewayctl.resolve.releases)."""
+"""The name of a release, ``releases/<name>.yaml`` (gatewayctl.inputs.releases)."""
 DnsLabel = Annotated[str, BeforeValidator(check_dns_label)]
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from components import images, naming
 from components.database_types import DatabaseEndpoint
+from components.deployment import WorkloadSettings
 from components.exposure_types import (
     GatewayExposure,
     GrpcRouteExposure,
@@ -173,7 +174,7 @@ def resolve_gateway(
                 namespace=namespace,
                 exposure=_exposure(hostname, cluster),
                 images=GatewayImages(**resolved),
-                replicas=spec.replicas,
+                settings=WorkloadSettings.of(spec),
                 database_name=database_name,
                 database_host=server.host,
                 database_port=server.port,
