@@ -4,6 +4,7 @@ and :class:`WorkloadSettings`, the declaration's per-gateway settings of the wor
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,13 @@ RESTRICTED_CONTAINER_SECURITY_CONTEXT: dict[str, Any] = {
 }
 
 
+UPSTREAM_RESOURCES: Mapping[str, Mapping[str, str]] = {
+    "requests": {"cpu": "100m", "memory": "256Mi"},
+    "limits": {"cpu": "500m", "memory": "512Mi"},
+}
+"""Upstream's requests and limits of the gateway container (its ``deployment.yaml``)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class WorkloadSettings:
     """The gateway workload's settings a declaration's ``spec`` holds, passed whole from the
@@ -35,6 +43,10 @@ class WorkloadSettings:
 
     replicas: int = 1
     """Gateway pods (``spec.replicas``)."""
+    resources: Mapping[str, Mapping[str, str]] = dataclasses.field(
+        default_factory=lambda: UPSTREAM_RESOURCES
+    )
+    """The gateway container's requests and limits (``spec.resources``), as wire data."""
 
     @classmethod
     def of(cls, spec: object) -> WorkloadSettings:
@@ -114,10 +126,7 @@ def deployment_spec(
         "startupProbe": _probe("/healthz", period=2, failures=30),
         "livenessProbe": _probe("/healthz", period=5, failures=3, delay=2),
         "readinessProbe": _probe("/readyz", period=2, failures=3, delay=1),
-        "resources": {
-            "requests": {"cpu": "100m", "memory": "256Mi"},
-            "limits": {"cpu": "500m", "memory": "512Mi"},
-        },
+        "resources": {kind: dict(values) for kind, values in settings.resources.items()},
         "volumeMounts": [
             {"name": "gateway-config", "mountPath": CONFIG_DIR, "readOnly": True},
             {"name": "sandbox-jwt", "mountPath": JWT_DIR, "readOnly": True},

@@ -43,6 +43,9 @@ def test_one_section_per_object_parents_first() -> None:
         "`spec`",
         "`spec.exposure`",
         "`spec.images`",
+        "`spec.resources`",
+        "`spec.resources.requests`",
+        "`spec.resources.limits`",
         "`spec.credentials`",
         "`spec.credentials.kubernetesSecrets`",
         "`spec.credentials.vault`",
@@ -59,7 +62,7 @@ def test_every_field_is_one_row_of_field_type_default_description() -> None:
     text = committed_reference()
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     rows = [row for row in rows if row != "| Field | Type | Default | Description |"]
-    assert len(rows) == len(list(schema.fields(committed_schema()))) == 52
+    assert len(rows) == len(list(schema.fields(committed_schema()))) == 59
     assert "| `replicas` | integer | `1` | Gateway pods, 1-10. |" in rows
     assert "| `address` | string | required | Vault's http(s) URL. |" in rows
     assert (
@@ -81,7 +84,7 @@ def test_every_link_points_at_a_heading() -> None:
     text = committed_reference()
     anchors = {reference.anchor(h.strip("`")) for h in re.findall(r"^## (.+)$", text, re.M)}
     links = re.findall(r"\]\(#([^)]+)\)", text)
-    assert len(links) == 13
+    assert len(links) == 16
     assert set(links) <= anchors
 
 

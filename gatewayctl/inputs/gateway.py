@@ -5,6 +5,7 @@ console.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Annotated, Literal
 
@@ -197,6 +198,70 @@ class ConsoleSpec(Model):
     """Per-gateway images, in place of its release's (or the built-in defaults)."""
 
 
+# Kubernetes' quantity grammar without the exponent form (k8s.io/apimachinery
+# pkg/api/resource/quantity.go: <signedNumber><suffix>, suffix binary Ki..Ei or decimal m, k..E).
+_QUANTITY = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?P<suffix>[KMGTPE]i|[mkMGTPE])?")
+_SCALE = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_SCALE |= {f"{unit}i": 1024.0 ** (i + 1) for i, unit in enumerate("KMGTPE")}
+
+
+def _quantity(value: object) -> object:
+    """A CPU or memory quantity as Kubernetes writes it (``500m``, ``1``, ``256Mi``); a YAML
+    number is its decimal text."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
+    if isinstance(value, str) and not _QUANTITY.fullmatch(value):
+        raise ValueError(
+            f"{value[:40]!r} is not a quantity: a number with an optional suffix"
+            " (m for thousandths; k, M, G or Ki, Mi, Gi, ...), such as 500m or 256Mi"
+        )
+    return value
+
+
+def _amount(quantity: str) -> float:
+    match = _QUANTITY.fullmatch(quantity)
+    assert match is not None  # validated by _quantity
+    return float(match["number"]) * _SCALE.get(match["suffix"] or "", 1.0)
+
+
+Quantity = Annotated[str, BeforeValidator(_quantity)]
+
+
+class ResourceRequests(Model):
+    cpu: Quantity = "100m"
+    """CPU the scheduler reserves for the gateway container; upstream's ``100m``."""
+    memory: Quantity = "256Mi"
+    """Memory the scheduler reserves; upstream's ``256Mi``."""
+
+
+class ResourceLimits(Model):
+    cpu: Quantity = "500m"
+    """CPU the container may use at most; upstream's ``500m``."""
+    memory: Quantity = "512Mi"
+    """Memory the container may use at most (it is killed above); upstream's ``512Mi``."""
+
+
+class ResourcesSpec(Model):
+    requests: ResourceRequests = ResourceRequests()
+    """What the scheduler reserves; each value defaults to upstream's on its own."""
+    limits: ResourceLimits = ResourceLimits()
+    """The most the container may use; each value defaults to upstream's on its own."""
+
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> ResourcesSpec:
+        # The API server refuses a pod whose request exceeds its limit (kubernetes
+        # pkg/apis/core/validation ValidateResourceRequirements: "must be less than or equal to
+        # ... limit"): refused here, before any resource is registered.
+        for key in ("cpu", "memory"):
+            request, limit = getattr(self.requests, key), getattr(self.limits, key)
+            if _amount(request) > _amount(limit):
+                raise ValueError(
+                    f"requests.{key} {request} is more than limits.{key} {limit}:"
+                    " Kubernetes refuses a request above its limit"
+                )
+        return self
+
+
 class GatewaySpec(Model):
     cluster: DnsLabel | None = None
     """Key of the stack's clusters (``Pulumi.<stack>.yaml``); optional when the stack has one."""
@@ -213,6 +278,8 @@ class GatewaySpec(Model):
     """Pin this gateway to a release other than its cluster's (a canary)."""
     replicas: int = Field(1, ge=1, le=10)
     """Gateway pods, 1-10."""
+    resources: ResourcesSpec = ResourcesSpec()
+    """The gateway container's CPU and memory requests and limits; default upstream's."""
     deletion_policy: Literal["Retain", "Delete"] = Field("Retain", alias="deletionPolicy")
     """``Retain`` keeps the PostgreSQL role and database when the gateway is removed;
     ``Delete`` drops them (the data is lost)."""
