@@ -22,11 +22,12 @@ from e2e.cluster import Cluster, StatusStandIn, running_cluster, terminate_as_in
 from e2e.engine import Engine
 from e2e.keycloak import Keycloak, running_keycloak
 from e2e.project import E2EProject, make_project
-from tests.e2e.lane import FIGURES, Deployed, built, deploy, need
+from tests import pg_server
+from tests.e2e.adoption import Adoption, adopt
+from tests.e2e.lane import FIGURES, UPSTREAM, Deployed, built, deploy, need
 
 SHARED_GATEWAY = ("openshift-ingress", "openshell-grpc-gateway")
 NODE_READER = "openshell-gateway-node-reader"
-UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-manifests"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -189,6 +190,21 @@ def deployed(
     """Each stack previewed, then brought up from empty, once for the session."""
     result = {name: deploy(engine, project, kube_env) for name, project in projects.items()}
     yield result
+
+
+@pytest.fixture(scope="session")
+def adoption(
+    engine: Engine,
+    cluster: Cluster,
+    keycloak: Keycloak,
+    postgres: pg_server.Server,
+    workdir: Path,
+    kube_env: dict[str, str],
+) -> Adoption:
+    """A tenant made as upstream's controller makes it, adopted with the README's steps once for
+    the session (tests/e2e/adoption.py): test_e2e_f_adoption_import.py and
+    test_e2e_f_adoption_up.py check the one run."""
+    return adopt(engine, cluster, keycloak, postgres, workdir, kube_env)
 
 
 def pytest_report_header() -> list[str]:

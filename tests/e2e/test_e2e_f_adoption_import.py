@@ -1,0 +1,132 @@
+"""Adoption, for real (issue 24 item 3): the import file ``gatewayctl import-file`` writes for a
+tenant made as upstream's controller makes it (tests/e2e/adoption.py). Its rows name the live
+objects (the Kubernetes ones in the cluster, the PostgreSQL ones in the real server, the
+Keycloak ones as Keycloak's admin API answers), it prints the targets to create first, the rows
+of the providers that cannot be built are refused here, and the engine imports every
+Kubernetes row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from e2e.cluster import Cluster
+from e2e.engine import package_of
+from e2e.keycloak import Keycloak
+from tests import pg_server
+from tests.e2e.adoption import DATABASE, GATEWAY, REALM, STACK, UPSTREAM_CLIENT, Adoption, ok
+from tests.e2e.lane import figure
+
+
+def _documents(text: str) -> list[dict[str, Any]]:
+    """Every JSON object of ``import --json``'s output (its preview, then its events)."""
+    decoder, found, index = json.JSONDecoder(), [], 0
+    while text[index:].strip():
+        index = len(text) - len(text[index:].lstrip())
+        value, index = decoder.raw_decode(text, index)
+        found.append(value)
+    return found
+
+
+def test_import_file_names_the_live_objects(
+    adoption: Adoption, cluster: Cluster, postgres: pg_server.Server, keycloak: Keycloak
+) -> None:
+    rows = [r for r in adoption.document["resources"] if "id" in r]
+    by_package = Counter(package_of(r["type"]) for r in rows)
+    assert dict(by_package) == {"kubernetes": 17, "postgresql": 2, "keycloak": 3}
+    # Every Kubernetes row's id is an object upstream's templates made, and nothing else.
+    live = set()
+    for row in rows:
+        if package_of(row["type"]) != "kubernetes":
+            continue
+        namespace, _, name = row["id"].rpartition("/")
+        kind = row["type"].rsplit(":", 1)[-1]
+        found = cluster.get(kind.lower(), name, namespace=namespace or None)
+        live.add((found["kind"], found["metadata"].get("namespace", ""), found["metadata"]["name"]))
+    assert len(live) == 17
+    # The PostgreSQL rows: the role and the database exist in the real server, the database
+    # owned by the role, as CNPG made them.
+    postgres_ids = {r["type"]: r["id"] for r in rows if package_of(r["type"]) == "postgresql"}
+    assert postgres_ids == {
+        "postgresql:index/role:Role": DATABASE,
+        "postgresql:index/database:Database": DATABASE,
+    }
+    with postgres.superuser() as connection:
+        role = connection.execute(
+            "SELECT rolcanlogin FROM pg_roles WHERE rolname = %s", (DATABASE,)
+        ).fetchall()
+        owner = connection.execute(
+            "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = %s", (DATABASE,)
+        ).fetchall()
+    assert role == [(True,)]
+    assert owner == [(DATABASE,)]
+    # The Keycloak rows: <realm>/<uuid> of upstream's client and roles, as the admin API
+    # answers for the client id and role names (what an operator reads off the admin console).
+    keycloak_ids = {r["logicalName"]: r["id"] for r in rows if package_of(r["type"]) == "keycloak"}
+    admin = keycloak.admin_token()
+    (client,) = ok(
+        keycloak.admin("GET", f"/{REALM}/clients", admin, params={"clientId": UPSTREAM_CLIENT}),
+        200,
+    ).json()
+    roles = ok(keycloak.admin("GET", f"/{REALM}/clients/{client['id']}/roles", admin), 200)
+    by_name = {r["name"]: r["id"] for r in roles.json()}
+    ids = {
+        "client": client["id"],
+        "adminRole": by_name["openshell-admin"],
+        "userRole": by_name["openshell-user"],
+    }
+    assert ids == adoption.keycloak_ids
+    assert keycloak_ids == {
+        f"{GATEWAY}-identity-client": f"{REALM}/{ids['client']}",
+        f"{GATEWAY}-identity-admin-role": f"{REALM}/{ids['adminRole']}",
+        f"{GATEWAY}-identity-user-role": f"{REALM}/{ids['userRole']}",
+    }
+    figure(
+        f"adopt: import file of {len(rows)} rows (17 kubernetes, 2 postgresql, 3 keycloak), each"
+        " naming a live object; upstream tenant made in"
+        f" {adoption.seconds['upstream']:.1f} s"
+    )
+
+
+def test_import_file_prints_the_targets_to_create_first(adoption: Adoption) -> None:
+    cluster = f"urn:pulumi:{STACK}::hypershell-gateways::hypershell:cluster:Cluster"
+    keycloak_provider = next(k for k in adoption.document["nameTable"] if "providers:keycloak" in k)
+    expected = [
+        f"{cluster}$pulumi:providers:kubernetes::kind-k8s",
+        f"{cluster}$pulumi:providers:postgresql::kind-postgres",
+        f"{cluster}::kind",
+        keycloak_provider,
+    ]
+    assert sorted(adoption.document["nameTable"]) == expected
+    printed = " ".join(f"--target '{urn}'" for urn in expected)
+    assert f"  pulumi up {printed}\n" in adoption.printed
+    # The engine created the two it can (the postgresql and keycloak providers are answered
+    # by the mocks: e2e/engine.py).
+    figure(
+        "adopt: `up --target` of the 2 of 4 printed URNs the engine can create in"
+        f" {adoption.seconds['targets']:.1f} s"
+    )
+
+
+def test_rows_of_the_providers_that_cannot_be_built_are_refused_here(adoption: Adoption) -> None:
+    assert adoption.refused.returncode != 0
+    assert (
+        "error: preview failed: failed to validate explicit provider config for"
+        f" urn:pulumi:{STACK}::hypershell-gateways::hypershell:cluster:Cluster"
+        "$pulumi:providers:postgresql::kind-postgres: no resource plugin"
+        " 'pulumi-resource-postgresql' found in the workspace at version v3.18.2 or on your"
+        " $PATH"
+    ) in adoption.refused.stdout
+
+
+def test_the_engine_imports_every_kubernetes_row(adoption: Adoption) -> None:
+    preview, *events = _documents(adoption.imported.stdout)
+    ops = Counter(step["op"] for step in preview["steps"])
+    # 17 objects and the 5 components the file creates as their parents
+    assert dict(ops) == {"import": 22, "same": 1}
+    summary = [e["summaryEvent"]["resourceChanges"] for e in events if "summaryEvent" in e]
+    # and the stack, the Cluster component and its provider, made before by `up --target`
+    assert summary == [{"import": 22, "same": 3}]
+    figure(f"adopt: pulumi import of 22 resources in {adoption.seconds['import']:.1f} s")

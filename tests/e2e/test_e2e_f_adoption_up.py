@@ -1,0 +1,153 @@
+"""Adoption, for real (issue 24 item 3): after ``pulumi import`` of the Kubernetes rows
+(tests/e2e/adoption.py), the first preview without force meets upstream's field manager, the
+forced one replaces and deletes nothing adopted (README, "Adopting gateways made by the
+upstream controller": what the first up does), and the forced ``up`` adopts, keeping the KEK and
+the Service, after which a preview has nothing to do.
+"""
+
+from __future__ import annotations
+
+from e2e.engine import Result
+from tests.e2e.adoption import CONTROLLER, Adoption
+from tests.e2e.lane import figure
+
+
+def _steps(result: Result) -> dict[str, tuple[str, list[str]]]:
+    """logical name → (op, sorted detailed-diff keys) of a ``preview --json``'s steps other
+    than ``same`` (the real CLI lists unchanged resources only as the stack's ``same``)."""
+    return {
+        step["urn"].split("::")[-1]: (step["op"], sorted(step.get("detailedDiff") or {}))
+        for step in result.json()["steps"]
+        if step["op"] != "same"
+    }
+
+
+LABEL = 'metadata.labels["hypershell.redhat.io/gateway"]'
+"""The program's own label, which upstream's objects lack: every imported object gets it."""
+REISSUED_TLS = [
+    'data["ca.crt"]',
+    'data["tls.crt"]',
+    'data["tls.key"]',
+    "metadata.annotations",  # cert-manager's annotations go ...
+    'metadata.labels["app.kubernetes.io/component"]',  # ... and the program's labels come
+    'metadata.labels["app.kubernetes.io/managed-by"]',
+    'metadata.labels["app.kubernetes.io/name"]',
+    'metadata.labels["controller.cert-manager.io/fao"]',
+    LABEL,
+    'metadata.labels["hypershell.redhat.io/managed"]',
+]
+SERVER_DEFAULTS = {
+    # Fields the API server defaulted, now in the imported state and not in the program: shown
+    # as deletions, not applied as such (server-side apply leaves fields it does not own), and
+    # gone from the state after the up (the next preview has no change).
+    "legacy-ns": ['metadata.labels["kubernetes.io/metadata.name"]', "spec"],
+    "legacy-workload-svc": [
+        "spec.internalTrafficPolicy",
+        "spec.ipFamilies",
+        "spec.ipFamilyPolicy",
+        "spec.sessionAffinity",
+    ],
+}
+EXPECTED_PREVIEW = {
+    # README, "Adopting gateways made by the upstream controller": what the first up does.
+    # Created: the patch that takes over the shared node-reader ClusterRole, the default-deny
+    # NetworkPolicy upstream never makes, the trusted-CA ConfigMap (taken over by server-side
+    # apply where upstream copied one, as here), the Exposure component (no objects: no ingress).
+    "kind-node-reader": ("create", []),
+    "legacy-exposure": ("create", []),
+    "legacy-workload-trusted-ca": ("create", []),
+    "legacy-workload-netpol-default-deny-ingress": ("create", []),
+    # Keys reissued: TLS Secrets and JWT keys, the database password (and so the URI).
+    "legacy-pki-server-tls": ("update", REISSUED_TLS),
+    "legacy-pki-client-tls": ("update", REISSUED_TLS),
+    "legacy-pki-jwt-keys": (
+        "update",
+        ["data.kid", 'data["public.pem"]', 'data["signing.pem"]', "metadata.labels"],
+    ),
+    "legacy-database-db-credentials": ("update", ["data.password", "data.uri", LABEL]),
+    # The program's gateway.toml (the OIDC table, its own settings), and the pod it rolls.
+    "legacy-workload-config": ("update", ['data["gateway.toml"]', LABEL]),
+    "legacy-workload-deploy": (
+        "update",
+        [
+            LABEL,
+            "spec.progressDeadlineSeconds",
+            "spec.revisionHistoryLimit",
+            "spec.template.metadata.annotations",  # the config hash: the pod rolls
+            'spec.template.metadata.labels["hypershell.redhat.io/gateway"]',
+            "spec.template.spec.containers[0].env[2]",  # SSL_CERT_FILE: the trusted CA
+            "spec.template.spec.containers[0].imagePullPolicy",
+            "spec.template.spec.containers[0].livenessProbe.httpGet.scheme",
+            "spec.template.spec.containers[0].livenessProbe.successThreshold",
+            "spec.template.spec.containers[0].readinessProbe.httpGet.scheme",
+            "spec.template.spec.containers[0].readinessProbe.successThreshold",
+            "spec.template.spec.containers[0].startupProbe.httpGet.scheme",
+            "spec.template.spec.containers[0].startupProbe.successThreshold",
+            "spec.template.spec.containers[0].terminationMessagePath",
+            "spec.template.spec.containers[0].terminationMessagePolicy",
+            "spec.template.spec.containers[0].volumeMounts[4]",  # the trusted CA's mount
+            "spec.template.spec.dnsPolicy",
+            "spec.template.spec.restartPolicy",
+            "spec.template.spec.schedulerName",
+            "spec.template.spec.securityContext.seccompProfile",
+            "spec.template.spec.serviceAccount",
+            "spec.template.spec.volumes[0].configMap.defaultMode",
+            "spec.template.spec.volumes[4]",  # the trusted CA's volume
+        ],
+    ),
+    # The label only; the KEK's data is create-only (ignoreChanges) and is kept.
+    "legacy-workload-kek": ("update", [LABEL]),
+    "legacy-ns": ("update", [LABEL, *SERVER_DEFAULTS["legacy-ns"]]),
+    "legacy-workload-svc": ("update", [LABEL, *SERVER_DEFAULTS["legacy-workload-svc"]]),
+    **{
+        name: ("update", [LABEL])
+        for name in (
+            "legacy-workload-sa",
+            "legacy-workload-sandbox-sa",
+            "legacy-workload-sandbox-role",
+            "legacy-workload-sandbox-rb",
+            "legacy-workload-node-reader-crb",
+            "legacy-workload-netpol-gateway-sandbox-ssh",
+            "legacy-workload-netpol-gateway-sandbox-ssh-v2",
+            "legacy-workload-netpol-gateway-allow-sandbox-v2",
+        )
+    },
+}
+
+
+def test_the_first_preview_without_force_meets_upstreams_field_manager(
+    adoption: Adoption,
+) -> None:
+    assert adoption.unforced.returncode != 0
+    errors = [
+        d["message"]
+        for d in adoption.unforced.json()["diagnostics"]
+        if d["severity"] == "error" and "urn" in d
+    ]
+    assert errors
+    for message in errors:
+        assert "Server-Side Apply field conflict detected" in message
+        assert f'conflict with "{CONTROLLER}"' in message or f'conflicts with "{CONTROLLER}"' in (
+            message
+        )
+
+
+def test_preview_replaces_and_deletes_nothing_adopted(adoption: Adoption) -> None:
+    steps = _steps(adoption.preview)
+    assert steps == EXPECTED_PREVIEW
+    updates = sum(1 for op, _ in steps.values() if op == "update")
+    figure(f"adopt: preview after import: {updates} updates, 4 creates, 0 replaces, 0 deletes")
+
+
+def test_the_forced_up_adopts_and_a_second_preview_has_nothing_to_do(adoption: Adoption) -> None:
+    events = adoption.up.events()
+    assert adoption.up.summary() == {"create": 4, "update": 17, "same": 8}
+    assert [e for e in events if e.get("diagnosticEvent", {}).get("severity") == "error"] == []
+    assert _steps(adoption.after) == {}
+    before, after = adoption.live_before, adoption.live_after
+    assert after["kek"] == before["kek"]  # kept: stored credentials stay readable
+    assert after["service"] == before["service"]  # same object, same cluster IP
+    assert after["db-password"] != before["db-password"]  # reissued
+    assert "hypershell.redhat.io/config-hash" in after["template"]  # the pod rolled
+    assert "hypershell.redhat.io/config-hash" not in before["template"]
+    figure(f"adopt: forced up in {adoption.seconds['up']:.1f} s; the next preview: no change")
