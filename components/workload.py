@@ -219,7 +219,7 @@ class Workload(pulumi.ComponentResource):
             ),
             # An imported (adopted) Service's state holds the cluster IP the API server gave it;
             # the program sets none, and pulumi-kubernetes replaces a Service whose
-            # spec.clusterIP changes (measured: tests/e2e/test_e2e_f_adoption.py). Keep it.
+            # spec.clusterIP changes (measured: tests/e2e/test_e2e_f_adoption_up.py). Keep it.
             opts=pulumi.ResourceOptions.merge(
                 child, pulumi.ResourceOptions(ignore_changes=SERVICE_IGNORED)
             ),

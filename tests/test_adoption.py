@@ -472,7 +472,7 @@ def test_an_imported_service_keeps_its_cluster_ip(adopted: render.Rendered) -> N
     """After ``pulumi import`` the Service's state holds the cluster IP the API server gave it
     and the program sets none; pulumi-kubernetes replaces a Service whose ``spec.clusterIP``
     changes (the real engine's preview: replace, reason ``spec.clusterIP``, in
-    tests/e2e/test_e2e_f_adoption.py). Ignoring both fields keeps the imported ones."""
+    tests/e2e/test_e2e_f_adoption_up.py). Ignoring both fields keeps the imported ones."""
     document = adoption.import_file(adopted)
     (service,) = [e for e in document["resources"] if e["type"] == "kubernetes:core/v1:Service"]
     registered = adopted.recording.resources[service["name"]]
