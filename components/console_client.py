@@ -28,6 +28,7 @@ import pulumi_keycloak as keycloak
 import pulumi_random as random
 from pulumi_kubernetes.core.v1 import Secret
 
+from components import keycloak_client
 from components.console_types import (
     CALLBACK_PATH,
     CLIENT_SECRET_KEY,
@@ -37,7 +38,6 @@ from components.console_types import (
     ConsoleArgs,
     console_url,
 )
-from components.identity_types import DEFAULT_SCOPES, PKCE_METHOD, ROLES_CLAIM
 
 
 def console_client(
@@ -47,62 +47,30 @@ def console_client(
     one scope mapping per role of the gateway client; ``opts`` carry the Keycloak provider."""
     realm = args.realm
     url = console_url(args.settings.exposure)
-    client = keycloak.openid.Client(
-        f"{name}-client",
-        realm_id=realm,
+    client = keycloak_client.client(
+        name,
+        realm=realm,
         client_id=client_id,
-        name=client_id,
-        enabled=True,
         access_type="CONFIDENTIAL",
-        standard_flow_enabled=True,
-        direct_access_grants_enabled=False,
-        implicit_flow_enabled=False,
-        service_accounts_enabled=False,
-        full_scope_allowed=False,
+        direct_access_grants=False,
         # The console's own callback only (issue 13).
-        valid_redirect_uris=[url + CALLBACK_PATH],
+        redirect_uris=[url + CALLBACK_PATH],
         web_origins=[url],
-        pkce_code_challenge_method=PKCE_METHOD,
         opts=opts,
     )
-    keycloak.openid.ClientDefaultScopes(
-        f"{name}-client-scopes",
-        realm_id=realm,
-        client_id=client.id,
-        default_scopes=list(DEFAULT_SCOPES),
+    keycloak_client.default_scopes(name, realm=realm, client=client, opts=opts)
+    keycloak_client.audience_mapper(
+        name, realm=realm, client=client, audience=args.gateway_client_id, opts=opts
+    )
+    keycloak_client.roles_claim_mapper(
+        name,
+        realm=realm,
+        client=client,
+        mapper_name="client-roles",
+        roles_of=args.gateway_client_id,
         opts=opts,
     )
-    keycloak.openid.AudienceProtocolMapper(
-        f"{name}-audience",
-        realm_id=realm,
-        client_id=client.id,
-        name="audience",
-        included_client_audience=args.gateway_client_id,
-        add_to_access_token=True,
-        add_to_id_token=False,
-        opts=opts,
-    )
-    keycloak.openid.UserClientRoleProtocolMapper(
-        f"{name}-roles-claim",
-        realm_id=realm,
-        client_id=client.id,
-        name="client-roles",
-        claim_name=ROLES_CLAIM,
-        claim_value_type="String",
-        multivalued=True,
-        client_id_for_role_mappings=args.gateway_client_id,
-        add_to_access_token=True,
-        add_to_id_token=True,
-        opts=opts,
-    )
-    keycloak.openid.SubProtocolMapper(
-        f"{name}-sub",
-        realm_id=realm,
-        client_id=client.id,
-        name="sub",
-        add_to_access_token=True,
-        opts=opts,
-    )
+    keycloak_client.sub_mapper(name, realm=realm, client=client, opts=opts)
     for index, role_id in enumerate(args.gateway_role_ids):
         keycloak.GenericRoleMapper(
             f"{name}-scope-{index}",

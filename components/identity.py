@@ -31,48 +31,17 @@ from __future__ import annotations
 import pulumi
 import pulumi_keycloak as keycloak
 
-from components import tokens
+from components import keycloak_client, tokens
 from components.identity_types import (
-    ADMIN_ROLE as ADMIN_ROLE,
-)
-from components.identity_types import (
-    DEFAULT_SCOPES as DEFAULT_SCOPES,
-)
-from components.identity_types import (
-    JWKS_TTL_SECONDS as JWKS_TTL_SECONDS,
-)
-from components.identity_types import (
-    PKCE_METHOD as PKCE_METHOD,
-)
-from components.identity_types import (
-    REDIRECT_URIS as REDIRECT_URIS,
-)
-from components.identity_types import (
-    ROLES_CLAIM as ROLES_CLAIM,
-)
-from components.identity_types import (
-    USER_ROLE as USER_ROLE,
-)
-from components.identity_types import (
-    IdentityArgs as IdentityArgs,
-)
-from components.identity_types import (
-    KeycloakServerArgs as KeycloakServerArgs,
-)
-from components.identity_types import (
-    Principal as Principal,
-)
-from components.identity_types import (
-    PrincipalKind as PrincipalKind,
-)
-from components.identity_types import (
-    grants as grants,
-)
-from components.identity_types import (
-    principal_suffix as principal_suffix,
-)
-from components.identity_types import (
-    server_key as server_key,
+    ADMIN_ROLE,
+    REDIRECT_URIS,
+    ROLES_CLAIM,
+    USER_ROLE,
+    IdentityArgs,
+    KeycloakServerArgs,
+    grants,
+    principal_suffix,
+    server_key,
 )
 
 
@@ -111,30 +80,17 @@ class Identity(pulumi.ComponentResource):
         provider = self.provider = args.provider
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         realm = args.realm
-        self.client = keycloak.openid.Client(
-            f"{name}-client",
-            realm_id=realm,
+        self.client = keycloak_client.client(
+            name,
+            realm=realm,
             client_id=args.client_id,
-            name=args.client_id,
-            enabled=True,
             access_type="PUBLIC",
-            standard_flow_enabled=True,
-            direct_access_grants_enabled=True,
-            implicit_flow_enabled=False,
-            service_accounts_enabled=False,
-            full_scope_allowed=False,
-            valid_redirect_uris=list(REDIRECT_URIS),
-            pkce_code_challenge_method=PKCE_METHOD,
-            oauth2_device_authorization_grant_enabled=True,
+            direct_access_grants=True,
+            redirect_uris=REDIRECT_URIS,
+            device_grant=True,
             opts=child,
         )
-        keycloak.openid.ClientDefaultScopes(
-            f"{name}-client-scopes",
-            realm_id=realm,
-            client_id=self.client.id,
-            default_scopes=list(DEFAULT_SCOPES),
-            opts=child,
-        )
+        keycloak_client.default_scopes(name, realm=realm, client=self.client, opts=child)
         self.roles = {
             role: keycloak.Role(
                 f"{name}-{suffix}",
@@ -185,6 +141,7 @@ class Identity(pulumi.ComponentResource):
         for principal, roles in grants(args).items():
             role_ids = [self.roles[role].id for role in roles]
             resource = f"{name}-access-{principal_suffix(principal)}"
+            # Only these roles: other gateways' (and people's) mappings stay (above).
             if principal.kind == "group":
                 group = keycloak.get_group_output(
                     realm_id=realm, group_path=principal.name, opts=lookup
@@ -194,7 +151,6 @@ class Identity(pulumi.ComponentResource):
                     realm_id=realm,
                     group_id=group.id,
                     role_ids=role_ids,
-                    # Only these roles: other gateways' (and people's) mappings stay (above).
                     exhaustive=False,
                     opts=child,
                 )
@@ -207,7 +163,6 @@ class Identity(pulumi.ComponentResource):
                     realm_id=realm,
                     user_id=user.id,
                     role_ids=role_ids,
-                    # Only these roles: other gateways' (and people's) mappings stay (above).
                     exhaustive=False,
                     opts=child,
                 )

@@ -13,7 +13,7 @@ import pytest
 
 from components.gateway import Gateway, GatewayArgs
 from components.gateway_config import OidcSettings, oidc_table
-from components.identity import IdentityArgs, Principal, grants, principal_suffix, server_key
+from components.identity_types import IdentityArgs, Principal, grants, principal_suffix, server_key
 from components.trusted_ca import MOUNT_PATH
 from components.workload import config_hash
 from gatewayctl.engine import offline

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components import tokens
-from components.identity import server_key
+from components.identity_types import server_key
 from gatewayctl.diff.compare import compare
 from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side, render_head, stack_secrets

@@ -15,7 +15,8 @@ import pulumi_keycloak as keycloak
 
 from components.cluster import Cluster, ClusterArgs
 from components.gateway import Gateway
-from components.identity import KeycloakServerArgs, keycloak_provider, server_key
+from components.identity import keycloak_provider
+from components.identity_types import KeycloakServerArgs, server_key
 from gatewayctl import ROOT
 from gatewayctl.inputs.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.inputs.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_KEYS
