@@ -49,6 +49,7 @@ from e2e.cluster import StatusStandIn, running_cluster, terminate_as_interrupt  
 from e2e.engine import Engine  # noqa: E402
 from e2e.project import make_project  # noqa: E402
 from gatewayctl.engine import render  # noqa: E402
+from gatewayctl.resolve import preparation  # noqa: E402
 
 SHAPE = "dev"  # gateways/local/dev.yaml
 
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                     project.write_declaration(name, declaration(name))
                 subprocess.run(["git", "add", "-A"], cwd=project.root, check=True)
                 started = time.monotonic()
-                offline = render.execute(render.prepare(project.root, stack))
+                offline = render.execute(preparation.prepare(project.root, stack))
                 offline_s = time.monotonic() - started
                 resources = len(offline.recording.resources)
                 engine.run(["stack", "init", stack], cwd=project.root, env=env)

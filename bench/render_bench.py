@@ -2,7 +2,7 @@
 
 For each size N a synthetic stack of N gateways (the AWS stack's shape: two clusters in
 gateway-api mode) is generated in a temporary directory and rendered with
-``render.execute(render.prepare(root, "bench"))``. The floor registers the same total number of
+``render.execute(preparation.prepare(root, "bench"))``. The floor registers the same total number of
 bare ``CustomResource`` objects through the same ``gatewayctl.engine.offline.run_program``, so the
 ratio program/floor is the cost of our program logic on top of what the Pulumi SDK and the mock
 engine cost anyway.
@@ -170,10 +170,11 @@ def child_program(root: Path) -> dict[str, Any]:
     """Validate and render the stack under ``root``; time the two parts separately."""
     sys.path.insert(0, str(ROOT))
     from gatewayctl.engine import render
+    from gatewayctl.resolve import preparation
 
     baseline = _peak_kib()
     start = time.perf_counter()
-    prepared = render.prepare(root, STACK)
+    prepared = preparation.prepare(root, STACK)
     prepared_at = time.perf_counter()
     rendered = render.execute(prepared)
     done = time.perf_counter()

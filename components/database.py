@@ -20,7 +20,7 @@ import pulumi_random as random
 from pulumi_kubernetes.core.v1 import Secret
 
 from components import naming, tokens
-from components.database_types import DatabaseEndpoint as DatabaseEndpoint
+from components.database_types import DatabaseEndpoint
 from components.metadata import metadata
 from components.wire import wire
 

@@ -22,31 +22,14 @@ from pulumi_kubernetes.networking.v1 import NetworkPolicy
 
 from components import naming, network, tokens
 from components.exposure_types import (
-    GRPCROUTE_ACCEPTED as GRPCROUTE_ACCEPTED,
-)
-from components.exposure_types import (
-    ROUTE_ADMITTED as ROUTE_ADMITTED,
-)
-from components.exposure_types import (
-    ROUTER_TIMEOUT as ROUTER_TIMEOUT,
-)
-from components.exposure_types import (
-    WAIT_FOR as WAIT_FOR,
-)
-from components.exposure_types import (
-    GatewayExposure as GatewayExposure,
-)
-from components.exposure_types import (
-    GrpcRouteExposure as GrpcRouteExposure,
-)
-from components.exposure_types import (
-    NoExposure as NoExposure,
-)
-from components.exposure_types import (
-    RouteExposure as RouteExposure,
-)
-from components.exposure_types import (
-    SharedGateway as SharedGateway,
+    GRPCROUTE_ACCEPTED,
+    ROUTE_ADMITTED,
+    ROUTER_TIMEOUT,
+    WAIT_FOR,
+    GatewayExposure,
+    GrpcRouteExposure,
+    NoExposure,
+    RouteExposure,
 )
 from components.metadata import metadata
 from components.wire import wire

@@ -12,8 +12,7 @@ from components.console import Console
 from components.console_types import ConsoleArgs
 from components.database import Database, DatabaseArgs
 from components.exposure import Exposure, ExposureArgs
-from components.gateway_types import GatewayArgs as GatewayArgs
-from components.gateway_types import GatewayImages as GatewayImages
+from components.gateway_types import GatewayArgs
 from components.hostnames import grpcs_address
 from components.identity import Identity
 from components.metadata import metadata

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests import builders
 from tests.builders import (
     BASE_DOMAIN,
@@ -40,7 +41,7 @@ def project(root: Path, spec: dict[str, Any] | None = None, **changes: Any) -> P
 
 
 def rendered(root: Path) -> render.Rendered:
-    return render.execute(render.prepare(root, STACK))
+    return render.execute(preparation.prepare(root, STACK))
 
 
 def console_objects(result: render.Rendered) -> list[str]:

@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -21,7 +22,7 @@ STACKS = ("aws", "ibm", "local")
 @functools.cache
 def rendered(stack: str) -> render.Rendered:
     """The in-memory render of a committed stack (the same code path as the CLI)."""
-    return render.execute(render.prepare(ROOT, stack))
+    return render.execute(preparation.prepare(ROOT, stack))
 
 
 def shared_or_skip(relative: str) -> Path:

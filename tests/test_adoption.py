@@ -15,6 +15,7 @@ from components import tokens
 from gatewayctl.cli import main as cli
 from gatewayctl.deploy import adoption
 from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests.builders import ADOPTED_DB, ADOPTED_NS, adopting_project, write_gateway
 from tests.hostile_helpers import run_cli, unlocated
 from tests.support import ROOT, rendered
@@ -65,7 +66,9 @@ CLUSTER = "roks-us-east"
 
 @pytest.fixture(scope="module")
 def adopted(tmp_path_factory: pytest.TempPathFactory) -> render.Rendered:
-    return render.execute(render.prepare(adopting_project(tmp_path_factory.mktemp("p")), "ibm"))
+    return render.execute(
+        preparation.prepare(adopting_project(tmp_path_factory.mktemp("p")), "ibm")
+    )
 
 
 @dataclass(frozen=True)
@@ -232,7 +235,7 @@ def test_a_gateway_named_like_a_reference_is_imported_under_its_own_parents(
     tmp_path: Path, gateway: str
 ) -> None:
     project = adopting_project(tmp_path, gateway)
-    rendered = render.execute(render.prepare(project, "ibm"))
+    rendered = render.execute(preparation.prepare(project, "ibm"))
     document = adoption.import_file(rendered)
 
     assert_resolves_to_the_program(document, rendered)
@@ -351,7 +354,7 @@ def test_an_adopted_client_and_its_roles_are_imported_by_realm_and_keycloak_id(
         },
         stack="ibm",
     )
-    adopted = render.execute(render.prepare(root, "ibm"))
+    adopted = render.execute(preparation.prepare(root, "ibm"))
     document = adoption.import_file(adopted)
     keycloak = {
         r["logicalName"]: (r["type"], r["id"], r["version"])

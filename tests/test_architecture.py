@@ -3,6 +3,7 @@ module over 400 lines, no test file over 800, and the map names every package.""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from tests import architecture
@@ -103,3 +104,17 @@ def test_the_map_names_every_module() -> None:
         if path.name != "__init__.py" and f"`{path.relative_to(ROOT / package)}`" not in text
     ]
     assert missing == []
+
+
+def test_every_name_has_one_home() -> None:
+    """No module re-exports another's name (``from x import name as name``): importers name
+    the module that defines it."""
+    aliases = [
+        f"{path.relative_to(ROOT)}:{node.lineno} {alias.name}"
+        for module, path in sorted(architecture.modules().items())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname == alias.name
+    ]
+    assert aliases == []

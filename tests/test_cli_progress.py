@@ -7,13 +7,13 @@ import io
 from rich.console import Console
 
 from gatewayctl.cli.progress import RenderProgress
-from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests.support import ROOT
 
 
 def test_no_progress_display_into_a_pipe_or_a_file() -> None:
     # rich draws nothing there but the blank line its transient display leaves at the end.
-    prepared = render.prepare(ROOT, "local")
+    prepared = preparation.prepare(ROOT, "local")
     buffer = io.StringIO()
     progress = RenderProgress(Console(file=buffer), [prepared], min_gateways=1)
     progress.start("local", len(prepared.loaded.gateways))

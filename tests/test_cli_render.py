@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from gatewayctl.cli import render as render_command
-from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests.builders import copy_project, write_gateway
 
 
@@ -17,7 +17,7 @@ def test_progress_bar_for_many_gateways(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "p")
     for index in range(render_command.PROGRESS_MIN_GATEWAYS):
         write_gateway(project, f"t{index:02}", stack="local")
-    prepared = render.prepare(project, "local")
+    prepared = preparation.prepare(project, "local")
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
     (result,) = render_command._render_all([prepared], console, show_progress=True, jobs=1)
@@ -35,7 +35,7 @@ def test_one_progress_display_for_the_stacks_rendering_in_workers(tmp_path: Path
     for index in range(render_command.PROGRESS_MIN_GATEWAYS):
         write_gateway(project, f"t{index:02}", stack="local")
         write_gateway(project, f"t{index:02}", {"cluster": "roks-us-east"}, stack="ibm")
-    prepared = [render.prepare(project, stack) for stack in ("aws", "ibm", "local")]
+    prepared = [preparation.prepare(project, stack) for stack in ("aws", "ibm", "local")]
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
 

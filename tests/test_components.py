@@ -9,9 +9,10 @@ from typing import Any
 import pulumi
 
 from components.cluster import Cluster, ClusterArgs
-from components.database import DatabaseEndpoint
-from components.exposure import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
-from components.gateway import Gateway, GatewayArgs, GatewayImages
+from components.database_types import DatabaseEndpoint
+from components.exposure_types import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
+from components.gateway import Gateway
+from components.gateway_types import GatewayArgs, GatewayImages
 from gatewayctl.engine.offline import Recording, is_secret, run_program
 from tests.helpers import k8s, kinds, one, raw, secret_paths
 

@@ -19,6 +19,7 @@ from gatewayctl.engine import program, render
 from gatewayctl.engine.offline import Recording, is_secret, run_program
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
+from gatewayctl.resolve import preparation
 from gatewayctl.resolve.console import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
 from policy.hypershell_policies import POLICIES
 from tests import builders
@@ -372,7 +373,7 @@ def test_the_stack_outputs_gain_the_console_address(
     write_gateway(tmp_path, "charlie", {"cluster": "c1"})
     exported: dict[str, Any] = {}
     monkeypatch.setattr(pulumi, "export", lambda name, value: exported.setdefault(name, value))
-    prepared = render.prepare(tmp_path, STACK)
+    prepared = preparation.prepare(tmp_path, STACK)
 
     def main() -> Any:
         program.main(tmp_path)
@@ -512,7 +513,7 @@ def test_console_secrets_stay_out_of_an_error_and_the_diff(tmp_path: Path) -> No
     values = generated_console_secrets(base_render.recording)
     values += generated_console_secrets(head_render.recording)
     base = Side(files=base_render.files, secrets=stack_secrets(base_root, STACK))
-    head = render_head(render.prepare(head_root, STACK))
+    head = render_head(preparation.prepare(head_root, STACK))
     report = build_report([compare(STACK, base, head)], base_label="base", command="diff")
     assert "acme" in report
     assert leaks([report], values) == []

@@ -22,6 +22,7 @@ from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side
 from gatewayctl.engine import render
 from gatewayctl.engine.offline import Recording
+from gatewayctl.resolve import preparation
 from tests.builders import (
     DECLARATIONS,
     EAST_DOMAIN,
@@ -68,7 +69,7 @@ def project(root: Path, gateways: dict[str, dict[str, Any]]) -> Path:
 
 
 def rendered(root: Path, stack: str = STACK) -> render.Rendered:
-    return render.execute(render.prepare(root, stack))
+    return render.execute(preparation.prepare(root, stack))
 
 
 def gateway_urn(recording: Recording, name: str) -> str:
@@ -182,7 +183,7 @@ def test_flipping_the_policy_changes_only_the_retain_flag(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_committed_stacks_retain_exactly_the_databases_declared_retain(stack: str) -> None:
-    loaded = render.prepare(ROOT, stack).loaded
+    loaded = preparation.prepare(ROOT, stack).loaded
     recording = rendered(ROOT, stack).recording
 
     expected = sorted(

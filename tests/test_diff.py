@@ -39,6 +39,7 @@ from gatewayctl.diff.report import (
 from gatewayctl.diff.sides import Side, stack_secrets
 from gatewayctl.engine import render
 from gatewayctl.inputs.secrets import REDACTED
+from gatewayctl.resolve import preparation
 from tests.diff_helpers import (
     BASE_SENTINEL,
     Run,
@@ -98,8 +99,8 @@ def changed(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Changed
         repo=repo,
         run=run,
         output=output.read_text(encoding="utf-8") if output.exists() else "",
-        base_files=render.execute(render.prepare(pristine, "local")).files,
-        head_files=render.execute(render.prepare(repo, "local")).files,
+        base_files=render.execute(preparation.prepare(pristine, "local")).files,
+        head_files=render.execute(preparation.prepare(repo, "local")).files,
     )
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from gatewayctl.diff import cache, sides
 from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests.builders import git, write_text
 from tests.diff_helpers import BASE_SENTINEL, clone, declare, run_diff
 
@@ -45,7 +46,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
         found.base.append(list(target))
         return start(project, package, target, out)
 
-    def counting_execute(prepared: render.Prepared, *args: Any) -> render.Rendered:
+    def counting_execute(prepared: preparation.Prepared, *args: Any) -> render.Rendered:
         found.head.append(prepared.loaded.name)
         return execute(prepared, *args)
 

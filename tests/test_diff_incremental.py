@@ -15,6 +15,7 @@ import pytest
 
 from gatewayctl.diff import incremental
 from gatewayctl.engine import render, shares
+from gatewayctl.resolve import preparation
 from tests.builders import git
 from tests.diff_helpers import clone, declare, run_diff
 
@@ -36,11 +37,11 @@ def renders(monkeypatch: pytest.MonkeyPatch) -> Iterator[Renders]:
     found = Renders(whole=[], shares=[])
     execute, execute_share = render.execute, shares.execute_share
 
-    def counting_execute(prepared: render.Prepared, *args: Any) -> render.Rendered:
+    def counting_execute(prepared: preparation.Prepared, *args: Any) -> render.Rendered:
         found.whole.append(prepared.loaded.name)
         return execute(prepared, *args)
 
-    def counting_share(prepared: render.Prepared, names: frozenset[str], *args: Any) -> Any:
+    def counting_share(prepared: preparation.Prepared, names: frozenset[str], *args: Any) -> Any:
         found.shares.append(sorted(names))
         return execute_share(prepared, names, *args)
 
@@ -65,14 +66,14 @@ def dev_repo(pristine: Path, tmp_path: Path) -> Path:
 class DevChanged:
     base: dict[str, str]
     """The base's render (a copy: a test may tamper with it)."""
-    prepared: render.Prepared
+    prepared: preparation.Prepared
     """:func:`dev_repo`, prepared."""
 
 
 @pytest.fixture
 def dev_changed(pristine: Path, dev_repo: Path) -> DevChanged:
-    base = dict(render.execute(render.prepare(pristine, STACK)).files)
-    return DevChanged(base=base, prepared=render.prepare(dev_repo, STACK))
+    base = dict(render.execute(preparation.prepare(pristine, STACK)).files)
+    return DevChanged(base=base, prepared=preparation.prepare(dev_repo, STACK))
 
 
 def _offline_object(base: dict[str, str]) -> str:
@@ -83,12 +84,12 @@ def _offline_object(base: dict[str, str]) -> str:
 def test_only_the_changed_declarations_render_and_the_result_is_the_full_render(
     pristine: Path, tmp_path: Path
 ) -> None:
-    base = render.execute(render.prepare(pristine, STACK)).files
+    base = render.execute(preparation.prepare(pristine, STACK)).files
     repo = clone(pristine, tmp_path / "repo")
     _change_dev(repo)  # changed
     declare(repo, STACK, "team-b")  # added
     (repo / "gateways" / STACK / "offline.yaml").unlink()  # removed
-    prepared = render.prepare(repo, STACK)
+    prepared = preparation.prepare(repo, STACK)
     names = incremental.affected(prepared, incremental.changed_paths(repo, "main"))
     assert names == {"dev", "team-b"}
     head = incremental.head_render(prepared, base, names)
@@ -139,7 +140,7 @@ def test_a_change_no_render_reads_keeps_the_reuse(dev_repo: Path) -> None:
     (repo / "docs" / "notes.md").write_text("a note\n", encoding="utf-8")
     (repo / "README.md").write_text("changed\n", encoding="utf-8")
     git(repo, "add", "--all")  # staged, or not: the working tree is what renders
-    prepared = render.prepare(repo, STACK)
+    prepared = preparation.prepare(repo, STACK)
     assert incremental.affected(prepared, incremental.changed_paths(repo, "main")) == {"dev"}
 
 

@@ -141,13 +141,13 @@ def test_150_added_gateways_are_all_named_within_the_bound() -> None:
 def test_the_real_program_with_150_added_gateways(tmp_path: Any) -> None:
     from gatewayctl.diff.compare import compare
     from gatewayctl.diff.sides import missing_head, render_head
-    from gatewayctl.engine import render
+    from gatewayctl.resolve import preparation
     from tests.support import render_bench
 
     bench = render_bench()
     bench.write_stack(tmp_path, 150)
     (stack,) = [p.name.split(".")[1] for p in tmp_path.glob("Pulumi.*.yaml")]
-    head = render_head(render.prepare(tmp_path, stack))
+    head = render_head(preparation.prepare(tmp_path, stack))
     empty = missing_head(stack)
     diff = compare(stack, empty, head)
     report = build_report([diff], base_label="b", command="c")
@@ -217,16 +217,17 @@ def test_a_context_change_without_a_kubeconfig_input_is_an_update_in_place(
 
 def test_a_renamed_cluster_key_is_flagged(tmp_path: Any) -> None:
     from gatewayctl.engine import render
+    from gatewayctl.resolve import preparation
     from tests.builders import copy_project, edited_config
 
     root = copy_project(tmp_path / "project")
-    base = json.loads(render.execute(render.prepare(root, "local")).files["plan.json"])
+    base = json.loads(render.execute(preparation.prepare(root, "local")).files["plan.json"])
     with edited_config(root, "local") as config:
         clusters = config["hypershell-gateways:clusters"]
         clusters["kind2"] = clusters.pop("kind")
         secrets = config["hypershell-gateways:clusterSecrets"]
         secrets["kind2"] = secrets.pop("kind")
-    head = json.loads(render.execute(render.prepare(root, "local")).files["plan.json"])
+    head = json.loads(render.execute(preparation.prepare(root, "local")).files["plan.json"])
     operations = predict(base, head)
     # The gateways move to the new providers of the same configuration: no replacement.
     assert [o for o in operations if o.op != "update"] == []

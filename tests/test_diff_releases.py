@@ -12,6 +12,7 @@ from gatewayctl.diff.releases import ReleaseMove, release_moves, summary_lines
 from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side
 from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests.builders import copy_project
 
 CURRENT, NEXT = "openshell-0.0.109", "openshell-0.0.110"
@@ -69,9 +70,9 @@ def test_the_section_is_a_table_of_release_a_to_release_b() -> None:
 
 def test_the_report_of_a_promotion_shows_each_gateway_moving(tmp_path: Path) -> None:
     project = copy_project(tmp_path / "p")
-    before = render.execute(render.prepare(project, "ibm"))
+    before = render.execute(preparation.prepare(project, "ibm"))
     promote.write(project, promote.promote(project, NEXT, "ibm"))
-    after = render.execute(render.prepare(project, "ibm"))
+    after = render.execute(preparation.prepare(project, "ibm"))
 
     diff = compare("ibm", Side(files=before.files), Side(files=after.files))
     report = build_report([diff], base_label="`main` (`0123456789ab`)", command="diff ibm")

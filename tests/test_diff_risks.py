@@ -16,6 +16,7 @@ from gatewayctl.diff.report import build_report, is_report
 from gatewayctl.diff.rules import Op
 from gatewayctl.diff.sides import Side
 from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests.builders import (
     DECLARATIONS,
     EAST_DOMAIN,
@@ -44,7 +45,7 @@ def side(root: Path, gateways: dict[str, dict[str, Any]]) -> Side:
     write_stack(root, clusters=CLUSTERS)
     for name, spec in gateways.items():
         write_gateway(root, name, spec)
-    return Side(files=render.execute(render.prepare(root, STACK)).files)
+    return Side(files=render.execute(preparation.prepare(root, STACK)).files)
 
 
 def stack_diff(**fields: Any) -> StackDiff:

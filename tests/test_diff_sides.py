@@ -18,7 +18,7 @@ from gatewayctl.diff import risks
 from gatewayctl.diff.compare import compare, secrets_changed
 from gatewayctl.diff.report import SECRETS_CHANGED, build_report
 from gatewayctl.diff.sides import Side, _base_package, stack_side
-from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests.builders import NOT_COPIED, git
 from tests.diff_helpers import (
     BASE_SENTINEL,
@@ -172,7 +172,7 @@ def test_base_without_the_stack_is_an_empty_side(pristine: Path, tmp_path: Path)
     first = run_diff(repo, "extra", "--base", "HEAD")
     assert first.code == 3, first.err
     assert "The base has no stack `extra`; its side is treated as empty." in first.out
-    gateways = len(render.prepare(repo, "extra").loaded.gateways)
+    gateways = len(preparation.prepare(repo, "extra").loaded.gateways)
     assert f"**Gateways:** {gateways} added, 0 changed, 0 removed" in first.out
     assert "changed" not in object_blocks(first.out)
     assert "added" in object_blocks(first.out)

@@ -134,13 +134,14 @@ def test_a_change_of_a_secrets_redacted_data_is_predicted_an_update(tmp_path: Pa
     from gatewayctl.diff.compare import compare
     from gatewayctl.diff.sides import Side
     from gatewayctl.engine import render
+    from gatewayctl.resolve import preparation
     from tests.builders import copy_project, edited_config
 
     root = copy_project(tmp_path / "project")
-    before = render.execute(render.prepare(root, "local"))
+    before = render.execute(preparation.prepare(root, "local"))
     with edited_config(root, "local") as config:
         config["hypershell-gateways:clusters"]["kind"]["database"]["host"] = "pg.example.com"
-    after = render.execute(render.prepare(root, "local"))
+    after = render.execute(preparation.prepare(root, "local"))
     diff = compare("local", Side(files=before.files), Side(files=after.files))
     secrets = sorted(
         (o.name, o.op, o.because) for o in diff.operations if o.type.endswith(":Secret")

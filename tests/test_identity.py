@@ -11,8 +11,9 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.gateway import Gateway, GatewayArgs
+from components.gateway import Gateway
 from components.gateway_config import OidcSettings, oidc_table
+from components.gateway_types import GatewayArgs
 from components.identity_types import IdentityArgs, Principal, grants, principal_suffix, server_key
 from components.trusted_ca import MOUNT_PATH
 from components.workload import config_hash
@@ -692,6 +693,7 @@ def test_the_program_shares_one_provider_per_server_and_keeps_its_secret_secret(
     tmp_path: Path,
 ) -> None:
     from gatewayctl.engine import render
+    from gatewayctl.resolve import preparation
 
     two = {
         "east": cluster(baseDomain="east.example.com", identity={"keycloak": KEYCLOAK}),
@@ -704,7 +706,7 @@ def test_the_program_shares_one_provider_per_server_and_keeps_its_secret_secret(
     )
     write_gateway(tmp_path, "a", {"cluster": "east"})
     write_gateway(tmp_path, "b", {"cluster": "west"})
-    recording = render.execute(render.prepare(tmp_path, "test")).recording
+    recording = render.execute(preparation.prepare(tmp_path, "test")).recording
     (provider,) = recording.of_type("pulumi:providers:keycloak")
     assert provider.inputs["url"] == "https://sso.example.com"
     assert provider.inputs["realm"] == "hypershell"
@@ -715,14 +717,15 @@ def test_the_program_shares_one_provider_per_server_and_keeps_its_secret_secret(
 
 
 def test_the_stack_outputs_gain_issuer_client_id_and_roles(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gatewayctl.engine import program, render
+    from gatewayctl.engine import program
     from gatewayctl.inputs.stackfile import PROJECT
     from gatewayctl.inputs.yamlfile import SECRETS_KEY
+    from gatewayctl.resolve import preparation
     from tests.support import ROOT
 
     exported: dict[str, Any] = {}
     monkeypatch.setattr(pulumi, "export", lambda name, value: exported.setdefault(name, value))
-    prepared = render.prepare(ROOT, "local")
+    prepared = preparation.prepare(ROOT, "local")
 
     def main() -> Any:
         program.main(ROOT)

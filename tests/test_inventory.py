@@ -23,7 +23,7 @@ from gatewayctl.cli import main as cli
 from gatewayctl.engine import render
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs import stackfile
-from gatewayctl.resolve import inventory
+from gatewayctl.resolve import inventory, preparation
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     DROP,
@@ -275,7 +275,7 @@ def test_bad_labels_are_reported(fleet: Path) -> None:
 
 def test_the_program_reads_the_selector_from_pulumi_config(fleet: Path) -> None:
     # The render hands the stack's config to gatewayctl.engine.program.main() as the CLI would.
-    rendered = render.execute(render.prepare(fleet, "east-gold"))
+    rendered = render.execute(preparation.prepare(fleet, "east-gold"))
     assert [g.name for g in rendered.gateways] == ["a"]
     gateways = {r.name for r in rendered.recording.resources.values() if r.type == tokens.GATEWAY}
     assert gateways == {"a"}

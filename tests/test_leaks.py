@@ -28,6 +28,7 @@ from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side, render_head, stack_secrets
 from gatewayctl.engine import render
 from gatewayctl.engine.offline import Recording, is_secret
+from gatewayctl.resolve import preparation
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     CONFIG_FILE,
@@ -204,7 +205,7 @@ KINDS = ("generated", *STACKS)
 @pytest.mark.parametrize("kind", KINDS)
 def test_secret_inputs_reach_the_program_only_as_secrets(tmp_path: Path, kind: str) -> None:
     stack, clusters = project(kind, tmp_path)
-    recording = render.execute(render.prepare(tmp_path, stack)).recording
+    recording = render.execute(preparation.prepare(tmp_path, stack)).recording
 
     servers = keycloak_providers(tmp_path, stack)
     found, clear = carried(
@@ -379,10 +380,10 @@ def test_diff_report_holds_no_secret_even_unscrubbed(tmp_path: Path) -> None:
     write_gateway(head_root, "bravo", {"cluster": "west", "access": {"users": ["user:erin"]}})
     secrets = sentinels(clusters) + sentinels([f"{c}-rotated" for c in clusters])
 
-    base_render = render.execute(render.prepare(base_root, STACK))
+    base_render = render.execute(preparation.prepare(base_root, STACK))
     base = Side(files=base_render.files, secrets=stack_secrets(base_root, STACK))
-    head = render_head(render.prepare(head_root, STACK))
-    head_recording = render.execute(render.prepare(head_root, STACK)).recording
+    head = render_head(preparation.prepare(head_root, STACK))
+    head_recording = render.execute(preparation.prepare(head_root, STACK)).recording
     secrets += generated(base_render.recording) + generated(head_recording)
     change = compare(STACK, base, head)
     unscrubbed = compare(
@@ -415,7 +416,7 @@ def test_diff_report_holds_no_secret_even_unscrubbed(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_generated_secrets_are_secret_outputs(tmp_path: Path, kind: str) -> None:
     stack, _ = project(kind, tmp_path)
-    result = render.execute(render.prepare(tmp_path, stack))
+    result = render.execute(preparation.prepare(tmp_path, stack))
     recording = result.recording
     gateways = len(result.gateways)
 
@@ -442,7 +443,7 @@ def test_generated_secrets_travel_as_secrets_and_are_never_written(
     tmp_path: Path, kind: str
 ) -> None:
     stack, _ = project(kind, tmp_path / "project")
-    recording = render.execute(render.prepare(tmp_path / "project", stack)).recording
+    recording = render.execute(preparation.prepare(tmp_path / "project", stack)).recording
     values = generated(recording)
 
     found, clear = carried(recording, values)

@@ -30,6 +30,7 @@ from gatewayctl.diff.sides import Side
 from gatewayctl.engine import outputs, render
 from gatewayctl.errors import Problem, printable
 from gatewayctl.inputs import stackfile
+from gatewayctl.resolve import preparation
 from tests.builders import adopting_project, copy_project
 from tests.helpers import written_files
 from tests.strategies import DNS_LABELS, RELATIVE_PATHS
@@ -91,7 +92,7 @@ def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
     (project / "gateways/ibm/canary.yaml").unlink()  # a removed declaration
     assert cli.main(args) == 0
     assert not gone.exists() and not gone.parent.exists()
-    assert written_files(out) == render.execute(render.prepare(project, "ibm")).files
+    assert written_files(out) == render.execute(preparation.prepare(project, "ibm")).files
     assert (out / outputs.MARKER).read_text().splitlines()[2:] == sorted(written_files(out))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ibm", "p"]  # no staging left
 
@@ -461,7 +462,7 @@ def _umask() -> int:
 
 def test_an_import_file_is_recognised_by_its_shape_only(tmp_path: Path) -> None:
     root = adopting_project(tmp_path / "p")
-    written = adoption.import_file(render.execute(render.prepare(root, "ibm")))
+    written = adoption.import_file(render.execute(preparation.prepare(root, "ibm")))
     assert adoption.is_import_file(json.dumps(written, indent=2))
     for other in (
         "",

@@ -18,6 +18,7 @@ import pytest
 from gatewayctl.cli import main as cli
 from gatewayctl.engine import parallel, render, workers
 from gatewayctl.errors import ToolError
+from gatewayctl.resolve import preparation
 from tests.builders import copy_project, write_gateway
 from tests.hostile_helpers import unlocated
 from tests.support import ROOT, STACKS
@@ -110,7 +111,7 @@ def test_each_stack_renders_in_a_fresh_worker_and_serial_stays_in_process(
     log = tmp_path / "pids"
     real = render.execute
 
-    def recording(prepared: render.Prepared, *args: object) -> render.Rendered:
+    def recording(prepared: preparation.Prepared, *args: object) -> render.Rendered:
         with log.open("a") as stream:
             stream.write(f"{prepared.loaded.name} {os.getpid()}\n")
         return real(prepared, *args)  # type: ignore[arg-type]
@@ -163,7 +164,7 @@ class Recorder(workers.Reporter):
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_workers_report_every_registration_to_the_parent(jobs: int) -> None:
-    prepared = [render.prepare(ROOT, stack) for stack in STACKS]
+    prepared = [preparation.prepare(ROOT, stack) for stack in STACKS]
     recorder = Recorder()
 
     results = parallel.render_stacks(prepared, jobs=jobs, reporter=recorder)
@@ -187,7 +188,7 @@ def earlier_renders(out: Path) -> dict[str, bytes]:
 def failing_in(stack: str, error: BaseException) -> object:
     real = render.execute
 
-    def execute(prepared: render.Prepared, *args: object) -> render.Rendered:
+    def execute(prepared: preparation.Prepared, *args: object) -> render.Rendered:
         if prepared.loaded.name == stack:
             raise error
         return real(prepared, *args)  # type: ignore[arg-type]
@@ -240,7 +241,7 @@ def test_a_worker_that_dies_fails_the_run_with_exit_1(
 ) -> None:
     real = render.execute
 
-    def killed(prepared: render.Prepared, *args: object) -> render.Rendered:
+    def killed(prepared: preparation.Prepared, *args: object) -> render.Rendered:
         if prepared.loaded.name == "local":
             os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer does
         return real(prepared, *args)  # type: ignore[arg-type]
@@ -254,7 +255,7 @@ def test_a_worker_that_dies_fails_the_run_with_exit_1(
 
 
 def test_the_largest_stacks_start_first_and_results_keep_the_order_given() -> None:
-    prepared = [render.prepare(ROOT, stack) for stack in ("local", "ibm", "aws")]
+    prepared = [preparation.prepare(ROOT, stack) for stack in ("local", "ibm", "aws")]
     assert [len(p.loaded.gateways) for p in prepared] == [3, 4, 4]
     recorder = Recorder()
 

@@ -21,6 +21,7 @@ import yaml
 from gatewayctl.engine import program, render
 from gatewayctl.engine.offline import RecordedResource, Recording
 from gatewayctl.errors import InvalidInputError
+from gatewayctl.resolve import preparation
 from tests.builders import PREFIX, cluster, write_gateway, write_stack
 from tests.support import ROOT, STACKS, rendered
 
@@ -59,8 +60,8 @@ def test_two_stacks_on_one_cluster_share_only_patches(tmp_path: Path) -> None:
     # AlreadyExists for the second. Only server-side apply Patches may be shared.
     _write_stack(tmp_path, "east-a", ["a"])
     _write_stack(tmp_path, "east-b", ["b"])
-    first = _cluster_scoped(render.execute(render.prepare(tmp_path, "east-a")).recording)
-    second = _cluster_scoped(render.execute(render.prepare(tmp_path, "east-b")).recording)
+    first = _cluster_scoped(render.execute(preparation.prepare(tmp_path, "east-a")).recording)
+    second = _cluster_scoped(render.execute(preparation.prepare(tmp_path, "east-b")).recording)
 
     shared = sorted(set(first) & set(second))
 
@@ -103,7 +104,7 @@ def test_config_maps_and_secrets_update_in_place(stack: str) -> None:
 def test_delete_unreachable_is_set_per_cluster(tmp_path: Path) -> None:
     _write_stack(tmp_path, "gone", ["a"], deleteUnreachable=True)
 
-    recording = render.execute(render.prepare(tmp_path, "gone")).recording
+    recording = render.execute(preparation.prepare(tmp_path, "gone")).recording
 
     [provider] = recording.of_type(K8S_PROVIDER)
     assert provider.inputs["deleteUnreachable"] == "true"
@@ -113,7 +114,7 @@ def test_delete_unreachable_must_be_a_boolean(tmp_path: Path) -> None:
     _write_stack(tmp_path, "gone", ["a"], deleteUnreachable="yes")
 
     with pytest.raises(InvalidInputError) as caught:
-        render.prepare(tmp_path, "gone")
+        preparation.prepare(tmp_path, "gone")
 
     assert [str(p) for p in caught.value.problems] == [
         "Pulumi.gone.yaml: hypershell-gateways:clusters.shared.deleteUnreachable:"

@@ -18,8 +18,8 @@ import pytest
 
 from components import images
 from gatewayctl.cli import main as cli
-from gatewayctl.engine import render
 from gatewayctl.inputs.releases import digest_problem, load_releases
+from gatewayctl.resolve import preparation
 from gatewayctl.resolve.releases import history_problems
 from tests.builders import (
     CONFIG_FILE,
@@ -73,7 +73,7 @@ def test_the_committed_stacks_bind_current_next_and_one_canary() -> None:
     bindings = {
         stack: {
             name: c.release
-            for name, c in render.prepare(ROOT, stack).loaded.config.clusters.items()
+            for name, c in preparation.prepare(ROOT, stack).loaded.config.clusters.items()
         }
         for stack in ("aws", "ibm", "local")
     }
@@ -85,7 +85,7 @@ def test_the_committed_stacks_bind_current_next_and_one_canary() -> None:
     pinned = [
         (stack, g.name, g.release)
         for stack in ("aws", "ibm", "local")
-        for g in render.prepare(ROOT, stack).loaded.gateways
+        for g in preparation.prepare(ROOT, stack).loaded.gateways
         if g.release_pinned
     ]
     assert pinned == [("ibm", "canary", "openshell-0.0.110")]

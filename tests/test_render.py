@@ -15,6 +15,7 @@ from components import tokens
 from gatewayctl.cli import main as cli
 from gatewayctl.engine import render
 from gatewayctl.inputs.secrets import REDACTED, SECURE_PLACEHOLDER
+from gatewayctl.resolve import preparation
 from tests.builders import copy_project, edited_config
 from tests.helpers import written_files
 from tests.support import ROOT, STACKS, rendered
@@ -36,8 +37,8 @@ def test_render_is_independent_of_file_order_and_location(tmp_path: Path) -> Non
     first = copy_project(tmp_path / "a", reverse=True)
     second = copy_project(tmp_path / "elsewhere" / "checkout", reverse=False)
     for stack in STACKS:
-        one = render.execute(render.prepare(first, stack)).files
-        two = render.execute(render.prepare(second, stack)).files
+        one = render.execute(preparation.prepare(first, stack)).files
+        two = render.execute(preparation.prepare(second, stack)).files
         assert one == two
         assert one == rendered(stack).files
 
@@ -207,9 +208,9 @@ def test_plaintext_secrets_of_a_remote_database_are_noted(
 
 
 def test_a_present_ca_bundle_gives_no_note(tmp_path: Path) -> None:
-    loaded = render.prepare(ROOT, "aws").loaded
-    assert len(render.absent_ca_bundles(tmp_path, loaded)) == 2
+    loaded = preparation.prepare(ROOT, "aws").loaded
+    assert len(preparation.absent_ca_bundles(tmp_path, loaded)) == 2
     bundle = tmp_path / "certs" / "aws-rds-global-bundle.pem"
     bundle.parent.mkdir()
     bundle.write_text("-----BEGIN CERTIFICATE-----\n", encoding="utf-8")
-    assert render.absent_ca_bundles(tmp_path, loaded) == []
+    assert preparation.absent_ca_bundles(tmp_path, loaded) == []

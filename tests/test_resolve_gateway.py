@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from components import images
-from components.database import DatabaseEndpoint
-from components.exposure import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
-from components.gateway import GatewayArgs, GatewayImages
+from components.database_types import DatabaseEndpoint
+from components.exposure_types import GrpcRouteExposure, NoExposure, RouteExposure, SharedGateway
+from components.gateway_types import GatewayArgs, GatewayImages
 from components.ingress import IngressMode
 from gatewayctl.resolve.resolved import ResolvedGateway
 from tests.builders import (

@@ -11,6 +11,7 @@ from typing import Any
 from components.deployment import WorkloadSettings
 from gatewayctl.engine import render
 from gatewayctl.inputs.gateway import GatewaySpec
+from gatewayctl.resolve import preparation
 from tests.builders import STACK, write_gateway, write_stack
 from tests.helpers import k8s, load_problems
 
@@ -20,7 +21,7 @@ NS = "openshell-acme"
 def container_resources(root: Path, spec: dict[str, Any]) -> dict[str, Any]:
     write_stack(root)
     write_gateway(root, "acme", {"signIn": "none", **spec})
-    result = render.execute(render.prepare(root, STACK))
+    result = render.execute(preparation.prepare(root, STACK))
     deployment = k8s(result.recording, "Deployment", "openshell-gateway", NS)
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     resources: dict[str, Any] = container["resources"]

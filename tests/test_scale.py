@@ -11,6 +11,7 @@ from pathlib import Path
 from components import tokens
 from gatewayctl.engine import render
 from gatewayctl.engine.offline import RecordedResource
+from gatewayctl.resolve import preparation
 from tests.scale_builders import STACK, research_stack
 
 
@@ -28,7 +29,7 @@ def _render(root: Path) -> tuple[render.Rendered, int]:
     def on_register(_: RecordedResource) -> None:
         deepest[0] = max(deepest[0], _frames())
 
-    return render.execute(render.prepare(root, STACK), on_register), deepest[0]
+    return render.execute(preparation.prepare(root, STACK), on_register), deepest[0]
 
 
 def _per_gateway(rendered: render.Rendered) -> Counter[int]:

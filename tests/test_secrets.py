@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from gatewayctl.engine.redaction import scrub
-from gatewayctl.engine.render import Prepared, prepare
 from gatewayctl.inputs import secrets
 from gatewayctl.inputs.secrets import SECURE_PLACEHOLDER, plaintext_leaves
+from gatewayctl.resolve.preparation import Prepared, prepare
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,
@@ -84,7 +84,7 @@ def test_no_file_no_config_or_no_secrets_give_none(tmp_path: Path) -> None:
     assert plaintext_leaves(tmp_path, "s") == []
 
 
-# --- secrets (gatewayctl.engine.render.prepare)
+# --- secrets (gatewayctl.engine.preparation.prepare)
 # ----------------------------------------------------
 
 

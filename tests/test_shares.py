@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.engine import parallel, render, shares
+from gatewayctl.resolve import preparation
 from tests.scale_builders import STACK, research_stack
 from tests.support import ROOT, STACKS, rendered
 
 
-def _serial(prepared: render.Prepared) -> parallel.StackRender:
+def _serial(prepared: preparation.Prepared) -> parallel.StackRender:
     return parallel.light(render.execute(prepared))
 
 
@@ -49,7 +50,7 @@ def test_split_keeps_the_order_and_sizes_within_one() -> None:
 
 def test_shares_of_the_committed_stacks_merge_into_their_serial_render() -> None:
     for stack in STACKS:
-        prepared = render.prepare(ROOT, stack)
+        prepared = preparation.prepare(ROOT, stack)
         names = [g.name for g in prepared.loaded.gateways]
         parts = [shares.execute_share(prepared, part) for part in shares.split(names, 3)]
         merged = shares.merge(prepared, parts)
@@ -65,7 +66,7 @@ def test_a_stack_split_over_worker_processes_renders_as_one_run(
     # The richest sample's shape (console, Vault, access to shared principals), 6 gateways in
     # 3 shares (small shares allowed for the test) over 2 workers.
     monkeypatch.setattr(shares, "MIN_SHARE", 1)
-    prepared = render.prepare(research_stack(tmp_path, 6), STACK)
+    prepared = preparation.prepare(research_stack(tmp_path, 6), STACK)
     assert shares.share_counts([6], jobs=2) == [3]
     (split,) = parallel.render_stacks([prepared], jobs=2)
     assert split.peak_kib is not None  # rendered in workers
@@ -76,7 +77,7 @@ def test_render_all_splits_stacks_and_keeps_every_stacks_output(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(shares, "MIN_SHARE", 1)
-    prepared = [render.prepare(ROOT, stack) for stack in STACKS]
+    prepared = [preparation.prepare(ROOT, stack) for stack in STACKS]
     assert shares.share_counts([len(p.loaded.gateways) for p in prepared], jobs=2) == [2, 2, 1]
     results = parallel.render_stacks(prepared, jobs=2)
     assert [r.prepared.loaded.name for r in results] == list(STACKS)
@@ -86,7 +87,7 @@ def test_render_all_splits_stacks_and_keeps_every_stacks_output(
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_plan_json_joined_from_the_workers_entry_texts_is_the_same_bytes(stack: str) -> None:
-    prepared = render.prepare(ROOT, stack)
+    prepared = preparation.prepare(ROOT, stack)
     names = [g.name for g in prepared.loaded.gateways]
     parts = [shares.execute_share(prepared, part) for part in shares.split(names, 2)]
     assert all(part.entry_texts for part in parts)  # encoded where the share ran

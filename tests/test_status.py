@@ -492,12 +492,13 @@ def test_the_help_documents_the_exit_codes() -> None:
 
 def test_the_program_reads_self_heal_as_a_boolean_and_renders_the_same(tmp_path: Path) -> None:
     from gatewayctl.engine import render
+    from gatewayctl.resolve import preparation
 
     root = copy_project(tmp_path / "project")
-    before = render.execute(render.prepare(root, "local")).files
+    before = render.execute(preparation.prepare(root, "local")).files
     with edited_config(root, "local") as config:
         config["hypershell-gateways:selfHeal"] = True
-    prepared = render.prepare(root, "local")
+    prepared = preparation.prepare(root, "local")
     assert prepared.loaded.config.self_heal is True
     assert render.execute(prepared).files == before  # a workflow setting, not a resource
 

@@ -20,6 +20,7 @@ import yaml
 from rich.console import Console
 
 from e2e.project import make_project
+from gatewayctl import printing
 from gatewayctl.cli import main as cli
 from gatewayctl.status import age, core, inputs, view
 from tests.hostile_helpers import Outcome, run_cli
@@ -134,7 +135,7 @@ def test_a_cell_longer_than_the_terminal_widens_its_column_and_is_never_folded(
     # On a narrow console too: padded, not wrapped, not cropped.
     built = core.build("ibm", inputs.read([Path(DRIFT), Path(STATE)]), _utc(NOW))
     narrow = Console(file=io.StringIO(), width=30, color_system=None)
-    view.show(narrow, view.list_lines(built, wide=False))
+    printing.show(narrow, view.list_lines(built, wide=False))
     assert narrow.file.getvalue() == DRIFT_LIST  # type: ignore[attr-defined]
 
 

@@ -17,7 +17,7 @@ from gatewayctl.engine import parallel
 from gatewayctl.inputs.stackfile import all_stacks
 
 if TYPE_CHECKING:
-    from gatewayctl.engine import render
+    from gatewayctl.resolve import preparation
 
 __all__ = ["Result", "run"]
 
@@ -43,7 +43,7 @@ class Result:
 def _incremental(
     root: Path,
     commit: str,
-    present: Sequence[render.Prepared],
+    present: Sequence[preparation.Prepared],
     cached: Mapping[str, Mapping[str, str]],
 ) -> dict[str, parallel.StackRender]:
     """The working-tree render of each stack that can reuse its cached base render."""
@@ -67,7 +67,7 @@ def _incremental(
 
 def run(
     root: Path,
-    head: Sequence[render.Prepared],
+    head: Sequence[preparation.Prepared],
     ref: str,
     *,
     every_stack: bool = False,

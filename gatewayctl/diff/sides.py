@@ -36,7 +36,8 @@ from gatewayctl.inputs.stackfile import PROJECT, all_stacks, stack_file
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 
 if TYPE_CHECKING:
-    from gatewayctl.engine import parallel, render
+    from gatewayctl.engine import parallel
+    from gatewayctl.resolve import preparation
 
 RENDER_TIMEOUT = 900
 """Seconds the base render may take."""
@@ -353,7 +354,7 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
         return pending.result()
 
 
-def render_head(prepared: render.Prepared) -> Side:
+def render_head(prepared: preparation.Prepared) -> Side:
     """Render a validated working-tree stack in process."""
     from gatewayctl.engine import render  # the program and its SDKs: only when a side renders
 

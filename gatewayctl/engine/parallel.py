@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     # validate one (``prepare_stacks``: ``validate --all``).
     from gatewayctl.engine import render
     from gatewayctl.engine.offline import RecordedResource
+    from gatewayctl.resolve import preparation
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,7 +76,7 @@ def default_jobs(stacks: int) -> int:
 
 
 def render_stacks(
-    prepared: Sequence[render.Prepared], *, jobs: int, reporter: Reporter | None = None
+    prepared: Sequence[preparation.Prepared], *, jobs: int, reporter: Reporter | None = None
 ) -> list[StackRender]:
     """Render every validated stack, ``jobs`` at a time; the results in the order given."""
     # Imported here, before any worker is forked: the workers share the program and its SDKs
@@ -147,7 +148,7 @@ Validated = preparation.Prepared | InvalidInputError
 
 
 def prepare_stacks(root: Path, stacks: Sequence[str], *, jobs: int) -> list[Validated]:
-    """Validate every stack (``render.prepare``), ``jobs`` at a time; each stack's result or
+    """Validate every stack (``preparation.prepare``), ``jobs`` at a time; each stack's result or
     its problems, in the order given."""
     if jobs <= 1 or len(stacks) <= 1:
         return [_prepared(root, stack) for stack in stacks]
@@ -170,7 +171,7 @@ def _prepared(root: Path, stack: str) -> Validated:
         return error
 
 
-def _in_process(prepared: render.Prepared, reporter: Reporter) -> StackRender:
+def _in_process(prepared: preparation.Prepared, reporter: Reporter) -> StackRender:
     from gatewayctl.engine import render
 
     reporter.start(prepared.loaded.name, len(prepared.loaded.gateways))
@@ -185,7 +186,7 @@ def _in_process(prepared: render.Prepared, reporter: Reporter) -> StackRender:
 # --- what a worker does -----------------------------------------------------------------------
 
 _RENDER, _PREPARE, _SHARE = "render", "prepare", "share"
-"""A task's kind: render a ``render.Prepared``, prepare from a root, or render a share of a
+"""A task's kind: render a ``preparation.Prepared``, prepare from a root, or render a share of a
 stack's gateways (``(prepared, index, names)``, ``gatewayctl.engine.shares``)."""
 
 

@@ -33,11 +33,7 @@ from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import SECRETS_KEY, dump_yaml
 from gatewayctl.resolve.console import console_cell, console_entry
 from gatewayctl.resolve.identity import access_entry
-from gatewayctl.resolve.preparation import Prepared as Prepared
-from gatewayctl.resolve.preparation import absent_ca_bundles as absent_ca_bundles
-from gatewayctl.resolve.preparation import keycloak_clusters as keycloak_clusters
-from gatewayctl.resolve.preparation import offline_config as offline_config
-from gatewayctl.resolve.preparation import prepare as prepare
+from gatewayctl.resolve.preparation import Prepared
 from gatewayctl.resolve.resolved import LoadedStack
 
 CLUSTER_SCOPED = "_cluster"

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from gatewayctl.errors import printable
-from gatewayctl.printing import columns, text_of
-from gatewayctl.printing import show as show  # the status's lines, printed whole
+from gatewayctl.printing import (
+    columns,
+    text_of,
+)
 from gatewayctl.status import age
 from gatewayctl.status.core import GatewayStatus, StackStatus
 from gatewayctl.status.formats import certificate_cell, detail_lines, headline, live_note

@@ -16,6 +16,7 @@ from e2e import build
 from e2e.engine import Engine, Result
 from e2e.project import E2EProject
 from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-manifests"
 """Upstream's manifests, which the cluster's node-reader ClusterRole (conftest) and the adopted
@@ -99,7 +100,7 @@ def export(engine: Engine, project: E2EProject, env: Mapping[str, str]) -> dict[
 
 def rendered(project: E2EProject) -> render.Rendered:
     """The offline render of the same project directory (what `gatewayctl render` writes)."""
-    return render.execute(render.prepare(project.root, project.stack))
+    return render.execute(preparation.prepare(project.root, project.stack))
 
 
 def manifests(rendered_: render.Rendered) -> Iterator[tuple[str, dict[str, Any]]]:

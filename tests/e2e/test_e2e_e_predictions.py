@@ -595,8 +595,9 @@ def live_objects(
 
 def _rendered_objects(root: Path) -> dict[str, dict[str, Any]]:
     from gatewayctl.engine import render
+    from gatewayctl.resolve import preparation
 
-    files = render.execute(render.prepare(root, STACK)).files
+    files = render.execute(preparation.prepare(root, STACK)).files
     return {p: yaml.safe_load(t) for p, t in files.items() if p.startswith("manifests/")}
 
 

@@ -78,6 +78,7 @@ from e2e import build
 from e2e.cluster import free_port
 from e2e.keycloak import Keycloak, running_keycloak
 from gatewayctl.engine import render
+from gatewayctl.resolve import preparation
 from tests.e2e.lane import figure, need
 from tests.e2e.test_e2e_d_keycloak import ADMIN_CLIENT, REALM, make_realm
 
@@ -104,7 +105,7 @@ class Render:
 
 @pytest.fixture(scope="module")
 def rendered() -> Render:
-    out = render.execute(render.prepare(ROOT, STACK))
+    out = render.execute(preparation.prepare(ROOT, STACK))
     deployment = yaml.safe_load(out.files[f"{MANIFESTS}/deployment-openshell-console.yaml"])
     [proxy] = [
         c
