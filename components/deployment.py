@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pulumi
 
-from components import credentials, naming
+from components import credentials, naming, settings
 from components.credentials import KEK_ENV, KEK_KEY
 from components.gateway_config import CONFIG_DIR, CONFIG_FILE, JWT_DIR, TLS_DIR
 
@@ -50,14 +50,8 @@ class WorkloadSettings:
 
     @classmethod
     def of(cls, spec: object) -> WorkloadSettings:
-        """The settings of a declaration's spec: each field read by its name, a model's value as
-        the plain data of its fields (wire data for the Deployment)."""
-        values = {}
-        for field in dataclasses.fields(cls):
-            value = getattr(spec, field.name)
-            dump = getattr(value, "model_dump", None)
-            values[field.name] = dump(by_alias=True) if dump is not None else value
-        return cls(**values)
+        """The settings of a declaration's spec, each field read by its name."""
+        return settings.from_fields(cls, spec)
 
 
 UPSTREAM_SETTINGS = WorkloadSettings()

@@ -26,6 +26,7 @@ from components.credentials import (
     VaultCredentials,
     external_namespace,
 )
+from components.settings import from_fields
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
 from gatewayctl.inputs.gateway import CredentialsSpec
@@ -41,15 +42,7 @@ def resolve(spec: CredentialsSpec, namespace: str) -> GatewayCredentials:
         return KubernetesSecretsCredentials(namespace=chosen or namespace)
     if spec.driver == "vault":
         assert spec.vault is not None  # CredentialsSpec requires the block with this driver
-        vault = spec.vault
-        return VaultCredentials(
-            address=vault.address,
-            role=vault.role,
-            mount=vault.mount,
-            auth_method=vault.auth_method,
-            kubernetes_auth_mount=vault.kubernetes_auth_mount,
-            timeout_seconds=vault.timeout_seconds,
-        )
+        return from_fields(VaultCredentials, spec.vault)
     return DEFAULT_CREDENTIALS
 
 

@@ -30,6 +30,7 @@ from components.identity_types import (
     IdentityArgs,
     Principal,
 )
+from components.settings import from_fields
 from gatewayctl.errors import Problem
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
@@ -70,15 +71,7 @@ def resolve_sign_in(
         own = spec.oidc
         return GatewaySignIn(
             mode="oidc",
-            oidc=OidcSettings(
-                issuer=own.issuer,
-                audience=own.audience,
-                jwks_ttl_secs=own.jwks_ttl_seconds,
-                roles_claim=own.roles_claim,
-                admin_role=own.admin_role,
-                user_role=own.user_role,
-                scopes_claim=own.scopes_claim,
-            ),
+            oidc=from_fields(OidcSettings, own, jwks_ttl_secs="jwks_ttl_seconds"),
         ), []
     if server is None:
         problems = [
