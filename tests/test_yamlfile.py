@@ -153,7 +153,7 @@ def test_yaml_aliases_within_the_budget_are_read(tmp_path: Path) -> None:
 
     gateway = only_gateway(tmp_path)
 
-    assert (gateway.name, gateway.args.replicas) == ("team-a", 2)
+    assert (gateway.name, gateway.args.settings.replicas) == ("team-a", 2)
 
 
 # --- the reader without libyaml -------------------------------------------------------------
