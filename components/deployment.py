@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pulumi
 
-from components import credentials, naming, settings
+from components import credentials, naming
 from components.credentials import KEK_ENV, KEK_KEY
 from components.gateway_config import CONFIG_DIR, CONFIG_FILE, JWT_DIR, TLS_DIR
 
@@ -39,7 +39,8 @@ class WorkloadSettings:
     """The gateway workload's settings a declaration's ``spec`` holds, passed whole from the
     declaration to the Deployment: a new one is a field of the declaration's spec (the same
     name), a field here with upstream's default, and its use below — the resolution copies every
-    field by name (:meth:`of`) and the components pass the settings through."""
+    field by name (:func:`components.settings.from_fields`) and the components pass the
+    settings through."""
 
     replicas: int = 1
     """Gateway pods (``spec.replicas``)."""
@@ -47,11 +48,6 @@ class WorkloadSettings:
         default_factory=lambda: UPSTREAM_RESOURCES
     )
     """The gateway container's requests and limits (``spec.resources``), as wire data."""
-
-    @classmethod
-    def of(cls, spec: object) -> WorkloadSettings:
-        """The settings of a declaration's spec, each field read by its name."""
-        return settings.from_fields(cls, spec)
 
 
 UPSTREAM_SETTINGS = WorkloadSettings()

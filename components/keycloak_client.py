@@ -28,7 +28,13 @@ def client(
     device_grant: bool | None = None,
 ) -> keycloak.openid.Client:
     """``<name>-client``: the standard flow with PKCE, no implicit flow, no service account and
-    only the scopes it is given (``full_scope_allowed=False``)."""
+    only the scopes it is given (``full_scope_allowed=False``).
+
+    ``web_origins`` and ``device_grant`` left None are not sent: the SDK drops an input that
+    serializes to None (pulumi ``runtime/rpc.py`` ``serialize_properties``: "We treat properties
+    that serialize to None as if they don't exist"), so the provider keeps its default, as when
+    the argument is not given; test_e2e_d_keycloak and test_e2e_h_console create both clients
+    for real."""
     return keycloak.openid.Client(
         f"{name}-client",
         realm_id=realm,

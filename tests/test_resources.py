@@ -78,8 +78,17 @@ def test_a_request_above_its_limit_is_refused_before_any_resource(tmp_path: Path
     ]
 
 
+def test_a_request_equal_to_its_limit_in_other_units_is_no_problem(tmp_path: Path) -> None:
+    # In floats 9 * 0.001 is 0.009000000000000001, more than 0.009: the comparison is exact.
+    spec = {"resources": {"requests": {"cpu": "9m"}, "limits": {"cpu": "0.009"}}}
+    assert container_resources(tmp_path, spec) == {
+        "requests": {"cpu": "9m", "memory": "256Mi"},
+        "limits": {"cpu": "0.009", "memory": "512Mi"},
+    }
+
+
 def test_every_workload_setting_is_a_field_of_the_declaration_s_spec() -> None:
-    """The resolution copies the settings from the spec by name (WorkloadSettings.of)."""
+    """The resolution copies the settings from the spec by name (settings.from_fields)."""
     names = [field.name for field in dataclasses.fields(WorkloadSettings)]
     assert names == ["replicas", "resources"]
     assert set(names) <= set(GatewaySpec.model_fields)

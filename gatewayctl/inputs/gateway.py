@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
@@ -201,8 +202,10 @@ class ConsoleSpec(Model):
 # Kubernetes' quantity grammar without the exponent form (k8s.io/apimachinery
 # pkg/api/resource/quantity.go: <signedNumber><suffix>, suffix binary Ki..Ei or decimal m, k..E).
 _QUANTITY = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?P<suffix>[KMGTPE]i|[mkMGTPE])?")
-_SCALE = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-_SCALE |= {f"{unit}i": 1024.0 ** (i + 1) for i, unit in enumerate("KMGTPE")}
+_SCALE = {"m": Fraction(1, 1000)} | {
+    unit: Fraction(1000) ** (i + 1) for i, unit in enumerate("kMGTPE")
+}
+_SCALE |= {f"{unit}i": Fraction(1024) ** (i + 1) for i, unit in enumerate("KMGTPE")}
 
 
 def _quantity(value: object) -> object:
@@ -218,10 +221,12 @@ def _quantity(value: object) -> object:
     return value
 
 
-def _amount(quantity: str) -> float:
+def _amount(quantity: str) -> Fraction:
+    """The exact amount, as the API server compares quantities (``Quantity.Cmp``): ``9m``
+    and ``0.009`` are equal."""
     match = _QUANTITY.fullmatch(quantity)
     assert match is not None  # validated by _quantity
-    return float(match["number"]) * _SCALE.get(match["suffix"] or "", 1.0)
+    return Fraction(match["number"]) * _SCALE.get(match["suffix"] or "", Fraction(1))
 
 
 Quantity = Annotated[str, BeforeValidator(_quantity)]
@@ -250,8 +255,9 @@ class ResourcesSpec(Model):
     @model_validator(mode="after")
     def _requests_within_limits(self) -> ResourcesSpec:
         # The API server refuses a pod whose request exceeds its limit (kubernetes
-        # pkg/apis/core/validation ValidateResourceRequirements: "must be less than or equal to
-        # ... limit"): refused here, before any resource is registered.
+        # pkg/apis/core/validation/validation.go ValidateResourceRequirements: quantity.Cmp(limit)
+        # > 0 is "must be less than or equal to <name> limit"): refused here, before any
+        # resource is registered. Not shown by the real-engine lane.
         for key in ("cpu", "memory"):
             request, limit = getattr(self.requests, key), getattr(self.limits, key)
             if _amount(request) > _amount(limit):

@@ -23,6 +23,7 @@ from components.gateway_types import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
+from components.settings import from_fields
 from gatewayctl.errors import Problem
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
@@ -174,7 +175,7 @@ def resolve_gateway(
                 namespace=namespace,
                 exposure=_exposure(hostname, cluster),
                 images=GatewayImages(**resolved),
-                settings=WorkloadSettings.of(spec),
+                settings=from_fields(WorkloadSettings, spec),
                 database_name=database_name,
                 database_host=server.host,
                 database_port=server.port,
