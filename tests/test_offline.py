@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import gc
 import inspect
+import logging
 import re
 import threading
 from typing import Any
@@ -15,7 +16,7 @@ from pulumi.runtime import mocks, rpc, settings, stack, sync_await
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
 
-from gatewayctl.engine import offline
+from gatewayctl.engine import offline, shortcuts
 from gatewayctl.engine.offline import RecordedResource, is_secret, run_program, secret
 from tests.support import ROOT
 
@@ -98,6 +99,8 @@ def test_the_sdk_runtime_is_restored_after_a_run() -> None:
     run_program(lambda: _chain(3), project="p", stack="s")
 
     assert sdk_resource._get_stack_trace is capture
+    assert sdk_resource.create_urn is shortcuts._sdk_create_urn
+    assert pulumi.log.debug is shortcuts._sdk_debug
     assert gc.isenabled()
 
 
@@ -112,6 +115,8 @@ def test_the_sdk_runtime_is_restored_when_the_program_fails() -> None:
         run_program(program, project="p", stack="s")
 
     assert sdk_resource._get_stack_trace is capture
+    assert sdk_resource.create_urn is shortcuts._sdk_create_urn
+    assert pulumi.log.debug is shortcuts._sdk_debug
     assert gc.isenabled()
 
 
@@ -167,9 +172,28 @@ def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> N
     )
     assert offline.SECRET_SIG_KEY is rpc._special_sig_key
     assert offline.SECRET_SIG is rpc._special_secret_sig
-    # Replaced for the length of a run; the SDK must look it up by name when it registers.
+    # Replaced for the length of a run (gatewayctl/engine/shortcuts.py); the SDK must look each
+    # up by name when it registers, and the mock URN must be what only the no-monitor branch
+    # reads.
     assert _parameters(sdk_resource._get_stack_trace) == []
     assert "_get_stack_trace" in sdk_resource.register_resource.__code__.co_names
+    assert "debug" in sdk_resource.register_resource.__code__.co_names
+    assert _parameters(sdk_resource.create_urn) == ["name", "type_", "parent", "project", "stack"]
+    assert _parameters(pulumi.log.debug) == ["msg", "resource", "stream_id", "ephemeral"]
+    (do_register,) = [
+        code
+        for code in sdk_resource.register_resource.__code__.co_consts
+        if inspect.iscode(code) and code.co_name == "do_register"
+    ]
+    assert "create_urn" in do_register.co_names
+    assert "mock_urn" in do_register.co_cellvars
+    (do_rpc_call,) = [
+        code
+        for code in do_register.co_consts
+        if inspect.iscode(code) and code.co_name == "do_rpc_call"
+    ]
+    assert "mock_urn" in do_rpc_call.co_freevars
+    assert isinstance(mocks.MockEngine(None).logger, logging.Logger)
     # The stock mock monitor, subclassed: its URN rule, its registration call and its store.
     assert _parameters(mocks.MockMonitor.make_urn) == ["self", "parent", "type_", "name"]
     assert _parameters(mocks.MockMonitor.RegisterResource) == ["self", "request"]
@@ -218,7 +242,7 @@ def test_every_registration_asks_the_offline_engine_for_its_stack_trace(
         calls.append(None)
         return source_pb2.StackTrace()
 
-    monkeypatch.setattr(offline, "_no_stack_trace", counted)
+    monkeypatch.setattr(shortcuts, "_no_stack_trace", counted)
     recording, _ = run_program(lambda: _chain(3), project="p", stack="s")
 
     assert len(recording.resources) == 3

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -127,6 +128,33 @@ def test_each_stack_renders_in_a_fresh_worker_and_serial_stays_in_process(
     log.unlink()
     assert render_all(tmp_path / "serial", 1, "-q") == 0
     assert {line.split()[1] for line in log.read_text().splitlines()} == {str(os.getpid())}
+
+
+_IMPORTED_BY_A_RENDER = """
+import sys
+from pathlib import Path
+from gatewayctl.engine import program, render
+from gatewayctl.resolve import preparation
+program.load_ahead()
+before = set(sys.modules)
+for stack in sys.argv[2:]:
+    render.execute(preparation.prepare(Path(sys.argv[1]), stack))
+print(sorted(set(sys.modules) - before))
+"""
+
+
+def test_a_worker_forked_after_load_ahead_imports_nothing_more() -> None:
+    """What a render imports on first use (the SDKs' lazy modules) is loaded in the parent before
+    the workers are forked, or every worker would import it again. A fresh interpreter: the
+    test process has imported everything already."""
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED_BY_A_RENDER, str(ROOT), *STACKS],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert done.stdout == "[]\n"
 
 
 def test_the_default_is_as_many_workers_as_cores_and_stacks(

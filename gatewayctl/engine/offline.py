@@ -23,10 +23,11 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
-from pulumi.runtime import resource as sdk_resource
-from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
+from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
+
+from gatewayctl.engine import shortcuts
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 SECRET_SIG_KEY = rpc._special_sig_key
@@ -168,10 +169,6 @@ OnRegister = Callable[[RecordedResource], None]
 """Called after each registration (progress reporting)."""
 
 
-def _no_stack_trace() -> Any:
-    return source_pb2.StackTrace()
-
-
 def _finish(coroutine: Coroutine[Any, Any, Any]) -> Any:
     """Run a coroutine that never waits (serialising plain values) to its result, here and now."""
     try:
@@ -307,8 +304,8 @@ def _offline_runtime() -> Iterator[None]:
 
     - engine calls run inline (``_InlineExecutor``, on the run's own event loop) instead of
       on a thread pool;
-    - no call-stack capture per resource: the engine turns it into source positions for its
-      diagnostics, the offline engine records none (about 15% of a render);
+    - none of the SDK's per-resource work that only a remote engine reads: the call stack,
+      the mock URN, debug messages (``gatewayctl.engine.shortcuts``);
     - no cyclic garbage collection during the run: the SDK allocates many short-lived,
       cyclic objects per resource (Outputs, tasks, futures) and the collector spent about half
       the run re-scanning them. At the end everything allocated is moved to the permanent
@@ -321,14 +318,12 @@ def _offline_runtime() -> Iterator[None]:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.set_default_executor(_InlineExecutor(max_workers=1))
-    capture = sdk_resource._get_stack_trace
-    sdk_resource._get_stack_trace = _no_stack_trace
     collecting = gc.isenabled()
     gc.disable()
     try:
-        yield
+        with shortcuts.applied():
+            yield
     finally:
-        sdk_resource._get_stack_trace = capture
         loop.close()
         asyncio.set_event_loop(None)
         gc.freeze()

@@ -81,7 +81,9 @@ def render_stacks(
     """Render every validated stack, ``jobs`` at a time; the results in the order given."""
     # Imported here, before any worker is forked: the workers share the program and its SDKs
     # with this process (copy-on-write) instead of importing them each.
-    from gatewayctl.engine import shares
+    from gatewayctl.engine import program, shares
+
+    program.load_ahead()
 
     reporter = reporter or Reporter()
     # A large stack is split into shares of its gateways (gatewayctl.engine.shares), decided from

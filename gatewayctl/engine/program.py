@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,21 @@ from gatewayctl.inputs.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.resolve.resolved import LoadedStack
 from gatewayctl.resolve.stack import load_stack
+
+
+LAZY_SDK_MODULES = {"pulumi_keycloak.openid": "Client", "pulumi_kubernetes.meta.v1": "ObjectMetaArgs"}
+"""Modules the SDKs import lazily (their ``_utilities.lazy_import``: ``pulumi._utils._LazyModule``)
+that a run loads on first use, each with a name it defines: the OpenID clients and mappers of
+the sign-in, and the ObjectMeta types the SDK reads from the Kubernetes output classes'
+annotations to translate outputs (``pulumi._types.resource_types``)."""
+
+
+def load_ahead() -> None:
+    """Load :data:`LAZY_SDK_MODULES` now: the render's workers are forked from this process after
+    it, and each would load them again on its first use (``tests/test_parallel.py``)."""
+    for name, defined in LAZY_SDK_MODULES.items():
+        # Reading a name the module defines executes it (``_LazyModule.__getattribute__``).
+        getattr(importlib.import_module(name), defined)
 
 
 def build(stack: LoadedStack, secrets: Mapping[str, ClusterSecrets]) -> dict[str, Gateway]:
