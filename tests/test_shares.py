@@ -85,6 +85,69 @@ def test_render_all_splits_stacks_and_keeps_every_stacks_output(
         _same(result, _serial(item))
 
 
+def _tree(directory: Path) -> dict[str, str]:
+    return {
+        path.relative_to(directory).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_stacks_written_where_they_render_are_their_serial_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    # With jobs=2: aws and ibm in two shares each, local whole (each in a worker); with
+    # jobs=1: in this process.
+    monkeypatch.setattr(shares, "MIN_SHARE", 1)
+    prepared = [preparation.prepare(ROOT, stack) for stack in STACKS]
+    into = {stack: tmp_path / stack for stack in STACKS}
+    for directory in into.values():
+        directory.mkdir()
+    results = parallel.render_stacks(prepared, jobs=jobs, into=into)
+    for result, item in zip(results, prepared, strict=True):
+        whole = _serial(item)
+        assert result.files == {}  # nothing sent back but paths
+        assert result.written == tuple(sorted(whole.files))
+        assert _tree(into[item.loaded.name]) == whole.files
+        assert (result.manifests, result.resources) == (whole.manifests, whole.resources)
+        assert result.gateways == whole.gateways
+
+
+def test_a_share_writing_its_manifests_sends_back_only_the_stack_level_ones(
+    tmp_path: Path,
+) -> None:
+    prepared = preparation.prepare(ROOT, "local")
+    first = frozenset([prepared.loaded.gateways[0].name])
+    kept = shares.execute_share(prepared, first)
+    sent = shares.execute_share(prepared, first, into=tmp_path)
+    assert sent.written and sent.manifests
+    assert set(sent.manifests).isdisjoint(sent.written)
+    assert {**sent.manifests, **_tree(tmp_path)} == kept.manifests
+    assert list(_tree(tmp_path)) == list(sent.written)
+    # Every share renders the stack-level objects: the same paths, compared by the merge.
+    other = frozenset([prepared.loaded.gateways[1].name])
+    assert set(shares.execute_share(prepared, other, into=tmp_path / "b").manifests) == set(
+        sent.manifests
+    )
+
+
+def test_the_merge_refuses_two_shares_that_wrote_one_path(tmp_path: Path) -> None:
+    prepared = preparation.prepare(ROOT, "local")
+    names = [g.name for g in prepared.loaded.gateways]
+    parts = [
+        shares.execute_share(prepared, part, into=tmp_path / str(index))
+        for index, part in enumerate(shares.split(names, 2))
+    ]
+    twice = parts[0].written[0]
+    clash = shares.Share(**{**vars(parts[1]), "written": (*parts[1].written, twice)})
+    with pytest.raises(RuntimeError, match=f"^two objects render to {twice}$"):
+        shares.merge(prepared, [parts[0], clash])
+    assert shares.merge(prepared, parts).written == tuple(
+        sorted(parts[0].written + parts[1].written)
+    )
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_plan_json_joined_from_the_workers_entry_texts_is_the_same_bytes(stack: str) -> None:
     prepared = preparation.prepare(ROOT, stack)

@@ -5,7 +5,7 @@ and plan.json, with a progress display for large stacks and a summary table per 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,12 +87,16 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
             " with placeholders (redacted in the output like every secret)"
         )
     warn(notes, root, prepared)
-    rendered = _render_all(prepared, notes.console, not args.quiet, jobs)
-    written = []
-    for item in rendered:
-        out = outs[item.prepared.loaded.name]
-        outputs.write_tree(out, item.files)
-        written.append((item, out))
+    # Every stack's new tree is staged beside its output and written where it is rendered (by
+    # the workers); all of them move into place once every stack has rendered, or none does.
+    with interrupts.transaction():
+        staging = {stack: outputs.staging_tree(out) for stack, out in outs.items()}
+        rendered = _render_all(prepared, notes.console, not args.quiet, jobs, staging)
+        written = []
+        for item in rendered:
+            stack = item.prepared.loaded.name
+            outputs.finish_tree(outs[stack], staging[stack], item.written)
+            written.append((item, outs[stack]))
     removed = list(outputs.remove_stale_outputs(base, keep=outs.keys())) if args.all else []
     for gone in removed:
         notes.line(f"removed {gone} (no such stack any more)")
@@ -105,17 +109,21 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
 
 
 def _render_all(
-    prepared: Sequence[preparation.Prepared], console: Console, show_progress: bool, jobs: int
+    prepared: Sequence[preparation.Prepared],
+    console: Console,
+    show_progress: bool,
+    jobs: int,
+    into: Mapping[str, Path] | None = None,
 ) -> list[parallel.StackRender]:
     from gatewayctl.cli.progress import RenderProgress
     from gatewayctl.engine import parallel
 
     if not show_progress:
-        return parallel.render_stacks(prepared, jobs=jobs)
+        return parallel.render_stacks(prepared, jobs=jobs, into=into)
     progress = RenderProgress(console, prepared, PROGRESS_MIN_GATEWAYS)
     with interrupts.on_interrupt(progress.stop):  # the terminal gets its cursor back
         try:
-            return parallel.render_stacks(prepared, jobs=jobs, reporter=progress)
+            return parallel.render_stacks(prepared, jobs=jobs, reporter=progress, into=into)
         finally:
             progress.stop()
 

@@ -339,21 +339,40 @@ def write_tree(out: Path, files: Mapping[str, str]) -> None:
     new tree is built beside ``out`` and moved into place; the old one is deleted only once
     the transaction is committed, and put back if it is not."""
     with interrupts.transaction():
-        make_parents(out.parent)
-        with interrupts.deferred():
-            staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-            interrupts.undo(lambda: shutil.rmtree(staging, ignore_errors=True))
-        # mkdtemp makes it private (0700); the tree is for reviewers and scanners too.
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)
-        (staging / MARKER).write_text(marker_text(files), encoding="utf-8")
-        for relative, text in sorted(files.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        with interrupts.deferred():
-            if out.exists():
-                set_aside(out)
-            staging.rename(out)
-            interrupts.undo(lambda: out.rename(staging))
+        staging = staging_tree(out)
+        write_files(staging, files)
+        finish_tree(out, staging, files)
+
+
+def staging_tree(out: Path) -> Path:
+    """A new empty directory beside ``out`` for :func:`finish_tree` to move into place; removed
+    again when the current :func:`interrupts.transaction` is not committed. Its files may be
+    written by other processes (``render``'s workers: :func:`write_files`)."""
+    make_parents(out.parent)
+    with interrupts.deferred():
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+        interrupts.undo(lambda: shutil.rmtree(staging, ignore_errors=True))
+    # mkdtemp makes it private (0700); the tree is for reviewers and scanners too.
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)
+    return staging
+
+
+def write_files(directory: Path, files: Mapping[str, str]) -> None:
+    """Write ``files`` (relative path → text) into ``directory``, in path order."""
+    for relative, text in sorted(files.items()):
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def finish_tree(out: Path, staging: Path, files: Iterable[str]) -> None:
+    """Replace ``out`` whole with the tree ``staging`` (:func:`staging_tree`), whose files are
+    exactly ``files``, and :data:`MARKER` listing them."""
+    (staging / MARKER).write_text(marker_text(files), encoding="utf-8")
+    with interrupts.deferred():
+        if out.exists():
+            set_aside(out)
+        staging.rename(out)
+        interrupts.undo(lambda: out.rename(staging))

@@ -19,7 +19,7 @@ raised here.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,20 +47,37 @@ class StackRender:
     resources: int
     peak_kib: int | None = None
     """The worker's peak resident set (``ru_maxrss``); None when rendered in this process."""
+    written: tuple[str, ...] = ()
+    """The render's files already written (``render_stacks``' ``into``), not in ``files``."""
 
     @property
     def manifests(self) -> int:
-        return sum(1 for path in self.files if path.startswith("manifests/"))
+        return sum(1 for path in (*self.files, *self.written) if path.startswith("manifests/"))
 
 
-def light(rendered: render.Rendered, peak_kib: int | None = None) -> StackRender:
+def light(
+    rendered: render.Rendered, peak_kib: int | None = None, into: Path | None = None
+) -> StackRender:
+    """What the writer and the summary need of ``rendered``; with ``into``, its files written
+    into that directory (``outputs.write_files``) and only their paths kept."""
+    files, written = _kept(rendered.files, into)
     return StackRender(
         prepared=rendered.prepared,
-        files=rendered.files,
+        files=files,
         gateways=rendered.gateways,
         resources=len(rendered.recording.resources),
         peak_kib=peak_kib,
+        written=written,
     )
+
+
+def _kept(files: dict[str, str], into: Path | None) -> tuple[dict[str, str], tuple[str, ...]]:
+    if into is None:
+        return files, ()
+    from gatewayctl.engine import outputs
+
+    outputs.write_files(into, files)
+    return {}, tuple(sorted(files))
 
 
 def available_cores() -> int:
@@ -76,9 +93,18 @@ def default_jobs(stacks: int) -> int:
 
 
 def render_stacks(
-    prepared: Sequence[preparation.Prepared], *, jobs: int, reporter: Reporter | None = None
+    prepared: Sequence[preparation.Prepared],
+    *,
+    jobs: int,
+    reporter: Reporter | None = None,
+    into: Mapping[str, Path] | None = None,
 ) -> list[StackRender]:
-    """Render every validated stack, ``jobs`` at a time; the results in the order given."""
+    """Render every validated stack, ``jobs`` at a time; the results in the order given.
+
+    ``into``: stack name → an empty directory (``outputs.staging_tree``) that stack's files are
+    written into where they are made, by the workers (spreading the writes over the cores, and
+    sending the parent nothing but paths); its ``StackRender`` then holds the paths written."""
+    into = into or {}
     # Imported here, before any worker is forked: the workers share the program and its SDKs
     # with this process (copy-on-write) instead of importing them each.
     from gatewayctl.engine import program, shares
@@ -90,7 +116,7 @@ def render_stacks(
     # the work: small work stays in this process, as with jobs=1.
     counts = shares.share_counts([len(p.loaded.gateways) for p in prepared], jobs)
     if jobs <= 1 or sum(counts) <= 1:
-        return [_in_process(item, reporter) for item in prepared]
+        return [_in_process(item, reporter, into.get(item.loaded.name)) for item in prepared]
     # The largest pieces of work first (by gateways): a large one started last would leave the
     # other cores idle while it finishes. The results keep the order given.
     tasks: list[Task] = []
@@ -101,15 +127,24 @@ def render_stacks(
     ):
         stack = item.loaded.name
         gateways = len(item.loaded.gateways)
+        directory = into.get(stack)
         if count == 1:
-            tasks.append(Task(stack=stack, kind=_RENDER, payload=item, key=stack, starts=gateways))
+            tasks.append(
+                Task(
+                    stack=stack,
+                    kind=_RENDER,
+                    payload=(item, directory),
+                    key=stack,
+                    starts=gateways,
+                )
+            )
             continue
         names = [g.name for g in item.loaded.gateways]
         tasks += [
             Task(
                 stack=stack,
                 kind=_SHARE,
-                payload=(item, index, part),
+                payload=(item, index, part, directory),
                 key=_share_key(stack, index),
                 starts=gateways if index == 0 else None,
             )
@@ -120,7 +155,7 @@ def render_stacks(
     for item, count in zip(prepared, counts, strict=True):
         stack = item.loaded.name
         if count == 1:
-            files, gateways, resources, peak = results[stack]
+            files, written, gateways, resources, peak = results[stack]
             rendered.append(
                 StackRender(
                     prepared=item,
@@ -128,18 +163,22 @@ def render_stacks(
                     gateways=gateways,
                     resources=resources,
                     peak_kib=peak,
+                    written=written,
                 )
             )
             continue
         parts = [results[_share_key(stack, index)] for index in range(count)]
         merged = shares.merge(item, [share for share, _ in parts])
+        # The stack-level manifests and plan.json, made here from the shares'.
+        files, written = _kept(merged.files, into.get(stack))
         rendered.append(
             StackRender(
                 prepared=item,
-                files=merged.files,
+                files=files,
                 gateways=merged.gateways,
                 resources=merged.resources,
                 peak_kib=max(peak for _, peak in parts),
+                written=tuple(sorted((*written, *merged.written))),
             )
         )
     return rendered
@@ -173,7 +212,9 @@ def _prepared(root: Path, stack: str) -> Validated:
         return error
 
 
-def _in_process(prepared: preparation.Prepared, reporter: Reporter) -> StackRender:
+def _in_process(
+    prepared: preparation.Prepared, reporter: Reporter, into: Path | None
+) -> StackRender:
     from gatewayctl.engine import render
 
     reporter.start(prepared.loaded.name, len(prepared.loaded.gateways))
@@ -182,14 +223,15 @@ def _in_process(prepared: preparation.Prepared, reporter: Reporter) -> StackRend
     def on_register(_: RecordedResource) -> None:
         reporter.advance(stack, 1)
 
-    return light(render.execute(prepared, on_register if reporter.wanted else None))
+    return light(render.execute(prepared, on_register if reporter.wanted else None), into=into)
 
 
 # --- what a worker does -----------------------------------------------------------------------
 
 _RENDER, _PREPARE, _SHARE = "render", "prepare", "share"
-"""A task's kind: render a ``preparation.Prepared``, prepare from a root, or render a share of a
-stack's gateways (``(prepared, index, names)``, ``gatewayctl.engine.shares``)."""
+"""A task's kind: render a stack (``(prepared, into)``), prepare from a root, or render a share
+of a stack's gateways (``(prepared, index, names, into)``, ``gatewayctl.engine.shares``);
+``into`` is the directory to write into, or None to send the files back."""
 
 
 def _share_key(stack: str, index: int) -> str:
@@ -207,11 +249,11 @@ def _work(task: Task, on_register: OnRegister | None) -> Any:
     if task.kind == _SHARE:
         from gatewayctl.engine import shares
 
-        prepared, _, names = task.payload
-        share = shares.execute_share(prepared, names, on_register)
+        prepared, _, names, directory = task.payload
+        share = shares.execute_share(prepared, names, on_register, directory)
         return (share, peak_kib())
     from gatewayctl.engine import render
 
-    rendered = render.execute(task.payload, on_register)
-    done = light(rendered, peak_kib())
-    return (done.files, done.gateways, done.resources, done.peak_kib)
+    prepared, directory = task.payload
+    done = light(render.execute(prepared, on_register), peak_kib(), directory)
+    return (done.files, done.written, done.gateways, done.resources, done.peak_kib)

@@ -25,8 +25,10 @@ from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.resolve.resolved import LoadedStack
 from gatewayctl.resolve.stack import load_stack
 
-
-LAZY_SDK_MODULES = {"pulumi_keycloak.openid": "Client", "pulumi_kubernetes.meta.v1": "ObjectMetaArgs"}
+LAZY_SDK_MODULES = {
+    "pulumi_keycloak.openid": "Client",
+    "pulumi_kubernetes.meta.v1": "ObjectMetaArgs",
+}
 """Modules the SDKs import lazily (their ``_utilities.lazy_import``: ``pulumi._utils._LazyModule``)
 that a run loads on first use, each with a name it defines: the OpenID clients and mappers of
 the sign-in, and the ObjectMeta types the SDK reads from the Kubernetes output classes'

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,23 +83,40 @@ def _cluster_of(recording: Recording, resource: RecordedResource) -> str:
     return cluster
 
 
+def _path(recording: Recording, resource: RecordedResource, obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata", {})
+    namespace = meta.get("namespace") or CLUSTER_SCOPED
+    return (
+        f"manifests/{_cluster_of(recording, resource)}/{namespace}/"
+        f"{obj['kind'].lower()}-{meta['name']}.yaml"
+    )
+
+
+def _objects(recording: Recording) -> Iterator[RecordedResource]:
+    for resource in recording.resources.values():
+        if resource.type.startswith("kubernetes:") and resource.custom:
+            yield resource
+
+
 def manifest_files(recording: Recording) -> dict[str, str]:
     """Relative path → YAML text of every Kubernetes object."""
     files: dict[str, str] = {}
-    for resource in recording.resources.values():
-        if not resource.type.startswith("kubernetes:") or not resource.custom:
-            continue
+    for resource in _objects(recording):
         obj = manifest(resource)
-        meta = obj.get("metadata", {})
-        namespace = meta.get("namespace") or CLUSTER_SCOPED
-        path = (
-            f"manifests/{_cluster_of(recording, resource)}/{namespace}/"
-            f"{obj['kind'].lower()}-{meta['name']}.yaml"
-        )
+        path = _path(recording, resource, obj)
         if path in files:
             raise RuntimeError(f"two objects render to {path}")
         files[path] = dump_yaml(obj)
     return files
+
+
+def stack_level_paths(recording: Recording) -> set[str]:
+    """The paths of :func:`manifest_files` whose objects are in no gateway (the clusters')."""
+    return {
+        _path(recording, resource, manifest(resource))
+        for resource in _objects(recording)
+        if recording.ancestor_name(resource, tokens.GATEWAY) is None
+    }
 
 
 def plan(loaded: LoadedStack, recording: Recording, facts: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,9 +19,10 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from gatewayctl.engine import render
+from gatewayctl.engine import outputs, render
 from gatewayctl.engine.offline import OnRegister
 from gatewayctl.resolve.preparation import Prepared
 
@@ -71,16 +72,32 @@ class Share:
     """Gateway name → resources of its subtree (``render.resource_counts``)."""
     entry_texts: dict[str, str] | None = None
     """URN → the entry's ``plan.json`` text (``render.entry_text``), encoded in the worker."""
+    written: tuple[str, ...] = ()
+    """The paths of the manifests the worker wrote itself (not in ``manifests``)."""
 
 
 def execute_share(
-    prepared: Prepared, names: frozenset[str], on_register: OnRegister | None = None
+    prepared: Prepared,
+    names: frozenset[str],
+    on_register: OnRegister | None = None,
+    into: Path | None = None,
 ) -> Share:
-    """Run the stack's real program on the gateways ``names`` only."""
+    """Run the stack's real program on the gateways ``names`` only. With ``into``, the share's
+    own manifests (its gateways') are written into that directory instead of sent back: the
+    stack-level ones, which every share renders, are sent for the merge to compare."""
     recording, facts = render._run(prepared, on_register, only=names)
     entries = {urn: render.plan_entry(r) for urn, r in recording.resources.items()}
+    manifests = render.manifest_files(recording)
+    written: tuple[str, ...] = ()
+    if into is not None:
+        shared = render.stack_level_paths(recording)
+        own = {path: text for path, text in manifests.items() if path not in shared}
+        outputs.write_files(into, own)
+        manifests = {path: manifests[path] for path in sorted(shared)}
+        written = tuple(sorted(own))
     return Share(
-        manifests=render.manifest_files(recording),
+        manifests=manifests,
+        written=written,
         entries=entries,
         facts=dict(facts),
         counts=dict(render.resource_counts(recording)),
@@ -93,6 +110,8 @@ class Merged:
     files: dict[str, str]
     gateways: tuple[render.GatewaySummary, ...]
     resources: int
+    written: tuple[str, ...] = ()
+    """The paths the shares wrote themselves (``execute_share``'s ``into``)."""
 
 
 def _union(parts: Sequence[Mapping[str, Any]], what: str) -> dict[str, Any]:
@@ -109,6 +128,10 @@ def merge(prepared: Prepared, shares: Sequence[Share]) -> Merged:
     """The files and summary of the whole stack, as ``render.execute`` makes them."""
     loaded = prepared.loaded
     files = _union([s.manifests for s in shares], "the manifest")
+    written = [path for share in shares for path in share.written]
+    if len(set(written)) != len(written) or not files.keys().isdisjoint(written):
+        twice = sorted({p for p in written if written.count(p) > 1} | (files.keys() & written))
+        raise RuntimeError(f"two objects render to {twice[0]}")
     entries = _union([s.entries for s in shares], "the resource")
     facts = _union([s.facts for s in shares], "the gateway")
     counts: Counter[str | None] = Counter()
@@ -121,5 +144,8 @@ def merge(prepared: Prepared, shares: Sequence[Share]) -> Merged:
         texts = _union([s.entry_texts or {} for s in shares], "the resource text")
     files["plan.json"] = render.plan_text(render.plan_of(loaded, facts, entries), texts)
     return Merged(
-        files=files, gateways=render.summarise(loaded, counts, facts), resources=len(entries)
+        files=files,
+        gateways=render.summarise(loaded, counts, facts),
+        resources=len(entries),
+        written=tuple(sorted(written)),
     )
