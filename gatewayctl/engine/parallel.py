@@ -9,9 +9,11 @@ once; ``jobs=1`` renders in this process, one stack after the other, as before. 
 decides the tasks (a stack, or a share of a large one's gateways) and what a worker does with
 one.
 
-The parent alone prints and writes: workers send their progress (registrations so far) and
-their result through a pipe, and the parent returns the results in the order it was given, so a
-parallel run's output and summary are those of a serial one. When a stack fails, the other
+The parent alone prints: workers send their progress (registrations so far) and their result
+through a pipe, and the parent returns the results in the order it was given, so a parallel
+run's output and summary are those of a serial one. The files of a render go where the parent
+says (``into``: a directory it made for each stack, moved into place by it once every stack has
+rendered); a worker writes its own there and sends back their paths. When a stack fails, the other
 workers are stopped, nothing is returned and the stack's error is raised as if it had been
 raised here.
 """

@@ -1,8 +1,8 @@
 """The SDK's per-resource work that only a remote engine needs, left out of an offline run
 (``gatewayctl.engine.offline`` applies :func:`applied` for the length of one run; everything is
 put back at its end). None changes what is registered or what an Output resolves to
-(``tests/test_shortcuts.py``); together they are about a fifth of a render (``bench/README.md``,
-"Scale"). Read from pulumi 3.272.0, ``pulumi/runtime/resource.py`` and ``pulumi/log.py``:
+(``tests/test_shortcuts.py``). What they save: ``docs/performance.md``, "Scale (issue 23)".
+Read from pulumi 3.272.0, ``pulumi/runtime/resource.py`` and ``pulumi/log.py``:
 
 - **No call-stack capture** (``_get_stack_trace``): the engine turns it into source positions for
   its diagnostics; the offline engine records none (about 15% of a render).
