@@ -3,6 +3,7 @@ help texts."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,10 @@ def test_unexpected_failure_exits_1(
     def boom(*_: object, **__: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(outputs, "write_tree", boom)
+    monkeypatch.setattr(outputs, "finish_tree", boom)
     assert cli.main(["render", "local", "--out", str(tmp_path / "x")]) == 1
     assert "error: RuntimeError: disk on fire" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # the staged tree removed
 
 
 def test_an_interrupt_exits_130_without_a_traceback(
@@ -84,18 +86,18 @@ def test_an_interrupt_exits_130_without_a_traceback(
 def test_an_error_after_a_first_tree_is_written_takes_it_back(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # render --all writes the stacks one after the other: a failure at the second leaves no
-    # first either (and an interrupt is the same; see tests/test_interrupts.py).
+    # render --all moves the stacks' trees into place one after the other: a failure at the
+    # second leaves no first either (and an interrupt is the same; see tests/test_interrupts.py).
     written = []
-    real = outputs.write_tree
+    real = outputs.finish_tree
 
-    def second_fails(out: Path, files: dict[str, str]) -> None:
+    def second_fails(out: Path, staging: Path, files: Iterable[str]) -> None:
         if written:
             raise OSError("disk full")
-        real(out, files)
+        real(out, staging, files)
         written.append(out)
 
-    monkeypatch.setattr(outputs, "write_tree", second_fails)
+    monkeypatch.setattr(outputs, "finish_tree", second_fails)
     assert cli.main(["render", "--all", "--out", str(tmp_path / "all")]) == 1
     assert "error: OSError: disk full" in capsys.readouterr().err
     assert written == [tmp_path / "all" / "aws"]
