@@ -19,7 +19,7 @@ from typing import Any
 import pulumi
 
 from components import tokens
-from gatewayctl.engine import program
+from gatewayctl.engine import jsontext, program
 from gatewayctl.engine.offline import (
     OnRegister,
     RecordedResource,
@@ -211,9 +211,9 @@ def plan_text(plan_: Mapping[str, Any], entry_texts: Mapping[str, str] | None = 
     encoded here: the same bytes (each entry's own indented text, four spaces deeper, is what
     the nested encoding writes), without CPython's pure-Python encoder of ``indent`` on them."""
     if entry_texts is None:
-        return json.dumps(plan_, indent=2, sort_keys=True) + "\n"
+        return jsontext.indented(plan_) + "\n"
     resources = plan_["resources"]
-    text = json.dumps({**plan_, "resources": []}, indent=2, sort_keys=True) + "\n"
+    text = jsontext.indented({**plan_, "resources": []}) + "\n"
     if not resources:
         return text
     slot = '\n  "resources": [],\n'
@@ -225,7 +225,7 @@ def plan_text(plan_: Mapping[str, Any], entry_texts: Mapping[str, str] | None = 
 
 def entry_text(entry: Mapping[str, Any]) -> str:
     """One resource of ``plan.json`` as :func:`plan_text` joins it."""
-    return json.dumps(entry, indent=2, sort_keys=True)
+    return jsontext.indented(entry)
 
 
 def _deeper(text: str) -> str:
