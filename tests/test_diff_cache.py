@@ -137,7 +137,20 @@ CORRUPTIONS: dict[str, Callable[[Path], object]] = {
         json.dumps({**json.loads(_manifest(e).read_text()), "outcome": "maybe"})
     ),
     "a file instead of the entry": lambda e: (shutil.rmtree(e), e.write_text("x")),
+    "a file replaced by a link to the same bytes": lambda e: _linked(_plan(e)),
+    "a link to a directory added": lambda e: (e / "manifests" / "more").symlink_to(
+        e / "manifests", target_is_directory=True
+    ),
 }
+
+
+def _linked(file: Path) -> None:
+    """``file`` becomes a symbolic link to a copy of itself outside the cache (its digest still
+    matches: only being a link makes it stale)."""
+    copy = file.parent.parent.parent / f"linked-{file.name}"
+    shutil.copy2(file, copy)
+    file.unlink()
+    file.symlink_to(copy)
 
 
 @pytest.mark.parametrize("corruption", list(CORRUPTIONS))

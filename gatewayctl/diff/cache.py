@@ -224,36 +224,52 @@ class Cache:
 
 
 def _read(path: Path, name: str) -> Entry | None:
-    """The entry at ``path`` if whole and for ``name``, else None."""
+    """The entry at ``path`` if whole and for ``name``, else None. Read through ``os`` rather
+    than ``pathlib``: an entry of 1,000 gateways holds 23,000 files, and pathlib's objects were
+    two thirds of reading them."""
     try:
         if path.is_symlink() or not path.is_dir():
             return None
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        top = os.fspath(path)
+        with open(os.path.join(top, MANIFEST), encoding="utf-8") as handle:
+            manifest = json.load(handle)
         if not isinstance(manifest, dict) or manifest.get("key") != name:
             return None
         listed = manifest.get("files")
         outcome = manifest.get("outcome")
         if outcome not in {RENDERED, INVALID} or not isinstance(listed, dict):
             return None
-        found = {
-            p.relative_to(path).as_posix()
-            for p in path.rglob("*")
-            if not p.is_dir() or p.is_symlink()
-        }
-        if found != {*listed, MANIFEST}:
+        found = _tree(top)
+        if found is None or found != {*listed, MANIFEST}:
             return None
         files = {}
         for relative, digest in listed.items():
-            file = path / relative
-            if file.is_symlink():
-                return None
-            data = file.read_bytes()
+            with open(os.path.join(top, relative), "rb") as handle:
+                data = handle.read()
             if _digest(data) != digest:
                 return None
             files[relative] = data.decode("utf-8")
         return Entry(outcome, files)
     except (OSError, ValueError, UnicodeDecodeError):
         return None
+
+
+def _tree(top: str) -> set[str] | None:
+    """The paths (relative, ``/``-separated) of everything under ``top`` but its directories;
+    None when a symbolic link is among them (an entry never holds one)."""
+    found: set[str] = set()
+    pending = [("", top)]
+    while pending:
+        prefix, directory = pending.pop()
+        with os.scandir(directory) as children:
+            for child in children:
+                if child.is_symlink():
+                    return None
+                if child.is_dir():
+                    pending.append((f"{prefix}{child.name}/", child.path))
+                else:
+                    found.add(prefix + child.name)
+    return found
 
 
 def _remove(path: Path) -> None:
