@@ -9,7 +9,6 @@ Every value of either render that equals a plaintext secret is scrubbed first
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -19,7 +18,7 @@ import yaml
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
 from gatewayctl.diff.losses import data_losses, deletion_flips
 from gatewayctl.diff.operations import Operation, hazards, predict
-from gatewayctl.diff.plan import DATA_DIGEST, index, manifest_path, owning_gateway
+from gatewayctl.diff.plan import DATA_DIGEST, decoded, index, manifest_path, owning_gateway
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.rules import is_component
 from gatewayctl.diff.sides import Side
@@ -176,7 +175,7 @@ def _plan(files: Mapping[str, str], scrubber: Scrubber | None = None) -> dict[st
     text = files.get(_PLAN)
     if text is None:
         return {}
-    plan = json.loads(text)
+    plan = decoded(text)
     if not isinstance(plan, dict):
         return {}
     return scrubber.plan(plan, text) if scrubber is not None else plan

@@ -26,13 +26,13 @@ is the text the render writes. The spot check catches what would still differ sy
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from components import tokens
+from gatewayctl.diff.plan import decoded
 from gatewayctl.engine import parallel, render, shares
 from gatewayctl.engine.redaction import MANIFESTS
 from gatewayctl.inputs.secrets import REDACTED
@@ -106,7 +106,7 @@ def base_share(prepared: Prepared, files: Mapping[str, str], keep: set[str]) -> 
     """The gateways ``keep`` as the cached base render ``files`` has them (see module)."""
     stack = prepared.loaded.name
     try:
-        plan = json.loads(files["plan.json"])
+        plan = decoded(files["plan.json"])
         entries = {_urn(stack, entry): entry for entry in plan["resources"]}
         gateways = {g["name"]: g for g in plan["gateways"]}
     except (KeyError, TypeError, ValueError, IndexError) as error:
