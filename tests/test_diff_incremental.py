@@ -182,3 +182,21 @@ def test_the_spot_check_writes_again_the_first_reused_gateways_only(
     assert written and all(name.startswith("dev-build-") for name in written)
     objects = [p for p in base if p.startswith("manifests/") and "/openshell-dev-build/" in p]
     assert len(written) >= len(objects) > 0
+
+
+def test_a_plan_text_is_decoded_once_for_both_its_readers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base's plan.json is read for the reused gateways and again for the comparison: the
+    second read gets the first's value (the diff package never writes to a plan)."""
+    from gatewayctl.diff import plan
+
+    decodes: list[str] = []
+    loads = plan.json.loads
+    monkeypatch.setattr(plan.json, "loads", lambda text: decodes.append(text) or loads(text))
+    base = '{"stack": "local", "resources": [{"name": "a"}]}'
+    first = plan.decoded(base)
+    assert plan.decoded(base) is first
+    assert plan.decoded("".join(base)) is first  # an equal text, another object
+    head = '{"stack": "local", "resources": []}'
+    assert plan.decoded(head) == {"stack": "local", "resources": []}
+    assert plan.decoded(base) == first and plan.decoded(base) is not first  # only the last kept
+    assert decodes == [base, head, base]
