@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 import pytest
+from pulumi import _types
 from pulumi.runtime import mocks, rpc, settings, stack, sync_await
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
@@ -101,6 +102,8 @@ def test_the_sdk_runtime_is_restored_after_a_run() -> None:
     assert sdk_resource._get_stack_trace is capture
     assert sdk_resource.create_urn is shortcuts._sdk_create_urn
     assert pulumi.log.debug is shortcuts._sdk_debug
+    assert _types.unwrap_type is shortcuts._sdk_unwrap_type
+    assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
     assert gc.isenabled()
 
 
@@ -117,6 +120,8 @@ def test_the_sdk_runtime_is_restored_when_the_program_fails() -> None:
     assert sdk_resource._get_stack_trace is capture
     assert sdk_resource.create_urn is shortcuts._sdk_create_urn
     assert pulumi.log.debug is shortcuts._sdk_debug
+    assert _types.unwrap_type is shortcuts._sdk_unwrap_type
+    assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
     assert gc.isenabled()
 
 
@@ -194,6 +199,15 @@ def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> N
     ]
     assert "mock_urn" in do_rpc_call.co_freevars
     assert isinstance(mocks.MockEngine(None).logger, logging.Logger)
+    # Answered once per type: looked up in pulumi._types at each call, never imported by name.
+    assert _parameters(_types.unwrap_type) == ["val"]
+    assert _parameters(_types._types_from_annotations) == ["cls"]
+    assert {"_types", "unwrap_type"} <= set(rpc.serialize_property.__code__.co_names)
+    assert "_types_from_annotations" in _types.resource_types.__code__.co_names
+    assert {"_types", "resource_types"} <= set(rpc.resolve_outputs.__code__.co_names)
+    for module in (rpc, sdk_resource):
+        assert "unwrap_type" not in vars(module)
+        assert "_types_from_annotations" not in vars(module)
     # The stock mock monitor, subclassed: its URN rule, its registration call and its store.
     assert _parameters(mocks.MockMonitor.make_urn) == ["self", "parent", "type_", "name"]
     assert _parameters(mocks.MockMonitor.RegisterResource) == ["self", "request"]

@@ -16,6 +16,9 @@ from pulumi.runtime.proto import engine_pb2
 from gatewayctl.engine import shortcuts
 from gatewayctl.engine.offline import run_program
 
+_SDK_UNWRAP = shortcuts._sdk_unwrap_type
+_SDK_ANNOTATIONS = shortcuts._sdk_types_from_annotations
+
 
 def _facts(output: pulumi.Output[str]) -> pulumi.Output[Any]:
     """An Output's value with its known- and secretness and the URNs of its resources."""
@@ -142,3 +145,67 @@ def test_debug_messages_reach_a_logger_that_wants_them(
     prepared = "resource registration prepared: ty=test:index:Leaf, name=leaf"
     assert {registering, prepared} <= set(sent)
     assert {registering, prepared} <= set(caplog.messages)
+
+
+def _typed_program() -> None:
+    """Three resources of one class whose args are typed (input types: unwrap_type is asked
+    for their properties) and one of another."""
+    import pulumi_kubernetes as k8s
+
+    for index in range(3):
+        k8s.core.v1.ConfigMap(
+            f"config-{index}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"config-{index}", labels={"a": "b"}),
+            data={"key": f"value-{index}"},
+        )
+    k8s.core.v1.Namespace("tenant", metadata={"name": "tenant"})
+
+
+def test_type_introspection_is_done_once_per_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    unwrapped: list[Any] = []
+    annotated: list[type] = []
+
+    def unwrap(val: Any) -> Any:
+        unwrapped.append(val)
+        return _SDK_UNWRAP(val)
+
+    def annotations(cls: type) -> Any:
+        annotated.append(cls)
+        return _SDK_ANNOTATIONS(cls)
+
+    monkeypatch.setattr(shortcuts, "_sdk_unwrap_type", unwrap)
+    monkeypatch.setattr(shortcuts, "_sdk_types_from_annotations", annotations)
+    import pulumi_kubernetes as k8s
+
+    run_program(_typed_program, project="p", stack="s")
+
+    assert annotated.count(k8s.core.v1.ConfigMap) == 1  # three registrations, one answer
+    assert annotated.count(k8s.core.v1.Namespace) == 1
+    assert len(unwrapped) > 0
+    assert len({id(hint) for hint in unwrapped}) == len(unwrapped)
+
+
+def test_a_run_answered_once_per_type_registers_what_the_sdk_registers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def recorded() -> dict[str, tuple[Any, Any]]:
+        recording, _ = run_program(_typed_program, project="p", stack="s")
+        return {urn: (r.inputs, r.outputs) for urn, r in recording.resources.items()}
+
+    shortened = recorded()
+    monkeypatch.setattr(shortcuts, "once_per_object", lambda function: function)
+    assert recorded() == shortened
+    assert shortened["urn:pulumi:s::p::kubernetes:core/v1:ConfigMap::config-2"][0] == {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "config-2", "labels": {"a": "b"}},
+        "data": {"key": "value-2"},
+    }
+
+
+def test_once_per_object_keys_by_identity_and_keeps_the_object() -> None:
+    seen: list[Any] = []
+    answer = shortcuts.once_per_object(lambda value: seen.append(value) or len(seen))
+    first, equal = [1], [1]
+    assert (answer(first), answer(first), answer(equal), answer(first)) == (1, 1, 2, 1)
+    assert seen == [first, equal]

@@ -17,20 +17,33 @@ Read from pulumi 3.272.0, ``pulumi/runtime/resource.py`` and ``pulumi/log.py``:
   under mocks they reach ``MockEngine.Log`` (``pulumi/runtime/mocks.py``), which passes them to
   the root ``logging`` logger at DEBUG, disabled unless someone enables it. They are built into
   a ``LogRequest`` only when it is enabled.
+- **Type introspection done once per type** (``pulumi/_types.py``): ``unwrap_type`` (the ``T``
+  of ``Input[T]``, ``Optional[T]``...; ``rpc.serialize_property`` asks it for every property of
+  every resource, and it imports ``Output`` each time) and ``_types_from_annotations`` (a
+  resource class's annotated output types: ``rpc.resolve_outputs`` asks ``resource_types`` for
+  every registration, which builds a class and evaluates its type hints each time) are pure
+  functions of the type they are given, as the SDK's own ``functools.cache`` on their
+  neighbours (``_py_properties``, ``_raw_return_hints``, ``_types_from_py_properties``) takes
+  them to be. Here each answer is kept per type object (by identity: the SDK passes the same
+  objects again) for the length of the run, and shared as the SDK shares its cached ones.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi.log
+from pulumi import _types
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import settings
 from pulumi.runtime.proto import source_pb2
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 def _no_stack_trace() -> Any:
@@ -39,6 +52,10 @@ def _no_stack_trace() -> Any:
 
 _sdk_create_urn = sdk_resource.create_urn
 _sdk_debug = pulumi.log.debug
+_sdk_unwrap_type = _types.unwrap_type
+_sdk_types_from_annotations = _types._types_from_annotations
+_ANSWERED_ONCE = ("unwrap_type", "_types_from_annotations")
+"""The functions of ``pulumi._types`` answered once per type (see the module)."""
 
 
 def create_urn(
@@ -70,14 +87,34 @@ def debug(msg: str, *args: Any, **kwargs: Any) -> None:
         _sdk_debug(msg, *args, **kwargs)
 
 
+def once_per_object(function: Callable[[_T], _R]) -> Callable[[_T], _R]:
+    """``function`` answering once for each object it is given (by identity; the object is kept
+    with its answer, so its id is never reused meanwhile)."""
+    answers: dict[int, tuple[_T, _R]] = {}
+
+    def answer(value: _T) -> _R:
+        known = answers.get(id(value))
+        if known is None:
+            known = answers[id(value)] = (value, function(value))
+        return known[1]
+
+    return answer
+
+
 @contextlib.contextmanager
 def applied() -> Iterator[None]:
     """The shortcuts in place for the ``with`` block."""
     saved = sdk_resource._get_stack_trace, sdk_resource.create_urn, pulumi.log.debug
+    sdk = {"unwrap_type": _sdk_unwrap_type, "_types_from_annotations": _sdk_types_from_annotations}
+    introspection = {name: getattr(_types, name) for name in _ANSWERED_ONCE}
     sdk_resource._get_stack_trace = _no_stack_trace
     sdk_resource.create_urn = create_urn
     pulumi.log.debug = debug
+    for name in _ANSWERED_ONCE:
+        setattr(_types, name, once_per_object(sdk[name]))
     try:
         yield
     finally:
         sdk_resource._get_stack_trace, sdk_resource.create_urn, pulumi.log.debug = saved
+        for name, function in introspection.items():
+            setattr(_types, name, function)
