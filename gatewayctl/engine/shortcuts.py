@@ -2,7 +2,8 @@
 (``gatewayctl.engine.offline`` applies :func:`applied` for the length of one run; everything is
 put back at its end). None changes what is registered or what an Output resolves to
 (``tests/test_shortcuts.py``). What they save: ``docs/performance.md``, "Scale (issue 23)".
-Read from pulumi 3.272.0, ``pulumi/runtime/resource.py`` and ``pulumi/log.py``:
+Read from pulumi 3.272.0, ``pulumi/runtime/resource.py``, ``pulumi/log.py``, ``pulumi/_types.py``
+and ``pulumi/runtime/rpc.py``:
 
 - **No call-stack capture** (``_get_stack_trace``): the engine turns it into source positions for
   its diagnostics; the offline engine records none (about 15% of a render).
@@ -54,8 +55,6 @@ _sdk_create_urn = sdk_resource.create_urn
 _sdk_debug = pulumi.log.debug
 _sdk_unwrap_type = _types.unwrap_type
 _sdk_types_from_annotations = _types._types_from_annotations
-_ANSWERED_ONCE = ("unwrap_type", "_types_from_annotations")
-"""The functions of ``pulumi._types`` answered once per type (see the module)."""
 
 
 def create_urn(
@@ -105,13 +104,14 @@ def once_per_object(function: Callable[[_T], _R]) -> Callable[[_T], _R]:
 def applied() -> Iterator[None]:
     """The shortcuts in place for the ``with`` block."""
     saved = sdk_resource._get_stack_trace, sdk_resource.create_urn, pulumi.log.debug
-    sdk = {"unwrap_type": _sdk_unwrap_type, "_types_from_annotations": _sdk_types_from_annotations}
-    introspection = {name: getattr(_types, name) for name in _ANSWERED_ONCE}
+    # The functions of pulumi._types answered once per type (read here, so a test can wrap them).
+    once = {"unwrap_type": _sdk_unwrap_type, "_types_from_annotations": _sdk_types_from_annotations}
+    introspection = {name: getattr(_types, name) for name in once}
     sdk_resource._get_stack_trace = _no_stack_trace
     sdk_resource.create_urn = create_urn
     pulumi.log.debug = debug
-    for name in _ANSWERED_ONCE:
-        setattr(_types, name, once_per_object(sdk[name]))
+    for name, function in once.items():
+        setattr(_types, name, once_per_object(function))
     try:
         yield
     finally:
