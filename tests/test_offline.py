@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextvars
 import gc
+import importlib
 import inspect
 import logging
 import re
 import threading
+import types
+from collections.abc import Iterator
 from typing import Any
 
 import pulumi
@@ -52,6 +56,31 @@ def test_engine_calls_run_on_the_calling_thread() -> None:
         "link-2",
         "link-3",
     ]
+
+
+def test_an_engine_call_is_made_at_once_and_its_future_returned_done() -> None:
+    loop = offline._OfflineLoop()
+    calls: list[tuple[Any, int]] = []
+
+    def call(value: Any) -> Any:
+        calls.append((value, threading.get_ident()))
+        if value == "fail":
+            raise RuntimeError("engine said no")
+        return f"answer to {value}"
+
+    try:
+        answered = loop.run_in_executor(None, call, "ask")
+        failed = loop.run_in_executor(None, call, "fail")
+        assert calls == [("ask", threading.get_ident()), ("fail", threading.get_ident())]
+        assert answered.done() and answered.result() == "answer to ask"
+        assert failed.done() and str(failed.exception()) == "engine said no"
+        # An executor of the caller's own is used as asyncio uses it.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            threaded = loop.run_in_executor(pool, call, "elsewhere")
+            assert loop.run_until_complete(threaded) == "answer to elsewhere"
+        assert calls[-1][1] != threading.get_ident()
+    finally:
+        loop.close()
 
 
 def test_outputs_are_the_inputs_with_declared_secret_outputs_marked() -> None:
@@ -104,6 +133,7 @@ def test_the_sdk_runtime_is_restored_after_a_run() -> None:
     assert pulumi.log.debug is shortcuts._sdk_debug
     assert _types.unwrap_type is shortcuts._sdk_unwrap_type
     assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
+    assert rpc.deserialize_properties is shortcuts._sdk_deserialize_properties
     assert gc.isenabled()
 
 
@@ -122,6 +152,7 @@ def test_the_sdk_runtime_is_restored_when_the_program_fails() -> None:
     assert pulumi.log.debug is shortcuts._sdk_debug
     assert _types.unwrap_type is shortcuts._sdk_unwrap_type
     assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
+    assert rpc.deserialize_properties is shortcuts._sdk_deserialize_properties
     assert gc.isenabled()
 
 
@@ -165,6 +196,22 @@ def test_urns_carry_the_parents_whole_type_chain_as_the_engine_does() -> None:
 
 def _parameters(function: Any) -> list[str]:
     return list(inspect.signature(function).parameters)
+
+
+def _nested(code: types.CodeType) -> Iterator[types.CodeType]:
+    """The code objects defined in ``code`` (its functions, comprehensions), at any depth."""
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            yield const
+            yield from _nested(const)
+
+
+def _codes(module: Any) -> Iterator[types.CodeType]:
+    """Every code object of ``module``'s functions, nested ones included."""
+    for value in vars(module).values():
+        if inspect.isfunction(value):
+            yield value.__code__
+            yield from _nested(value.__code__)
 
 
 def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> None:
@@ -227,7 +274,24 @@ def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> N
     # Serialisation: a coroutine (run to its end by offline._finish) and its inverse.
     assert inspect.iscoroutinefunction(rpc.serialize_properties)
     assert _parameters(rpc.serialize_properties)[:2] == ["inputs", "property_deps"]
-    assert "keep_unknowns" in _parameters(rpc.deserialize_properties)
+    assert _parameters(rpc.deserialize_properties) == [
+        "props_struct",
+        "keep_unknowns",
+        "keep_internal",
+    ]
+    # Read in one pass (shortcuts.deserialize_properties): looked up in rpc at each call; the
+    # SDK's reading of a value (its rules, which the shortcut repeats) as read from 3.272.0.
+    assert "deserialize_properties" in rpc.resolve_outputs.__code__.co_names
+    assert "deserialize_properties" in rpc.deserialize_property.__code__.co_names
+    assert "deserialize_properties" in mocks.MockMonitor.Invoke.__code__.co_names
+    assert _parameters(rpc.deserialize_property) == ["value", "keep_unknowns", "keep_internal"]
+    read_value = rpc.deserialize_property.__code__
+    names = {name for code in (read_value, *_nested(read_value)) for name in code.co_names}
+    assert {"UNKNOWN", "is_dry_run", "is_rpc_secret", "wrap_rpc_secret"} <= names
+    assert rpc.UNKNOWN == "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    # Engine calls are the loop's default executor's (offline._OfflineLoop).
+    for module in (sdk_resource, importlib.import_module("pulumi.runtime.invoke")):
+        assert "run_in_executor" in {name for code in _codes(module) for name in code.co_names}
     # The registration request's fields RecordingMonitor.RegisterResource reads.
     fields = resource_pb2.RegisterResourceRequest.DESCRIPTOR.fields_by_name
     read = {"parent", "type", "name", "object", "provider", "custom", "dependencies"}

@@ -10,7 +10,11 @@ from typing import Any
 
 import pulumi
 import pytest
-from pulumi.runtime import mocks
+from google.protobuf import struct_pb2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pulumi.runtime import mocks, rpc
+from pulumi.runtime import settings as settings_
 from pulumi.runtime.proto import engine_pb2
 
 from gatewayctl.engine import shortcuts
@@ -209,3 +213,125 @@ def test_once_per_object_keys_by_identity_and_keeps_the_object() -> None:
     first, equal = [1], [1]
     assert (answer(first), answer(first), answer(equal), answer(first)) == (1, 1, 2, 1)
     assert seen == [first, equal]
+
+
+# --- properties read from a Struct in one pass -------------------------------------------------
+
+_SIG, _SECRET = rpc._special_sig_key, rpc._special_secret_sig
+_SDK_DESERIALIZE = shortcuts._sdk_deserialize_properties
+
+
+def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(value)
+    return struct
+
+
+def _exactly(value: Any) -> Any:
+    """``value`` compared with its types and every map's key order (``==`` sees neither 1.0
+    against 1 nor the order of keys)."""
+    if isinstance(value, dict):
+        return ("dict", [(key, _exactly(item)) for key, item in value.items()])
+    if isinstance(value, list):
+        return ("list", [_exactly(item) for item in value])
+    if isinstance(value, (str, float, bool)) or value is None:
+        return (type(value).__name__, value)
+    return (type(value).__name__, _exactly(vars(value)))  # Unknown, assets, archives
+
+
+_KEYS = st.sampled_from(["a", "b", "metadata", "__internal", "__provider", "value", "path"])
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**53), max_value=2**53),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.just(rpc.UNKNOWN),
+)
+
+
+def _wrapped(children: Any) -> Any:
+    return st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(_KEYS, children, max_size=4),
+        st.builds(lambda inner: {_SIG: _SECRET, "value": inner}, children),
+        st.builds(lambda text: {_SIG: rpc._special_asset_sig, "text": text}, st.text(max_size=3)),
+    )
+
+
+_VALUES = st.recursive(_LEAVES, _wrapped, max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    properties=st.dictionaries(_KEYS, _VALUES, max_size=5),
+    keep_unknowns=st.sampled_from([None, False, True]),
+    keep_internal=st.sampled_from([None, False, True]),
+    dry_run=st.booleans(),
+)
+def test_properties_read_in_one_pass_are_what_the_sdk_reads(
+    properties: dict[str, Any], keep_unknowns: Any, keep_internal: Any, dry_run: bool
+) -> None:
+    struct = _struct(properties)
+    saved = settings_.is_dry_run
+    settings_.is_dry_run = lambda: dry_run  # read by both at call time
+    try:
+        ours = shortcuts.deserialize_properties(struct, keep_unknowns, keep_internal)
+        sdks = _SDK_DESERIALIZE(struct, keep_unknowns, keep_internal)
+    finally:
+        settings_.is_dry_run = saved
+    assert _exactly(ours) == _exactly(sdks)
+
+
+def test_properties_read_in_one_pass_follow_the_sdks_rules() -> None:
+    struct = _struct(
+        {
+            "port": 8080,
+            "gone": None,
+            "later": rpc.UNKNOWN,
+            "list": [1, None, rpc.UNKNOWN, {_SIG: _SECRET, "value": "s"}],
+            "map": {"token": {_SIG: _SECRET, "value": "t"}, "plain": "p"},
+            "__internal": True,
+            "__provider": "x",
+            "file": {_SIG: rpc._special_asset_sig, "text": "hello"},
+        }
+    )
+
+    kept = shortcuts.deserialize_properties(struct, keep_unknowns=True, keep_internal=False)
+
+    assert set(kept) == {"port", "later", "list", "map", "__provider", "file"}
+    assert kept["port"] == 8080.0 and isinstance(kept["port"], float)
+    assert isinstance(kept["later"], pulumi.output.Unknown)
+    # A secret inside a list or map makes the whole list or map the secret; lists keep None.
+    assert kept["list"][_SIG] == _SECRET
+    assert kept["list"]["value"][:2] == [1.0, None]
+    assert isinstance(kept["list"]["value"][2], pulumi.output.Unknown)
+    assert kept["list"]["value"][3] == "s"
+    assert kept["map"] == {_SIG: _SECRET, "value": {"token": "t", "plain": "p"}}
+    assert isinstance(kept["file"], pulumi.StringAsset) and kept["file"].text == "hello"
+    # Unknowns not kept read as None, and so are left out (in a list: None).
+    plain = shortcuts.deserialize_properties(struct)
+    assert "later" not in plain
+    assert plain["list"]["value"][2] is None
+    assert plain["__internal"] is True
+
+
+def test_a_registration_reads_its_properties_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's read of the request and the SDK's read of the response both take the
+    shortcut during a run, and record what the SDK's own reading records."""
+    calls: list[Any] = []
+    one_pass = shortcuts.deserialize_properties
+
+    def counted(props_struct: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(props_struct)
+        return one_pass(props_struct, *args, **kwargs)
+
+    monkeypatch.setattr(shortcuts, "deserialize_properties", counted)
+    recording, _ = run_program(_typed_program, project="p", stack="s")
+    read = {urn: (r.inputs, r.outputs) for urn, r in recording.resources.items()}
+    registrations = len(recording.resources)
+    assert len(calls) >= 2 * registrations  # request and response, nested maps besides
+
+    monkeypatch.setattr(shortcuts, "deserialize_properties", _SDK_DESERIALIZE)
+    recording, _ = run_program(_typed_program, project="p", stack="s")
+    assert {urn: (r.inputs, r.outputs) for urn, r in recording.resources.items()} == read

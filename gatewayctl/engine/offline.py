@@ -19,7 +19,7 @@ import gc
 import hashlib
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, TypeVarTuple
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
@@ -28,6 +28,9 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gatewayctl.engine import shortcuts
+
+_T = TypeVar("_T")
+_Ts = TypeVarTuple("_Ts")
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 SECRET_SIG_KEY = rpc._special_sig_key
@@ -179,19 +182,29 @@ def _finish(coroutine: Coroutine[Any, Any, Any]) -> Any:
     raise RuntimeError("the offline engine serialised a value that had to wait")
 
 
-class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
-    """Runs each call at once on the calling thread.
+class _OfflineLoop(asyncio.SelectorEventLoop):
+    """An event loop whose default executor is its own thread, at once.
 
-    The SDK hands every engine call to the loop's default executor because a real engine is
-    across gRPC. The offline engine is in this process: a thread hop per resource only adds
-    GIL hand-offs and a self-pipe wake-up of the event loop.
+    The SDK hands every engine call to the loop's default executor
+    (``loop.run_in_executor(None, ...)``: pulumi/runtime/resource.py, invoke.py, settings.py)
+    because a real engine is across gRPC. The offline engine is in this process: the call runs
+    here and now and its future is returned done, so the awaiting coroutine goes on without a
+    thread hop, a wake-up of the loop through its self-pipe (``call_soon_threadsafe``) and two
+    more turns of the loop per resource. An error is the future's, as a worker thread's would be.
     """
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    def run_in_executor(
+        self,
+        executor: concurrent.futures.Executor | None,
+        func: Callable[[*_Ts], _T],
+        *args: *_Ts,
+    ) -> asyncio.Future[_T]:
+        if executor is not None:
+            return super().run_in_executor(executor, func, *args)
+        future = self.create_future()
         try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as error:  # as a worker thread does: the awaiting task raises it
+            future.set_result(func(*args))
+        except Exception as error:
             future.set_exception(error)
         return future
 
@@ -279,7 +292,7 @@ class RecordingMonitor(mocks.MockMonitor):
         # event loop is running, pumps that loop until the answer is serialised. The SDK calls
         # the monitor from a thread pool (pulumi/runtime/invoke.py, ``run_in_executor``), where
         # no loop runs; the offline engine calls it inline on the loop's own thread
-        # (``_InlineExecutor``), so each pump ran the next gateway's invoke, which pumped
+        # (``_OfflineLoop``), so each pump ran the next gateway's invoke, which pumped
         # again: one nesting per lookup ready at once, a stack depth growing with the
         # gateways (RecursionError at about 100 gateways with one ``access`` principal each).
         # The answer is plain values: serialising it never waits, so it runs to its end here.
@@ -302,8 +315,8 @@ def _offline_runtime() -> Iterator[None]:
 
     Each change is about work that only a remote engine needs; none changes what is registered:
 
-    - engine calls run inline (``_InlineExecutor``, on the run's own event loop) instead of
-      on a thread pool;
+    - engine calls run inline (``_OfflineLoop``, the run's own event loop) instead of on a
+      thread pool;
     - none of the SDK's per-resource work that only a remote engine reads: the call stack,
       the mock URN, debug messages (``gatewayctl.engine.shortcuts``);
     - no cyclic garbage collection during the run: the SDK allocates many short-lived,
@@ -313,11 +326,10 @@ def _offline_runtime() -> Iterator[None]:
       (seconds at hundreds of gateways); the next run's start collects it (``_collect_previous``).
     """
     _collect_previous()
-    # A loop of its own for each run: nothing left pending by an earlier run, and the inline
-    # executor is never the default of a loop anyone else uses.
-    loop = asyncio.new_event_loop()
+    # A loop of its own for each run: nothing left pending by an earlier run, and no one else
+    # uses a loop that runs its executor's work inline.
+    loop = _OfflineLoop()
     asyncio.set_event_loop(loop)
-    loop.set_default_executor(_InlineExecutor(max_workers=1))
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -27,6 +27,16 @@ and ``pulumi/runtime/rpc.py``:
   neighbours (``_py_properties``, ``_raw_return_hints``, ``_types_from_py_properties``) takes
   them to be. Here each answer is kept per type object (by identity: the SDK passes the same
   objects again) for the length of the run, and shared as the SDK shares its cached ones.
+- **Properties read from a protobuf Struct in one pass** (``rpc.deserialize_properties``): every
+  registration's properties are read twice (the offline engine reads the request, the SDK the
+  response). The SDK reads each value through the Python ``Struct`` wrappers of protobuf
+  (``items()`` builds a list of pairs, each value looked up again; ``deserialize_property``
+  runs an import statement per value); :func:`deserialize_properties` reads the same map and
+  oneofs directly, with the SDK's rules: a string that is ``rpc.UNKNOWN`` is ``Unknown()``
+  when kept (else None), numbers are floats, a property or map entry that reads as None is
+  left out (a list keeps it), a secret inside a map or list makes the map or list the secret
+  (``wrap_rpc_secret``), and a Struct carrying the special signature key (an asset, archive,
+  secret, resource reference or output value) is read by the SDK's own function.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ import pulumi
 import pulumi.log
 from pulumi import _types
 from pulumi.runtime import resource as sdk_resource
-from pulumi.runtime import settings
+from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import source_pb2
 
 _T = TypeVar("_T")
@@ -55,6 +65,9 @@ _sdk_create_urn = sdk_resource.create_urn
 _sdk_debug = pulumi.log.debug
 _sdk_unwrap_type = _types.unwrap_type
 _sdk_types_from_annotations = _types._types_from_annotations
+_sdk_deserialize_properties = rpc.deserialize_properties
+_SIG = rpc._special_sig_key
+_SECRET_SIG = rpc._special_secret_sig
 
 
 def create_urn(
@@ -100,21 +113,87 @@ def once_per_object(function: Callable[[_T], _R]) -> Callable[[_T], _R]:
     return answer
 
 
+def deserialize_properties(
+    props_struct: Any, keep_unknowns: bool | None = None, keep_internal: bool | None = True
+) -> Any:
+    """``pulumi.runtime.rpc.deserialize_properties``' value, read in one pass (module docstring)."""
+    fields = props_struct.fields
+    if _SIG in fields:
+        return _sdk_deserialize_properties(props_struct, keep_unknowns, keep_internal)
+    output = {}
+    for key, value in fields.items():
+        if keep_internal is False and key.startswith("__") and key != "__provider":
+            continue
+        read = _read(value, keep_unknowns, keep_internal)
+        if read is not None:
+            output[key] = read
+    return output
+
+
+def _read(value: Any, keep_unknowns: bool | None, keep_internal: bool | None) -> Any:
+    """``rpc.deserialize_property`` of one ``google.protobuf.Value``."""
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        text = value.string_value
+        if text == rpc.UNKNOWN:
+            kept = settings.is_dry_run() or keep_unknowns
+            return pulumi.output.Unknown() if kept else None  # type: ignore[no-untyped-call]
+        return text
+    if kind == "number_value":
+        return value.number_value
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "struct_value":
+        props = deserialize_properties(value.struct_value, keep_unknowns, keep_internal)
+        if isinstance(props, dict) and any(_secret(v) for v in props.values()):
+            return {_SIG: _SECRET_SIG, "value": {k: _revealed(v) for k, v in props.items()}}
+        return props
+    if kind == "list_value":
+        items = [_read(item, keep_unknowns, keep_internal) for item in value.list_value.values]
+        if any(_secret(item) for item in items):
+            return {_SIG: _SECRET_SIG, "value": [_revealed(item) for item in items]}
+        return items
+    if kind == "null_value":
+        return None
+    raise ValueError("Value not set")  # as protobuf's Struct reads an empty Value
+
+
+def _secret(value: Any) -> bool:
+    """``rpc.is_rpc_secret``."""
+    return isinstance(value, dict) and value.get(_SIG) == _SECRET_SIG
+
+
+def _revealed(value: Any) -> Any:
+    """``rpc.unwrap_rpc_secret``."""
+    return value["value"] if _secret(value) else value
+
+
 @contextlib.contextmanager
 def applied() -> Iterator[None]:
     """The shortcuts in place for the ``with`` block."""
-    saved = sdk_resource._get_stack_trace, sdk_resource.create_urn, pulumi.log.debug
+    saved = (
+        sdk_resource._get_stack_trace,
+        sdk_resource.create_urn,
+        pulumi.log.debug,
+        rpc.deserialize_properties,
+    )
     # The functions of pulumi._types answered once per type (read here, so a test can wrap them).
     once = {"unwrap_type": _sdk_unwrap_type, "_types_from_annotations": _sdk_types_from_annotations}
     introspection = {name: getattr(_types, name) for name in once}
     sdk_resource._get_stack_trace = _no_stack_trace
     sdk_resource.create_urn = create_urn
     pulumi.log.debug = debug
+    rpc.deserialize_properties = deserialize_properties
     for name, function in once.items():
         setattr(_types, name, once_per_object(function))
     try:
         yield
     finally:
-        sdk_resource._get_stack_trace, sdk_resource.create_urn, pulumi.log.debug = saved
+        (
+            sdk_resource._get_stack_trace,
+            sdk_resource.create_urn,
+            pulumi.log.debug,
+            rpc.deserialize_properties,
+        ) = saved
         for name, function in introspection.items():
             setattr(_types, name, function)
