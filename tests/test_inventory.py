@@ -23,7 +23,7 @@ from gatewayctl.cli import main as cli
 from gatewayctl.engine import render
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs import stackfile
-from gatewayctl.resolve import inventory, preparation
+from gatewayctl.resolve import inventory, preparation, sharing
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     DROP,
@@ -657,6 +657,61 @@ def test_cli_validate_all_names_both_files_of_a_cross_stack_clash(tmp_path: Path
         unlocated(validated.err).splitlines()[1],  # b's file; it names a's
         "1 problem(s); nothing written",
     ]
+
+
+def test_stacks_already_loaded_are_compared_without_loading_them_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``render``/``validate`` hand the stacks they validated to the checks across stacks
+    (``cli.prepared._prepare_all``): only the others are loaded again, and the problems are the
+    same."""
+    write_stack(tmp_path, stack="a", clusters={"east": site("east")})
+    b = write_stack(
+        tmp_path, stack="b", clusters={"main": site("other", kubeconfigContext="ctx-east")}
+    )
+    write_stack(tmp_path, stack="c", clusters={"far": site("far")})
+    first = write_gateway(tmp_path, "alpha", {"namespace": "tenant"}, stack="a")
+    second = write_gateway(tmp_path, "beta", {"namespace": "tenant"}, stack="b")
+    write_gateway(tmp_path, "gamma", {"namespace": "tenant"}, stack="c")
+    loaded: list[str] = []
+
+    def counted(root: Path, stack: str, *args: Any) -> Any:
+        loaded.append(stack)
+        return load_stack(root, stack, *args)
+
+    monkeypatch.setattr(sharing, "load_stack", counted)
+    found = inventory.coverage_problems(tmp_path, ["a"])
+    assert loaded == ["a", "b", "c"]
+    loaded.clear()
+    known = {"a": load_stack(tmp_path, "a"), "b": load_stack(tmp_path, "b")}
+    assert inventory.coverage_problems(tmp_path, ["a"], known) == found
+    assert loaded == ["c"]
+    reason = "the same kubeconfigContext 'ctx-east'"
+    assert [(p.path, p.message) for p in found] == [
+        (first, namespace_clash("tenant", "east", second, "main", b, reason))
+    ]
+
+
+def test_render_all_loads_each_stack_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a", "b", "c"):
+        write_stack(tmp_path, stack=name, clusters={"c1": site(name)})
+        write_gateway(tmp_path, f"gw-{name}", {"signIn": "none"}, stack=name)
+    loaded: list[str] = []
+
+    def counted(root: Path, stack: str, *args: Any) -> Any:
+        loaded.append(stack)
+        return load_stack(root, stack, *args)
+
+    monkeypatch.setattr(sharing, "load_stack", counted)
+    monkeypatch.setattr(preparation, "load_stack", counted)
+    out = tmp_path / "out"
+    code = cli.main(
+        ["--root", str(tmp_path), "render", "--all", "--jobs", "1", "--out", str(out), "-q"]
+    )
+
+    assert code == 0
+    assert sorted(loaded) == ["a", "b", "c"]
+    assert sorted(p.name for p in out.iterdir()) == ["a", "b", "c"]
 
 
 # --- a generated repository of two stacks, against an oracle --------------------------------

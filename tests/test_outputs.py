@@ -16,6 +16,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -398,6 +399,26 @@ def test_render_all_into_a_declarations_directory_is_refused(project: Path) -> N
         for stack in ("aws", "ibm", "local")
     ] + ["3 problem(s); nothing written"]
     assert snapshot(project) == before
+
+
+def test_the_outputs_of_many_stacks_are_checked_reading_each_stack_file_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = project / "gateways" / "aws"
+    outs = [base / stack for stack in ("aws", "ibm", "local")] + [project.parent / "fine"]
+    one_by_one = [p for out in outs for p in outputs.directory_problems(out, project)]
+    read: list[str] = []
+
+    def counted(root: Path, stack: str, *args: Any) -> Any:
+        read.append(stack)
+        return stackfile.read_stack_config(root, stack, *args)
+
+    monkeypatch.setattr(outputs, "read_stack_config", counted)
+    together = outputs.directories_problems(outs, project)
+
+    assert together == one_by_one
+    assert [p.path for p in together] == [str(out) for out in outs[:3]]
+    assert sorted(read) == ["aws", "ibm", "local"]
 
 
 @pytest.mark.parametrize(

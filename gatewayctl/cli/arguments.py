@@ -144,8 +144,7 @@ def check_directories(root: Path, outs: Iterable[Path]) -> None:
     """Every output directory is checked before anything is rendered or written."""
     from gatewayctl.engine import outputs
 
-    problems = [problem for out in outs for problem in outputs.directory_problems(out, root)]
-    if problems:
+    if problems := outputs.directories_problems(outs, root):
         raise InvalidInputError(problems)
 
 

@@ -37,7 +37,9 @@ def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[prepa
         p for item in validated if isinstance(item, InvalidInputError) for p in item.problems
     ]
     prepared = [item for item in validated if not isinstance(item, InvalidInputError)]
-    problems += inventory.coverage_problems(root, stacks)
+    # The stacks validated here are not loaded again to be compared with the others.
+    loaded = {item.loaded.name: item.loaded for item in prepared}
+    problems += inventory.coverage_problems(root, stacks, loaded)
     if problems:
         raise InvalidInputError(problems)
     return prepared

@@ -14,6 +14,7 @@ anything is rendered or written; each problem is ``<path>: --out: <problem>``.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
@@ -108,14 +109,18 @@ def _declarations(root: Path) -> list[tuple[Path, str]]:
     return found
 
 
-def _protected(out: Path, root: Path) -> str | None:
+Declared = Callable[[Path], list[tuple[Path, str]]]
+"""``_declarations``, or the same answer kept for several outputs (:func:`directories_problems`)."""
+
+
+def _protected(out: Path, root: Path, declared: Declared = _declarations) -> str | None:
     """Why ``out`` may never be written, whatever it holds, if so."""
     target, project = out.resolve(), root.resolve()
     if target == project or target in project.parents:
         return "holds the project itself; choose a directory of its own"
     if ".git" in target.parts:
         return "is inside a .git directory"
-    for directory, named in _declarations(root):
+    for directory, named in declared(root):
         if _inside(target, directory):
             return f"is inside a declarations directory ({named})"
         if target in directory.parents:
@@ -143,8 +148,8 @@ def _shown(names: list[str]) -> str:
     return ", ".join(names[:_SHOWN]) + more
 
 
-def _directory_problem(out: Path, root: Path) -> str | None:
-    if (reason := _protected(out, root)) is not None:
+def _directory_problem(out: Path, root: Path, declared: Declared) -> str | None:
+    if (reason := _protected(out, root, declared)) is not None:
         return reason
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         return "exists and is not a directory"
@@ -168,13 +173,22 @@ def _directory_problem(out: Path, root: Path) -> str | None:
     return _writable(out)
 
 
-def directory_problems(out: Path, root: Path, flag: str = "--out") -> list[Problem]:
+def directory_problems(
+    out: Path, root: Path, flag: str = "--out", declared: Declared = _declarations
+) -> list[Problem]:
     """Why the directory ``out`` may not be replaced whole (it would be deleted) or written."""
     try:
-        reason = _directory_problem(out, root)
+        reason = _directory_problem(out, root, declared)
     except (OSError, ValueError, RuntimeError) as error:
         reason = f"is not a usable path ({_error(error)})"
     return [] if reason is None else [Problem(str(out), flag, reason)]
+
+
+def directories_problems(outs: Iterable[Path], root: Path, flag: str = "--out") -> list[Problem]:
+    """:func:`directory_problems` of each of ``outs``, the stack files read once for all (not
+    once per output: ``render --all`` of many stacks)."""
+    declared = functools.cache(_declarations)  # an error is not kept: raised for each output
+    return [problem for out in outs for problem in directory_problems(out, root, flag, declared)]
 
 
 def _file_problem(out: Path, root: Path, ours: Callable[[str], bool], kind: str) -> str | None:

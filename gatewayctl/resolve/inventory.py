@@ -11,7 +11,7 @@ What stacks share besides declarations (clusters, database servers) is checked b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
@@ -23,6 +23,7 @@ from gatewayctl.inputs.stackfile import (
     read_stack_config,
     stack_file,
 )
+from gatewayctl.resolve.resolved import LoadedStack
 from gatewayctl.resolve.sharing import shared_problems
 from gatewayctl.resolve.stack import selects
 
@@ -57,12 +58,14 @@ def _sharing_problems(configs: dict[str, StackConfig], members: list[str]) -> li
     return problems
 
 
-def coverage_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
+def coverage_problems(
+    root: Path, stacks: Iterable[str], known: Mapping[str, LoadedStack] | None = None
+) -> list[Problem]:
     """Every problem across stacks that concerns ``stacks``: the coverage of the shared
     inventories they read (``inventory_problems``) and what they share with every other stack
-    of the repository (``shared_problems``)."""
+    of the repository (``shared_problems``). ``known``: stacks already loaded, by name."""
     wanted = list(stacks)
-    return sorted(inventory_problems(root, wanted) + shared_problems(root, wanted))
+    return sorted(inventory_problems(root, wanted) + shared_problems(root, wanted, known))
 
 
 def inventory_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:

@@ -16,7 +16,7 @@ for every stack that reads it). A database server is its ``adminHost:adminPort``
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from gatewayctl.inputs.stackfile import (
 )
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.identity import Realm, clients_of, realm_of
-from gatewayctl.resolve.resolved import ResolvedGateway
+from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
 from gatewayctl.resolve.stack import load_stack
 
 
@@ -73,16 +73,20 @@ def same_cluster(a: _Cluster, b: _Cluster) -> str | None:
     return None
 
 
-def _placed(root: Path) -> tuple[list[_Cluster], list[_Placed]]:
+def _placed(
+    root: Path, known: Mapping[str, LoadedStack] | None = None
+) -> tuple[list[_Cluster], list[_Placed]]:
     """Every cluster and gateway of every stack that loads; a stack that does not is reported
-    when it is validated itself."""
+    when it is validated itself. ``known``: stacks already loaded (``load_stack``), by name."""
     clusters: list[_Cluster] = []
     placed: list[_Placed] = []
     for stack in all_stacks(root):
-        try:
-            loaded = load_stack(root, stack)
-        except InvalidInputError:
-            continue
+        loaded = (known or {}).get(stack)
+        if loaded is None:
+            try:
+                loaded = load_stack(root, stack)
+            except InvalidInputError:
+                continue
         directory = loaded.config.declarations_dir
         own = {
             key: _Cluster(
@@ -209,7 +213,9 @@ def _under(host: str, domain: str | None) -> bool:
     return domain is not None and (host == domain or host.endswith("." + domain))
 
 
-def shared_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
+def shared_problems(
+    root: Path, stacks: Iterable[str], known: Mapping[str, LoadedStack] | None = None
+) -> list[Problem]:
     """What the gateways of ``stacks`` take that another stack of the repository has.
 
     Hosts are unique across all stacks, namespaces across the stacks' clusters that are one
@@ -219,10 +225,10 @@ def shared_problems(root: Path, stacks: Iterable[str]) -> list[Problem]:
     a host under its base domain; nor does it share a Vault role or mount with another stack's
     gateway (one Vault server, whatever the clusters). Each problem names the gateway's file and
     field and the other file. Stacks that do not load are left out (they are reported on their
-    own).
+    own). ``known``: stacks already loaded, by name (the others are loaded here).
     """
     wanted = set(stacks)
-    clusters, placed = _placed(root)
+    clusters, placed = _placed(root, known)
     problems = _clashes(placed, wanted)
     for item in placed:
         if item.cluster.stack not in wanted:
