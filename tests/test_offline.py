@@ -134,6 +134,8 @@ def test_the_sdk_runtime_is_restored_after_a_run() -> None:
     assert _types.unwrap_type is shortcuts._sdk_unwrap_type
     assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
     assert rpc.deserialize_properties is shortcuts._sdk_deserialize_properties
+    assert rpc.serialize_property is shortcuts._sdk_serialize_property
+    assert rpc.contains_unknowns is shortcuts._sdk_contains_unknowns
     assert gc.isenabled()
 
 
@@ -153,6 +155,8 @@ def test_the_sdk_runtime_is_restored_when_the_program_fails() -> None:
     assert _types.unwrap_type is shortcuts._sdk_unwrap_type
     assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
     assert rpc.deserialize_properties is shortcuts._sdk_deserialize_properties
+    assert rpc.serialize_property is shortcuts._sdk_serialize_property
+    assert rpc.contains_unknowns is shortcuts._sdk_contains_unknowns
     assert gc.isenabled()
 
 
@@ -289,6 +293,31 @@ def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> N
     names = {name for code in (read_value, *_nested(read_value)) for name in code.co_names}
     assert {"UNKNOWN", "is_dry_run", "is_rpc_secret", "wrap_rpc_secret"} <= names
     assert rpc.UNKNOWN == "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    # Plain values (shortcuts.serialize_property): looked up in rpc for every nested value;
+    # its parameters, and the type checks a plain value fails, as read from 3.272.0.
+    assert _parameters(rpc.serialize_property) == [
+        "value",
+        "deps",
+        "property_key",
+        "resource_obj",
+        "input_transformer",
+        "typ",
+        "keep_output_values",
+        "exclude_resource_refs_from_deps",
+        "return_protobuf_value",
+    ]
+    assert "serialize_property" in rpc.serialize_property.__code__.co_names
+    assert "serialize_property" in rpc.serialize_properties.__code__.co_names
+    assert {"isLegalProtobufValue", "is_output", "is_input_type"} <= set(
+        rpc.serialize_property.__code__.co_names
+    )
+    assert all(rpc.isLegalProtobufValue(v) for v in ("s", 1, 1.5, True, None))
+    # Unknowns (shortcuts.contains_unknowns): Output data and serialize_property ask rpc's.
+    assert _parameters(rpc.contains_unknowns) == ["val"]
+    assert "contains_unknowns" in rpc.serialize_property.__code__.co_names
+    output_module = importlib.import_module("pulumi.output")
+    assert "rpc" in output_module.contains_unknowns.__code__.co_names
+    assert "contains_unknowns" in output_module._OutputData.__post_init__.__code__.co_names
     # Engine calls are the loop's default executor's (offline._OfflineLoop).
     for module in (sdk_resource, importlib.import_module("pulumi.runtime.invoke")):
         assert "run_in_executor" in {name for code in _codes(module) for name in code.co_names}

@@ -5,6 +5,7 @@ them."""
 
 from __future__ import annotations
 
+import enum
 import logging
 from typing import Any
 
@@ -13,11 +14,12 @@ import pytest
 from google.protobuf import struct_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pulumi.output import Unknown
 from pulumi.runtime import mocks, rpc
 from pulumi.runtime import settings as settings_
 from pulumi.runtime.proto import engine_pb2
 
-from gatewayctl.engine import shortcuts
+from gatewayctl.engine import offline, shortcuts
 from gatewayctl.engine.offline import run_program
 
 _SDK_UNWRAP = shortcuts._sdk_unwrap_type
@@ -335,3 +337,83 @@ def test_a_registration_reads_its_properties_in_one_pass(monkeypatch: pytest.Mon
     monkeypatch.setattr(shortcuts, "deserialize_properties", _SDK_DESERIALIZE)
     recording, _ = run_program(_typed_program, project="p", stack="s")
     assert {urn: (r.inputs, r.outputs) for urn, r in recording.resources.items()} == read
+
+
+# --- plain values serialised as they are; unknowns looked for without recursion ----------------
+
+_SDK_SERIALIZE = shortcuts._sdk_serialize_property
+_SDK_CONTAINS = shortcuts._sdk_contains_unknowns
+
+
+class _Colour(enum.StrEnum):
+    RED = "red"
+
+
+@pytest.mark.parametrize("value", ["text", "", 8080, 2**70, 0.5, True, False, None])
+def test_a_plain_value_is_serialised_as_the_sdk_serialises_it(value: Any) -> None:
+    ours = offline._finish(shortcuts.serialize_property(value, [], "key"))
+    sdks = offline._finish(_SDK_SERIALIZE(value, [], "key"))
+    assert ours is value and sdks is value
+
+
+def test_other_values_and_protobuf_values_go_to_the_sdks_serialiser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[Any] = []
+
+    async def sdk(value: Any, *args: Any, **kwargs: Any) -> Any:
+        asked.append(value)
+        return await _SDK_SERIALIZE(value, *args, **kwargs)
+
+    monkeypatch.setattr(shortcuts, "_sdk_serialize_property", sdk)
+    positional = [None, None, None, False, False, True]  # resource_obj ... return_protobuf_value
+    answers = [
+        offline._finish(shortcuts.serialize_property(_Colour.RED, [], "colour")),
+        offline._finish(shortcuts.serialize_property({"a": [1, "b"]}, [], "spec")),
+        offline._finish(shortcuts.serialize_property(7, [], "n", return_protobuf_value=True)),
+        offline._finish(shortcuts.serialize_property("x", [], "s", *positional)),
+    ]
+
+    assert asked == [_Colour.RED, {"a": [1, "b"]}, 7, "x"]
+    assert answers[:2] == ["red", {"a": [1, "b"]}]
+    assert answers[2] == struct_pb2.Value(number_value=7.0)
+    assert answers[3] == struct_pb2.Value(string_value="x")
+
+
+def _with_unknowns(draw: Any) -> Any:
+    leaves = st.one_of(
+        st.none(), st.booleans(), st.integers(), st.text(max_size=3), st.builds(Unknown)
+    )
+    return draw(
+        st.recursive(
+            leaves,
+            lambda children: st.one_of(
+                st.lists(children, max_size=3),
+                st.dictionaries(st.text(max_size=2), children, max_size=3),
+                st.tuples(children),  # neither looks inside a tuple
+            ),
+            max_leaves=12,
+        )
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), share=st.booleans(), cycle=st.booleans())
+def test_unknowns_are_found_as_the_sdk_finds_them(data: Any, share: bool, cycle: bool) -> None:
+    value = data.draw(st.composite(_with_unknowns)())
+    if share:  # one object reached twice
+        value = [value, {"again": value}]
+    if cycle:  # a list holding itself
+        loop: list[Any] = [value]
+        loop.append(loop)
+        value = loop
+    assert shortcuts.contains_unknowns(value) is _SDK_CONTAINS(value)
+
+
+def test_unknowns_are_found_at_any_depth_but_not_in_tuples() -> None:
+    deep: Any = Unknown()
+    for _ in range(50):
+        deep = {"next": [deep]}
+    assert shortcuts.contains_unknowns(deep) is True
+    assert shortcuts.contains_unknowns({"a": (Unknown(),)}) is False
+    assert shortcuts.contains_unknowns({"a": [1, "x", None, {"b": {}}]}) is False

@@ -37,6 +37,15 @@ and ``pulumi/runtime/rpc.py``:
   left out (a list keeps it), a secret inside a map or list makes the map or list the secret
   (``wrap_rpc_secret``), and a Struct carrying the special signature key (an asset, archive,
   secret, resource reference or output value) is read by the SDK's own function.
+- **Plain values serialised as they are** (``rpc.serialize_property``): for a ``str``, ``int``,
+  ``float``, ``bool`` or ``None`` (exactly those types: an enum is a subclass) the SDK's
+  function, called for every value of every input, runs a dozen type checks (a sequence? an
+  Unknown, a resource, an asset, an archive, an awaitable, an Output, an input type, a mapping,
+  a protobuf Value?) that all fail, then returns the value; here it is returned at once. Every
+  other value, and a call asking for a protobuf Value, goes to the SDK's function.
+- **Unknowns looked for without recursion** (``rpc.contains_unknowns``, asked by every Output
+  that is made known, over its whole value): the same answer (an ``Unknown`` anywhere in its
+  dicts and lists, each visited once) from a loop that skips plain values.
 """
 
 from __future__ import annotations
@@ -66,6 +75,9 @@ _sdk_debug = pulumi.log.debug
 _sdk_unwrap_type = _types.unwrap_type
 _sdk_types_from_annotations = _types._types_from_annotations
 _sdk_deserialize_properties = rpc.deserialize_properties
+_sdk_serialize_property = rpc.serialize_property
+_sdk_contains_unknowns = rpc.contains_unknowns
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 _SIG = rpc._special_sig_key
 _SECRET_SIG = rpc._special_secret_sig
 
@@ -168,6 +180,35 @@ def _revealed(value: Any) -> Any:
     return value["value"] if _secret(value) else value
 
 
+async def serialize_property(value: Any, *args: Any, **kwargs: Any) -> Any:
+    """``rpc.serialize_property``'s value (module docstring); its parameters after ``value``:
+    deps, property_key, resource_obj, input_transformer, typ, keep_output_values,
+    exclude_resource_refs_from_deps, return_protobuf_value."""
+    protobuf = kwargs.get("return_protobuf_value", len(args) > 7 and args[7])
+    if type(value) in _PLAIN and not protobuf:
+        return value
+    return await _sdk_serialize_property(value, *args, **kwargs)
+
+
+def contains_unknowns(val: Any) -> bool:
+    """``rpc.contains_unknowns``' answer (module docstring)."""
+    unknown = pulumi.output.Unknown
+    pending = [val]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        if isinstance(item, unknown):
+            return True
+        if type(item) in _PLAIN or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, dict):
+            pending.extend(item[key] for key in item)
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
 @contextlib.contextmanager
 def applied() -> Iterator[None]:
     """The shortcuts in place for the ``with`` block."""
@@ -176,6 +217,8 @@ def applied() -> Iterator[None]:
         sdk_resource.create_urn,
         pulumi.log.debug,
         rpc.deserialize_properties,
+        rpc.serialize_property,
+        rpc.contains_unknowns,
     )
     # The functions of pulumi._types answered once per type (read here, so a test can wrap them).
     once = {"unwrap_type": _sdk_unwrap_type, "_types_from_annotations": _sdk_types_from_annotations}
@@ -184,6 +227,8 @@ def applied() -> Iterator[None]:
     sdk_resource.create_urn = create_urn
     pulumi.log.debug = debug
     rpc.deserialize_properties = deserialize_properties
+    rpc.serialize_property = serialize_property
+    rpc.contains_unknowns = contains_unknowns
     for name, function in once.items():
         setattr(_types, name, once_per_object(function))
     try:
@@ -194,6 +239,8 @@ def applied() -> Iterator[None]:
             sdk_resource.create_urn,
             pulumi.log.debug,
             rpc.deserialize_properties,
+            rpc.serialize_property,
+            rpc.contains_unknowns,
         ) = saved
         for name, function in introspection.items():
             setattr(_types, name, function)
