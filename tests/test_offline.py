@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextvars
 import gc
@@ -21,8 +22,9 @@ from pulumi.runtime import mocks, rpc, settings, stack, sync_await
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
 
-from gatewayctl.engine import offline, shortcuts
+from gatewayctl.engine import offline, render, shortcuts
 from gatewayctl.engine.offline import RecordedResource, is_secret, run_program, secret
+from gatewayctl.resolve import preparation
 from tests.support import ROOT
 
 
@@ -81,6 +83,37 @@ def test_an_engine_call_is_made_at_once_and_its_future_returned_done() -> None:
         assert calls[-1][1] != threading.get_ident()
     finally:
         loop.close()
+
+
+class _AsyncioLoop(asyncio.SelectorEventLoop):
+    """The offline loop on asyncio's own loop (as on Windows, where uvloop is not built)."""
+
+    run_in_executor = offline._OfflineLoop.run_in_executor  # type: ignore[assignment]
+
+
+def test_the_offline_loop_is_uvloops_where_it_is_built() -> None:
+    uvloop = pytest.importorskip("uvloop", reason="uvloop is not built for this platform")
+    loops: list[type] = []
+    run_program(lambda: loops.append(type(asyncio.get_event_loop())), project="p", stack="s")
+    assert loops == [offline._OfflineLoop]
+    assert issubclass(offline._OfflineLoop, uvloop.Loop)
+
+
+@pytest.mark.parametrize("stack", ["local", "ibm"])
+def test_a_stack_registers_the_same_in_the_same_order_on_either_loop(
+    stack: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepared = preparation.prepare(ROOT, stack)
+    on_uvloop = render.execute(prepared)
+    monkeypatch.setattr(offline, "_OfflineLoop", _AsyncioLoop)
+    on_asyncio = render.execute(prepared)
+
+    assert list(on_uvloop.recording.resources) == list(on_asyncio.recording.resources)
+    assert [
+        (r.inputs, r.outputs, r.dependencies) for r in on_uvloop.recording.resources.values()
+    ] == [(r.inputs, r.outputs, r.dependencies) for r in on_asyncio.recording.resources.values()]
+    assert on_uvloop.files == on_asyncio.files
+    assert len(on_uvloop.recording.resources) > 40
 
 
 def test_outputs_are_the_inputs_with_declared_secret_outputs_marked() -> None:

@@ -182,8 +182,20 @@ def _finish(coroutine: Coroutine[Any, Any, Any]) -> Any:
     raise RuntimeError("the offline engine serialised a value that had to wait")
 
 
-class _OfflineLoop(asyncio.SelectorEventLoop):
+try:  # libuv's event loop (uvloop: Linux and macOS), else asyncio's own
+    from uvloop import Loop as _Loop
+except ImportError:  # pragma: no cover - Windows
+    _Loop = asyncio.SelectorEventLoop  # type: ignore[misc,assignment]
+
+
+class _OfflineLoop(_Loop):
     """An event loop whose default executor is its own thread, at once.
+
+    Built on uvloop's loop where there is one: the SDK makes several tasks and callbacks per
+    resource (Outputs, registrations), and asyncio's loop runs each through Python code
+    (``Handle._run``, ``_run_once``); uvloop runs them in C, in the same order (first scheduled,
+    first run), so a run registers the same resources in the same order
+    (``tests/test_offline.py``, the golden snapshots).
 
     The SDK hands every engine call to the loop's default executor
     (``loop.run_in_executor(None, ...)``: pulumi/runtime/resource.py, invoke.py, settings.py)
@@ -193,14 +205,16 @@ class _OfflineLoop(asyncio.SelectorEventLoop):
     more turns of the loop per resource. An error is the future's, as a worker thread's would be.
     """
 
-    def run_in_executor(
+    # uvloop's stubs (uvloop/loop.pyi) declare run_in_executor a coroutine; it returns an
+    # asyncio Future, as asyncio's does (tests/test_offline.py awaits one).
+    def run_in_executor(  # type: ignore[override,unused-ignore]
         self,
         executor: concurrent.futures.Executor | None,
         func: Callable[[*_Ts], _T],
         *args: *_Ts,
     ) -> asyncio.Future[_T]:
         if executor is not None:
-            return super().run_in_executor(executor, func, *args)
+            return super().run_in_executor(executor, func, *args)  # type: ignore[return-value,unused-ignore]
         future = self.create_future()
         try:
             future.set_result(func(*args))
