@@ -211,36 +211,24 @@ def contains_unknowns(val: Any) -> bool:
 
 @contextlib.contextmanager
 def applied() -> Iterator[None]:
-    """The shortcuts in place for the ``with`` block."""
-    saved = (
-        sdk_resource._get_stack_trace,
-        sdk_resource.create_urn,
-        pulumi.log.debug,
-        rpc.deserialize_properties,
-        rpc.serialize_property,
-        rpc.contains_unknowns,
-    )
-    # The functions of pulumi._types answered once per type (read here, so a test can wrap them).
+    """The shortcuts in place for the ``with`` block (each read here, at the call, so a test can
+    wrap one), and the SDK's own functions put back after it."""
+    # pulumi._types' functions are answered once per type.
     once = {"unwrap_type": _sdk_unwrap_type, "_types_from_annotations": _sdk_types_from_annotations}
-    introspection = {name: getattr(_types, name) for name in once}
-    sdk_resource._get_stack_trace = _no_stack_trace
-    sdk_resource.create_urn = create_urn
-    pulumi.log.debug = debug
-    rpc.deserialize_properties = deserialize_properties
-    rpc.serialize_property = serialize_property
-    rpc.contains_unknowns = contains_unknowns
-    for name, function in once.items():
-        setattr(_types, name, once_per_object(function))
+    replacements: list[tuple[Any, str, Any]] = [
+        (sdk_resource, "_get_stack_trace", _no_stack_trace),
+        (sdk_resource, "create_urn", create_urn),
+        (pulumi.log, "debug", debug),
+        (rpc, "deserialize_properties", deserialize_properties),
+        (rpc, "serialize_property", serialize_property),
+        (rpc, "contains_unknowns", contains_unknowns),
+        *[(_types, name, once_per_object(function)) for name, function in once.items()],
+    ]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in replacements]
+    for module, name, replacement in replacements:
+        setattr(module, name, replacement)
     try:
         yield
     finally:
-        (
-            sdk_resource._get_stack_trace,
-            sdk_resource.create_urn,
-            pulumi.log.debug,
-            rpc.deserialize_properties,
-            rpc.serialize_property,
-            rpc.contains_unknowns,
-        ) = saved
-        for name, function in introspection.items():
-            setattr(_types, name, function)
+        for module, name, original in saved:
+            setattr(module, name, original)
