@@ -35,8 +35,9 @@ and ``pulumi/runtime/rpc.py``:
   oneofs directly, with the SDK's rules: a string that is ``rpc.UNKNOWN`` is ``Unknown()``
   when kept (else None), numbers are floats, a property or map entry that reads as None is
   left out (a list keeps it), a secret inside a map or list makes the map or list the secret
-  (``wrap_rpc_secret``), and a Struct carrying the special signature key (an asset, archive,
-  secret, resource reference or output value) is read by the SDK's own function.
+  (with the SDK's ``is_rpc_secret``, ``wrap_rpc_secret``, ``unwrap_rpc_secret``), and a Struct
+  carrying the special signature key (an asset, archive, secret, resource reference or output
+  value) is read by the SDK's own function.
 - **Plain values serialised as they are** (``rpc.serialize_property``): for a ``str``, ``int``,
   ``float``, ``bool`` or ``None`` (exactly those types: an enum is a subclass) the SDK's
   function, called for every value of every input, runs a dozen type checks (a sequence? an
@@ -79,7 +80,6 @@ _sdk_serialize_property = rpc.serialize_property
 _sdk_contains_unknowns = rpc.contains_unknowns
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 _SIG = rpc._special_sig_key
-_SECRET_SIG = rpc._special_secret_sig
 
 
 def create_urn(
@@ -157,27 +157,17 @@ def _read(value: Any, keep_unknowns: bool | None, keep_internal: bool | None) ->
         return value.bool_value
     if kind == "struct_value":
         props = deserialize_properties(value.struct_value, keep_unknowns, keep_internal)
-        if isinstance(props, dict) and any(_secret(v) for v in props.values()):
-            return {_SIG: _SECRET_SIG, "value": {k: _revealed(v) for k, v in props.items()}}
+        if isinstance(props, dict) and any(rpc.is_rpc_secret(v) for v in props.values()):
+            return rpc.wrap_rpc_secret({k: rpc.unwrap_rpc_secret(v) for k, v in props.items()})
         return props
     if kind == "list_value":
         items = [_read(item, keep_unknowns, keep_internal) for item in value.list_value.values]
-        if any(_secret(item) for item in items):
-            return {_SIG: _SECRET_SIG, "value": [_revealed(item) for item in items]}
+        if any(rpc.is_rpc_secret(item) for item in items):
+            return rpc.wrap_rpc_secret([rpc.unwrap_rpc_secret(item) for item in items])
         return items
     if kind == "null_value":
         return None
     raise ValueError("Value not set")  # as protobuf's Struct reads an empty Value
-
-
-def _secret(value: Any) -> bool:
-    """``rpc.is_rpc_secret``."""
-    return isinstance(value, dict) and value.get(_SIG) == _SECRET_SIG
-
-
-def _revealed(value: Any) -> Any:
-    """``rpc.unwrap_rpc_secret``."""
-    return value["value"] if _secret(value) else value
 
 
 async def serialize_property(value: Any, *args: Any, **kwargs: Any) -> Any:

@@ -78,10 +78,11 @@ def _placed(
 ) -> tuple[list[_Cluster], list[_Placed]]:
     """Every cluster and gateway of every stack that loads; a stack that does not is reported
     when it is validated itself. ``known``: stacks already loaded (``load_stack``), by name."""
+    known = known or {}
     clusters: list[_Cluster] = []
     placed: list[_Placed] = []
     for stack in all_stacks(root):
-        loaded = (known or {}).get(stack)
+        loaded = known.get(stack)
         if loaded is None:
             try:
                 loaded = load_stack(root, stack)
