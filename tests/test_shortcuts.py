@@ -15,6 +15,7 @@ from google.protobuf import struct_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pulumi.output import Unknown
+from pulumi.resource_hooks import ResourceHookBinding
 from pulumi.runtime import mocks, rpc
 from pulumi.runtime import settings as settings_
 from pulumi.runtime.proto import engine_pb2
@@ -417,3 +418,108 @@ def test_unknowns_are_found_at_any_depth_but_not_in_tuples() -> None:
     assert shortcuts.contains_unknowns(deep) is True
     assert shortcuts.contains_unknowns({"a": (Unknown(),)}) is False
     assert shortcuts.contains_unknowns({"a": [1, "x", None, {"b": {}}]}) is False
+
+
+# --- options copied and hooks merged directly ---------------------------------------------------
+
+_SDK_COPY_OPTIONS = shortcuts._sdk_copy_options
+_SDK_MERGE_HOOKS = shortcuts._sdk_merge_hooks.__func__
+
+
+def _hook(args: Any) -> None:
+    return None
+
+
+class _Bindings(ResourceHookBinding):
+    """A subclass: the SDK's merge keeps its class, so the shortcut leaves it to the SDK."""
+
+
+class _Options(pulumi.ResourceOptions):
+    pass
+
+
+def _bindings_cases() -> list[Any]:
+    return [
+        None,
+        ResourceHookBinding(),
+        ResourceHookBinding(before_create=[_hook]),
+        ResourceHookBinding(on_error=[]),  # an empty list is not None: merged by the SDK
+        _Bindings(),
+    ]
+
+
+def _state(value: Any) -> Any:
+    """What a binding or options object holds, by value (its class and attributes)."""
+    if isinstance(value, (ResourceHookBinding, pulumi.ResourceOptions)):
+        return type(value), {key: _state(item) for key, item in vars(value).items()}
+    return value
+
+
+@pytest.mark.parametrize("first", range(5))
+@pytest.mark.parametrize("second", range(5))
+def test_hooks_merge_as_the_sdk_merges_them(first: int, second: int) -> None:
+    one, two = _bindings_cases()[first], _bindings_cases()[second]
+    merged = shortcuts.merge_hooks(ResourceHookBinding, one, two)
+    assert _state(merged) == _state(_SDK_MERGE_HOOKS(ResourceHookBinding, one, two))
+    assert merged is not one and merged is not two
+
+
+def test_hooks_that_are_not_bindings_are_refused_as_the_sdk_refuses_them() -> None:
+    with pytest.raises(TypeError, match="Expected bindings2 to be a ResourceHookBinding"):
+        shortcuts.merge_hooks(ResourceHookBinding, None, "hooks")  # type: ignore[arg-type]
+
+
+def _options_cases() -> list[pulumi.ResourceOptions]:
+    parent = pulumi.ComponentResource("test:index:Outer", "outer")
+    return [
+        pulumi.ResourceOptions(),
+        pulumi.ResourceOptions(version="4.0.0", plugin_download_url="https://example.invalid"),
+        pulumi.ResourceOptions(parent=parent, depends_on=[parent], protect=True),
+        pulumi.ResourceOptions(
+            aliases=[pulumi.Alias(type_="kubernetes:core/v1:Secret")],
+            ignore_changes=["data"],
+            hooks=ResourceHookBinding(after_create=[_hook]),
+        ),
+        _Options(retain_on_delete=True),
+    ]
+
+
+def test_options_are_copied_and_merged_as_the_sdk_does_it() -> None:
+    def program() -> None:
+        cases = _options_cases()
+        for options in cases:
+            copied = shortcuts.copy_options(options)
+            assert copied is not options
+            assert _state(copied) == _state(_SDK_COPY_OPTIONS(options))
+        expected = []
+        for one in cases:
+            for two in cases:
+                expected.append(_state(pulumi.ResourceOptions.merge(one, two)))
+        with shortcuts.applied():
+            assert pulumi.ResourceOptions._copy is not _SDK_COPY_OPTIONS
+            shortened = [
+                _state(pulumi.ResourceOptions.merge(one, two)) for one in cases for two in cases
+            ]
+        assert shortened == expected
+        assert len(expected) == 25
+
+    run_program(program, project="p", stack="s")
+    # Put back as they were: the classmethod itself, not a method bound to the class.
+    assert vars(ResourceHookBinding)["merge"] is shortcuts._sdk_merge_hooks
+    assert vars(pulumi.ResourceOptions)["_copy"] is _SDK_COPY_OPTIONS
+
+
+def test_a_run_with_options_copied_directly_registers_what_the_sdk_registers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def recorded() -> dict[str, Any]:
+        recording, _ = run_program(_typed_program, project="p", stack="s")
+        return {
+            urn: (r.inputs, r.outputs, r.dependencies) for urn, r in recording.resources.items()
+        }
+
+    shortened = recorded()
+    monkeypatch.setattr(shortcuts, "copy_options", _SDK_COPY_OPTIONS)
+    monkeypatch.setattr(shortcuts, "merge_hooks", _SDK_MERGE_HOOKS)
+    assert recorded() == shortened
+    assert len(shortened) == 4

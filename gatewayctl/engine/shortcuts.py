@@ -47,6 +47,16 @@ and ``pulumi/runtime/rpc.py``:
 - **Unknowns looked for without recursion** (``rpc.contains_unknowns``, asked by every Output
   that is made known, over its whole value): the same answer (an ``Unknown`` anywhere in its
   dicts and lists, each visited once) from a loop that skips plain values.
+- **Options copied and hooks merged directly** (``pulumi/resource.py``,
+  ``pulumi/resource_hooks.py``): every typed resource merges its options at least twice
+  (``ResourceOptions.merge`` of the package's defaults and the caller's, and of its aliases),
+  each merge copying both options with ``copy.copy`` (``ResourceOptions._copy``) and merging
+  their hook bindings (``ResourceHookBinding.merge``: two more copies and seven list merges).
+  For a ``ResourceOptions`` itself (not a subclass) the copy is what ``copy.copy`` makes of a
+  class without ``__slots__``, ``__copy__`` or ``__reduce__`` of its own: a new instance whose
+  ``__dict__`` is updated from the original's. Two bindings that bind no hook (None, or every
+  list None) merge to a new ``ResourceHookBinding()``, as the SDK's merge of them does; any
+  other pair is merged by the SDK.
 """
 
 from __future__ import annotations
@@ -59,6 +69,7 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi.log
 from pulumi import _types
+from pulumi.resource_hooks import ResourceHookBinding
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import source_pb2
@@ -78,6 +89,8 @@ _sdk_types_from_annotations = _types._types_from_annotations
 _sdk_deserialize_properties = rpc.deserialize_properties
 _sdk_serialize_property = rpc.serialize_property
 _sdk_contains_unknowns = rpc.contains_unknowns
+_sdk_copy_options = vars(pulumi.ResourceOptions)["_copy"]
+_sdk_merge_hooks = vars(ResourceHookBinding)["merge"]
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 _SIG = rpc._special_sig_key
 
@@ -199,6 +212,36 @@ def contains_unknowns(val: Any) -> bool:
     return False
 
 
+def copy_options(self: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+    """``ResourceOptions._copy``'s copy (module docstring)."""
+    if type(self) is not pulumi.ResourceOptions:
+        copied: pulumi.ResourceOptions = _sdk_copy_options(self)
+        return copied
+    copied = object.__new__(pulumi.ResourceOptions)
+    copied.__dict__.update(self.__dict__)
+    return copied
+
+
+def merge_hooks(
+    cls: type[ResourceHookBinding],
+    bindings1: ResourceHookBinding | None,
+    bindings2: ResourceHookBinding | None,
+) -> ResourceHookBinding:
+    """``ResourceHookBinding.merge``'s binding (module docstring)."""
+    if _binds_nothing(bindings1) and _binds_nothing(bindings2):
+        return ResourceHookBinding()
+    merged: ResourceHookBinding = _sdk_merge_hooks.__func__(cls, bindings1, bindings2)
+    return merged
+
+
+def _binds_nothing(bindings: Any) -> bool:
+    if bindings is None:
+        return True
+    if type(bindings) is not ResourceHookBinding:
+        return False
+    return all(hooks is None for hooks in vars(bindings).values())
+
+
 @contextlib.contextmanager
 def applied() -> Iterator[None]:
     """The shortcuts in place for the ``with`` block (each read here, at the call, so a test can
@@ -212,13 +255,16 @@ def applied() -> Iterator[None]:
         (rpc, "deserialize_properties", deserialize_properties),
         (rpc, "serialize_property", serialize_property),
         (rpc, "contains_unknowns", contains_unknowns),
+        (pulumi.ResourceOptions, "_copy", copy_options),
+        (ResourceHookBinding, "merge", classmethod(merge_hooks)),
         *[(_types, name, once_per_object(function)) for name, function in once.items()],
     ]
-    saved = [(module, name, getattr(module, name)) for module, name, _ in replacements]
-    for module, name, replacement in replacements:
-        setattr(module, name, replacement)
+    # vars(), not getattr(): a class's classmethod is put back as itself, not as a bound method.
+    saved = [(owner, name, vars(owner)[name]) for owner, name, _ in replacements]
+    for owner, name, replacement in replacements:
+        setattr(owner, name, replacement)
     try:
         yield
     finally:
-        for module, name, original in saved:
-            setattr(module, name, original)
+        for owner, name, original in saved:
+            setattr(owner, name, original)
