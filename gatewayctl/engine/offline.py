@@ -23,6 +23,7 @@ from typing import Any, TypeVar, TypeVarTuple
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -294,12 +295,17 @@ class RecordingMonitor(mocks.MockMonitor):
         )
         if self._on_register is not None:
             self._on_register(recorded)
-        # The outputs are the inputs (already serialised: copied as they came) plus what
-        # only a provider computes; serialising every input again would walk it twice more.
-        response = resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=request.object)
+        # The outputs are the inputs (already serialised) plus what only a provider computes;
+        # serialising every input again would walk it twice more. They are added to the
+        # request's own Struct, which the SDK made for this call and does not read again
+        # (pulumi/runtime/resource.py, do_register: ``req`` is only handed to the monitor; the
+        # request's ``object`` is a copy of ``resolver.serialized_props``), and the response is
+        # the SDK's own Python form of one (``RegisterResponse``, what do_register builds when
+        # it has no monitor): a RegisterResourceResponse would copy the Struct once more.
+        outputs = request.object
         if computed:
-            response.object.update(_finish(rpc.serialize_properties(computed, {})))
-        return response
+            outputs.update(_finish(rpc.serialize_properties(computed, {})))
+        return sdk_resource.RegisterResponse(urn, id_, outputs, None, resource_pb2.Result.SUCCESS)
 
     def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         # The stock mock serialises the answer with ``_sync_await``, which, on a thread whose
