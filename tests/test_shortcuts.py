@@ -5,6 +5,7 @@ them."""
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import logging
 from typing import Any
@@ -523,3 +524,134 @@ def test_a_run_with_options_copied_directly_registers_what_the_sdk_registers(
     monkeypatch.setattr(shortcuts, "merge_hooks", _SDK_MERGE_HOOKS)
     assert recorded() == shortened
     assert len(shortened) == 4
+
+
+# --- a property's Output from one future; an alias's URN directly ------------------------------
+
+_SDK_TRANSFER = shortcuts._sdk_transfer_properties
+_SDK_ALIAS = shortcuts._sdk_collapse_alias
+
+
+class _Res:
+    """A stand-in for the resource a property belongs to (hashable, as a Resource is)."""
+
+
+async def _data(output: pulumi.Output[Any], res: Any) -> Any:
+    """An Output's value, known- and secretness and resources (``res`` named "self"), or the
+    exception it fails with."""
+    try:
+        data = await output._data
+    except Exception as failure:  # the failure is the fact compared
+        return ("failed", failure)
+    resources = sorted("self" if r is res else r for r in data.resources)
+    return data.value, data.is_known, data.is_secret, resources
+
+
+@pytest.mark.parametrize("custom", [True, False])
+def test_a_property_resolves_as_the_sdks_does(custom: bool) -> None:
+    failure = RuntimeError("provider failed")
+    cases: list[tuple[Any, bool, bool, Any, Exception | None]] = [
+        ("value", True, False, set(), None),
+        ({"a": [Unknown()]}, True, False, None, None),  # unknown inside: not known
+        ("hidden", True, True, {"dep-1", "dep-2"}, None),
+        (None, False, False, {"dep-1"}, None),
+        (None, False, False, set(), failure),
+    ]
+    props = {"urn": None, "id": None, "spec": None, "status": None}
+
+    async def both() -> list[tuple[list[str], list[str], Any, Any]]:
+        facts = []
+        for case in cases:
+            sdk_res, our_res = _Res(), _Res()
+            sdk = _SDK_TRANSFER(sdk_res, props, custom)
+            ours = shortcuts.transfer_properties(our_res, props, custom)
+            for resolvers in (sdk, ours):
+                resolvers["spec"](*case)
+                resolvers["status"]("other", True, False, set(), None)
+            facts.append(
+                (
+                    sorted(sdk),
+                    sorted(ours),
+                    await _data(vars(sdk_res)["spec"], sdk_res),
+                    await _data(vars(our_res)["spec"], our_res),
+                )
+            )
+        return facts
+
+    loop = asyncio.new_event_loop()
+    try:
+        facts = loop.run_until_complete(both())
+    finally:
+        loop.close()
+    names = ["spec", "status"] if custom else ["id", "spec", "status"]
+    assert [(sdk, ours) for sdk, ours, _, _ in facts] == [(names, names)] * len(cases)
+    assert [sdk for _, _, sdk, _ in facts] == [ours for _, _, _, ours in facts]
+    assert [ours for _, _, _, ours in facts] == [
+        ("value", True, False, ["self"]),
+        ({"a": [facts[1][3][0]["a"][0]]}, False, False, ["self"]),
+        ("hidden", True, True, ["dep-1", "dep-2", "self"]),
+        (None, False, False, ["dep-1", "self"]),
+        ("failed", failure),
+    ]
+    assert isinstance(facts[1][3][0]["a"][0], Unknown)
+
+
+def test_an_aliass_urn_is_the_sdks_in_every_case() -> None:
+    def program() -> Any:
+        parent = pulumi.ComponentResource("test:index:Outer", "outer")
+        cases: list[tuple[Any, Any]] = [
+            ("urn:pulumi:s::p::test:index:Old::old", None),
+            (pulumi.Alias(type_="test:index:Former"), None),
+            (pulumi.Alias(name="former"), parent),
+            (pulumi.Alias(parent=parent), None),
+            (pulumi.Alias(parent="urn:pulumi:s::p::test:index:Outer::outer"), None),
+            (pulumi.Alias(parent=None), parent),
+            (pulumi.Alias(project="other", stack="prod"), None),
+            (pulumi.Alias(stack=pulumi.Output.from_input("prod")), None),  # to the SDK
+            (pulumi.Alias(parent=pulumi.Output.from_input("urn:pulumi:s::p::a:b:C::c")), None),
+        ]
+        return pulumi.Output.all(
+            *[
+                pulumi.Output.all(
+                    _facts(shortcuts.collapse_alias_to_urn(alias, "leaf", "test:index:Leaf", at)),
+                    _facts(_SDK_ALIAS(alias, "leaf", "test:index:Leaf", at)),
+                )
+                for alias, at in cases
+            ]
+        )
+
+    _, pairs = run_program(program, project="p", stack="s")
+
+    assert [ours for ours, _ in pairs] == [sdks for _, sdks in pairs]
+    outer = "urn:pulumi:s::p::test:index:Outer::outer"
+    assert [ours for ours, _ in pairs] == [
+        ["urn:pulumi:s::p::test:index:Old::old", True, False, []],
+        ["urn:pulumi:s::p::test:index:Former::leaf", True, False, []],
+        ["urn:pulumi:s::p::test:index:Outer$test:index:Leaf::former", True, False, [outer]],
+        ["urn:pulumi:s::p::test:index:Outer$test:index:Leaf::leaf", True, False, [outer]],
+        ["urn:pulumi:s::p::test:index:Outer$test:index:Leaf::leaf", True, False, []],
+        ["urn:pulumi:s::p::test:index:Leaf::leaf", True, False, []],
+        ["urn:pulumi:prod::other::test:index:Leaf::leaf", True, False, []],
+        ["urn:pulumi:prod::p::test:index:Leaf::leaf", True, False, []],
+        ["urn:pulumi:s::p::a:b:C$test:index:Leaf::leaf", True, False, []],
+    ]
+
+
+def test_a_run_with_properties_and_aliases_shortened_registers_what_the_sdk_registers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def recorded() -> dict[str, Any]:
+        recording, _ = run_program(_typed_program, project="p", stack="s")
+        return {
+            urn: (r.inputs, r.outputs, r.dependencies) for urn, r in recording.resources.items()
+        }
+
+    shortened = recorded()
+    monkeypatch.setattr(shortcuts, "transfer_properties", _SDK_TRANSFER)
+    monkeypatch.setattr(shortcuts, "collapse_alias_to_urn", _SDK_ALIAS)
+    assert recorded() == shortened
+    assert shortened["urn:pulumi:s::p::kubernetes:core/v1:Namespace::tenant"][0] == {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "tenant"},
+    }

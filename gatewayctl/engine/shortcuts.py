@@ -57,18 +57,41 @@ and ``pulumi/runtime/rpc.py``:
   ``__dict__`` is updated from the original's. Two bindings that bind no hook (None, or every
   list None) merge to a new ``ResourceHookBinding()``, as the SDK's merge of them does; any
   other pair is merged by the SDK.
+- **A property's Output made from one future** (``rpc.transfer_properties``): for every
+  property of every resource (56 for a Keycloak client) the SDK makes four futures (value,
+  known, secret, resources) and an ``Output`` over them, whose ``__init__`` starts a task that
+  awaits the four and makes their ``_OutputData``. Here the resolver makes that
+  ``_OutputData`` itself and sets it on one future, the Output's data (``Output._from_data``):
+  the form ``resource.resource_output`` gives a resource's own ``urn`` and ``id``. The same
+  value, known- and secretness and resources (the resource and the property's dependencies);
+  an exceptional resolution fails the Output with the same exception; the Output is tracked
+  (``SETTINGS.outputs``) as the SDK tracks every Output.
+- **An alias's URN made directly** (``collapse_alias_to_urn`` in ``pulumi/resource.py``):
+  ``Resource.__init__`` turns each alias into an Output of its URN (``resource._aliases``),
+  which only the SDK's path for a monitor without alias specs reads (``all_aliases``; the
+  offline engine supports them, as the mock monitor does). The typed Kubernetes classes give
+  most resources aliases (their former type tokens); the SDK's Output for each is five Output
+  steps (``from_input(alias).apply``, ``Output.all(project, stack).apply``, ``create_urn``).
+  For a string, or an ``Alias`` whose name, type, project and stack are plain strings (or
+  left to their defaults) and whose parent is a resource, a URN string or None, it is
+  :func:`create_urn` of the same parts (or the string itself): the same value, known- and
+  secretness and resources. Any other alias goes to the SDK.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import pulumi
 import pulumi.log
+import pulumi.resource
 from pulumi import _types
+from pulumi.output import _OutputData
 from pulumi.resource_hooks import ResourceHookBinding
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc, settings
@@ -89,6 +112,8 @@ _sdk_types_from_annotations = _types._types_from_annotations
 _sdk_deserialize_properties = rpc.deserialize_properties
 _sdk_serialize_property = rpc.serialize_property
 _sdk_contains_unknowns = rpc.contains_unknowns
+_sdk_transfer_properties = rpc.transfer_properties
+_sdk_collapse_alias = vars(pulumi.resource)["collapse_alias_to_urn"]
 _sdk_copy_options = vars(pulumi.ResourceOptions)["_copy"]
 _sdk_merge_hooks = vars(ResourceHookBinding)["merge"]
 _PLAIN = frozenset({str, int, float, bool, type(None)})
@@ -242,6 +267,64 @@ def _binds_nothing(bindings: Any) -> bool:
     return all(hooks is None for hooks in vars(bindings).values())
 
 
+def collapse_alias_to_urn(
+    alias: Any, default_name: str, default_type: str, default_parent: Any
+) -> pulumi.Output[str]:
+    """``collapse_alias_to_urn``'s Output (module docstring)."""
+    if isinstance(alias, str):
+        return pulumi.Output.from_input(alias)
+    if type(alias) is not pulumi.Alias:
+        return _sdk_alias_urn(alias, default_name, default_type, default_parent)
+    given: Any = alias  # its fields may hold ``...`` (left to the default), not in its types
+    name = default_name if given.name is ... else given.name
+    type_ = default_type if given.type_ is ... else given.type_
+    parent = default_parent if given.parent is ... else given.parent
+    project = settings.get_project() if given.project in (..., None) else given.project
+    stack = settings.get_stack() if given.stack in (..., None) else given.stack
+    plain = all(isinstance(part, str) for part in (name, type_, project, stack))
+    if not plain or not (parent is None or isinstance(parent, (str, pulumi.Resource))):
+        return _sdk_alias_urn(alias, default_name, default_type, default_parent)
+    return create_urn(name, type_, parent, project, stack)
+
+
+def _sdk_alias_urn(alias: Any, name: str, type_: str, parent: Any) -> pulumi.Output[str]:
+    urn: pulumi.Output[str] = _sdk_collapse_alias(alias, name, type_, parent)
+    return urn
+
+
+def transfer_properties(res: Any, props: Any, custom: bool) -> dict[str, Any]:
+    """``rpc.transfer_properties``: each property's Output and its resolver (module docstring),
+    for the same properties (all but ``urn``, and ``id`` of a custom resource)."""
+    resolvers: dict[str, Any] = {}
+    for name in props:
+        if name == "urn" or (name == "id" and custom):
+            continue
+        data: asyncio.Future[Any] = asyncio.Future()
+        resolvers[name] = functools.partial(_resolve, res, data)
+        res.__dict__[name] = pulumi.Output._from_data(data)
+    return resolvers
+
+
+def _resolve(
+    res: Any,
+    data: asyncio.Future[Any],
+    value: Any,
+    is_known: bool,
+    is_secret: bool,
+    deps: Any,
+    failed: Exception | None,
+) -> None:
+    """The SDK's ``do_resolve`` of one property, on its one future."""
+    if failed is not None:
+        data.set_exception(failed)
+        return
+    resources = set(deps) if deps else set()
+    resources.add(res)
+    data.set_result(
+        _OutputData(resources=resources, value=value, is_known=is_known, is_secret=is_secret)
+    )
+
+
 @contextlib.contextmanager
 def applied() -> Iterator[None]:
     """The shortcuts in place for the ``with`` block (each read here, at the call, so a test can
@@ -255,6 +338,8 @@ def applied() -> Iterator[None]:
         (rpc, "deserialize_properties", deserialize_properties),
         (rpc, "serialize_property", serialize_property),
         (rpc, "contains_unknowns", contains_unknowns),
+        (rpc, "transfer_properties", transfer_properties),
+        (pulumi.resource, "collapse_alias_to_urn", collapse_alias_to_urn),
         (pulumi.ResourceOptions, "_copy", copy_options),
         (ResourceHookBinding, "merge", classmethod(merge_hooks)),
         *[(_types, name, once_per_object(function)) for name, function in once.items()],
