@@ -28,12 +28,14 @@ def _mask(value: Any, is_secret: Callable[[Any], bool]) -> Any:
 
 
 def _clean(value: Any, is_secret: Callable[[Any], bool]) -> Any:
-    if is_secret(value):
-        return _mask(value["value"], is_secret)
+    # A secret's wire form is a mapping (``offline.secret``): nothing else is asked. A string,
+    # the most common value, is kept without a call.
     if isinstance(value, dict):
-        return {k: _clean(v, is_secret) for k, v in value.items()}
+        if is_secret(value):
+            return _mask(value["value"], is_secret)
+        return {k: v if type(v) is str else _clean(v, is_secret) for k, v in value.items()}
     if isinstance(value, list):
-        return [_clean(v, is_secret) for v in value]
+        return [v if type(v) is str else _clean(v, is_secret) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
