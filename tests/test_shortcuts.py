@@ -181,14 +181,31 @@ def test_type_introspection_is_done_once_per_type(monkeypatch: pytest.MonkeyPatc
         annotated.append(cls)
         return _SDK_ANNOTATIONS(cls)
 
+    named: list[tuple[str, type]] = []
+
+    def counted(name: str, function: Any) -> Any:
+        def names(cls: type) -> Any:
+            named.append((name, cls))
+            return function(cls)
+
+        return names
+
     monkeypatch.setattr(shortcuts, "_sdk_unwrap_type", unwrap)
     monkeypatch.setattr(shortcuts, "_sdk_types_from_annotations", annotations)
+    monkeypatch.setattr(
+        shortcuts,
+        "_sdk_names",
+        {name: counted(name, function) for name, function in shortcuts._sdk_names.items()},
+    )
     import pulumi_kubernetes as k8s
 
     run_program(_typed_program, project="p", stack="s")
 
     assert annotated.count(k8s.core.v1.ConfigMap) == 1  # three registrations, one answer
     assert annotated.count(k8s.core.v1.Namespace) == 1
+    # Each name map asked once per class (the SDK asked it once per registration).
+    assert sorted(named, key=repr) == sorted(set(named), key=repr)
+    assert ("_pulumi_to_py_names_from_annotations", k8s.core.v1.ConfigMap) in named
     assert len(unwrapped) > 0
     assert len({id(hint) for hint in unwrapped}) == len(unwrapped)
 

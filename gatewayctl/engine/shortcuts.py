@@ -22,7 +22,11 @@ and ``pulumi/runtime/rpc.py``:
   of ``Input[T]``, ``Optional[T]``...; ``rpc.serialize_property`` asks it for every property of
   every resource, and it imports ``Output`` each time) and ``_types_from_annotations`` (a
   resource class's annotated output types: ``rpc.resolve_outputs`` asks ``resource_types`` for
-  every registration, which builds a class and evaluates its type hints each time) are pure
+  every registration, which builds a class and evaluates its type hints each time), and the
+  two maps between a resource class's annotated Python and Pulumi property names
+  (``_pulumi_to_py_names_from_annotations``, ``_py_to_pulumi_names_from_annotations``: every
+  registration asks one, reading the class's annotations and attributes; the SDK only merges
+  them into new dicts) are pure
   functions of the type they are given, as the SDK's own ``functools.cache`` on their
   neighbours (``_py_properties``, ``_raw_return_hints``, ``_types_from_py_properties``) takes
   them to be. Here each answer is kept per type object (by identity: the SDK passes the same
@@ -109,6 +113,10 @@ _sdk_create_urn = sdk_resource.create_urn
 _sdk_debug = pulumi.log.debug
 _sdk_unwrap_type = _types.unwrap_type
 _sdk_types_from_annotations = _types._types_from_annotations
+_sdk_names = {
+    name: vars(_types)[name]
+    for name in ("_pulumi_to_py_names_from_annotations", "_py_to_pulumi_names_from_annotations")
+}
 _sdk_deserialize_properties = rpc.deserialize_properties
 _sdk_serialize_property = rpc.serialize_property
 _sdk_contains_unknowns = rpc.contains_unknowns
@@ -330,7 +338,11 @@ def applied() -> Iterator[None]:
     """The shortcuts in place for the ``with`` block (each read here, at the call, so a test can
     wrap one), and the SDK's own functions put back after it."""
     # pulumi._types' functions are answered once per type.
-    once = {"unwrap_type": _sdk_unwrap_type, "_types_from_annotations": _sdk_types_from_annotations}
+    once = {
+        "unwrap_type": _sdk_unwrap_type,
+        "_types_from_annotations": _sdk_types_from_annotations,
+        **_sdk_names,
+    }
     replacements: list[tuple[Any, str, Any]] = [
         (sdk_resource, "_get_stack_trace", _no_stack_trace),
         (sdk_resource, "create_urn", create_urn),
