@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -672,3 +673,78 @@ def test_a_run_with_properties_and_aliases_shortened_registers_what_the_sdk_regi
         "kind": "Namespace",
         "metadata": {"name": "tenant"},
     }
+
+
+# --- outputs typed back -------------------------------------------------------------------------
+
+_SDK_TRANSLATE = shortcuts._sdk_translate
+
+
+class _Colour(enum.StrEnum):
+    RED = "red"
+
+
+_TARGETS: list[Any] = [
+    None, Any, str, int, float, bool, str | None, int | None, _Colour, Mapping[str, str],
+    list[str], list[int] | None, dict,
+]  # fmt: skip
+_OUTPUTS = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False),
+        st.text(max_size=3), st.sampled_from(["red", 2.0]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["a", "bB", "c_d"]), inner, max_size=3),
+        inner.map(rpc.wrap_rpc_secret),
+    ),
+    max_leaves=10,
+)  # fmt: skip
+
+
+def _translated(function: Any, output: Any, typ: Any) -> Any:
+    try:
+        return function(output, lambda key: key.upper(), typ)
+    except Exception as failure:  # the failure is the fact compared
+        return ("raised", type(failure), str(failure))
+
+
+@settings(max_examples=400, deadline=None)
+@given(output=_OUTPUTS, typ=st.sampled_from(_TARGETS))
+def test_outputs_are_typed_back_as_the_sdk_types_them(output: Any, typ: Any) -> None:
+    ours = _translated(shortcuts.translate_output_properties, output, typ)
+    sdks = _translated(_SDK_TRANSLATE, output, typ)
+    assert ours == sdks
+    assert type(ours) is type(sdks)
+
+
+def test_plain_values_are_converted_only_where_the_sdk_converts_them() -> None:
+    translate = shortcuts.translate_output_properties
+    assert translate(2.0, str, int) == 2 and type(translate(2.0, str, int)) is int
+    assert type(translate(2.0, str, int | None)) is int
+    assert type(translate(2.0, str, float)) is float
+    assert translate("red", str, _Colour) is _Colour.RED
+    assert translate({"aB": [1.0, {"c": "x"}]}, str.upper, None) == {"AB": [1.0, {"C": "x"}]}
+
+
+def test_a_typed_resources_outputs_are_the_sdks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pulumi_kubernetes as k8s
+
+    def program() -> Any:
+        config = k8s.core.v1.ConfigMap(
+            "config",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="config", labels={"a": "b"}),
+            data={"key": "value"},
+        )
+        # The output type's instance, read where the program sees it.
+        metadata = config.metadata.apply(lambda m: [type(m).__name__, m.name, m.labels])
+        return pulumi.Output.all(metadata, config.data, config.immutable)
+
+    def resolved() -> Any:
+        _, result = run_program(program, project="p", stack="s")
+        return result
+
+    shortened = resolved()
+    monkeypatch.setattr(shortcuts, "translate_output_properties", _SDK_TRANSLATE)
+    assert resolved() == shortened
+    assert shortened == [["ObjectMeta", "config", {"a": "b"}], {"key": "value"}, None]

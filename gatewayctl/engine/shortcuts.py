@@ -70,6 +70,16 @@ and ``pulumi/runtime/rpc.py``:
   value, known- and secretness and resources (the resource and the property's dependencies);
   an exceptional resolution fails the Output with the same exception; the Output is tracked
   (``SETTINGS.outputs``) as the SDK tracks every Output.
+- **Outputs typed back without a call per plain value** (``rpc.translate_output_properties``,
+  asked for every property of every registration and, recursively, for every value in it): a
+  ``str``, ``int``, ``float``, ``bool`` or None whose target type (``Optional`` unwrapped) is
+  none, ``Any``, ``str``, ``bool``, ``float`` or ``int`` is returned as it is (a float as an
+  ``int`` for ``int``), which is what the SDK's function returns after its checks (a secret is
+  a dict; only an enum type or ``int`` converts a plain value); the rule for each type is
+  decided once (by identity). A dict or list with no target type is rebuilt here the SDK's way
+  (each key through the resource's translation, plain values kept, the rest asked again);
+  every other value, and every typed dict or list, goes to the SDK's function, whose own
+  recursion comes back here.
 - **An alias's URN made directly** (``collapse_alias_to_urn`` in ``pulumi/resource.py``):
   ``Resource.__init__`` turns each alias into an Output of its URN (``resource._aliases``),
   which only the SDK's path for a monitor without alias specs reads (``all_aliases``; the
@@ -121,6 +131,7 @@ _sdk_deserialize_properties = rpc.deserialize_properties
 _sdk_serialize_property = rpc.serialize_property
 _sdk_contains_unknowns = rpc.contains_unknowns
 _sdk_transfer_properties = rpc.transfer_properties
+_sdk_translate = rpc.translate_output_properties
 _sdk_collapse_alias = vars(pulumi.resource)["collapse_alias_to_urn"]
 _sdk_copy_options = vars(pulumi.ResourceOptions)["_copy"]
 _sdk_merge_hooks = vars(ResourceHookBinding)["merge"]
@@ -275,6 +286,72 @@ def _binds_nothing(bindings: Any) -> bool:
     return all(hooks is None for hooks in vars(bindings).values())
 
 
+_AS_IS, _TO_INT, _TO_SDK = "as-is", "int", "sdk"
+
+
+@once_per_object
+def _plain_rule(typ: Any) -> str:
+    """What ``translate_output_properties`` does with a plain value whose target is ``typ``."""
+    target = _types.unwrap_optional_type(typ) if typ else typ
+    if target is None or target is Any or target is str or target is bool or target is float:
+        return _AS_IS
+    return _TO_INT if target is int else _TO_SDK
+
+
+def translate_output_properties(
+    output: Any,
+    output_transformer: Callable[[str], str],
+    typ: Any = None,
+    transform_using_type_metadata: bool = False,
+    path: Any = None,
+    return_none_on_dict_type_mismatch: bool = False,
+) -> Any:
+    """``rpc.translate_output_properties``' value (module docstring)."""
+    kind = type(output)
+    if kind in _PLAIN:
+        rule = _plain_rule(typ)
+        if rule is _AS_IS:
+            return output
+        if rule is _TO_INT:
+            return int(output) if kind is float else output
+    elif typ is None and kind is dict and not rpc.is_rpc_secret(output):
+        return {
+            output_transformer(key): value
+            if type(value) in _PLAIN
+            else translate_output_properties(
+                value,
+                output_transformer,
+                None,
+                transform_using_type_metadata,
+                rpc._Path(key, parent=path),
+                return_none_on_dict_type_mismatch,
+            )
+            for key, value in output.items()
+        }
+    elif typ is None and kind is list:
+        return [
+            value
+            if type(value) in _PLAIN
+            else translate_output_properties(
+                value,
+                output_transformer,
+                None,
+                transform_using_type_metadata,
+                rpc._Path(str(index), parent=path),
+                return_none_on_dict_type_mismatch,
+            )
+            for index, value in enumerate(output)
+        ]
+    return _sdk_translate(
+        output,
+        output_transformer,
+        typ,
+        transform_using_type_metadata,
+        path,
+        return_none_on_dict_type_mismatch,
+    )
+
+
 def collapse_alias_to_urn(
     alias: Any, default_name: str, default_type: str, default_parent: Any
 ) -> pulumi.Output[str]:
@@ -351,6 +428,7 @@ def applied() -> Iterator[None]:
         (rpc, "serialize_property", serialize_property),
         (rpc, "contains_unknowns", contains_unknowns),
         (rpc, "transfer_properties", transfer_properties),
+        (rpc, "translate_output_properties", translate_output_properties),
         (pulumi.resource, "collapse_alias_to_urn", collapse_alias_to_urn),
         (pulumi.ResourceOptions, "_copy", copy_options),
         (ResourceHookBinding, "merge", classmethod(merge_hooks)),
