@@ -128,3 +128,17 @@ def secret_paths(value: Any, path: str = "") -> list[str]:
     if isinstance(value, list):
         return [p for i, v in enumerate(value) for p in secret_paths(v, f"{path}.{i}")]
     return []
+
+
+def typed_program() -> None:
+    """Three resources of one class whose args are typed (input types: unwrap_type is asked
+    for their properties) and one of another."""
+    import pulumi_kubernetes as k8s
+
+    for index in range(3):
+        k8s.core.v1.ConfigMap(
+            f"config-{index}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"config-{index}", labels={"a": "b"}),
+            data={"key": f"value-{index}"},
+        )
+    k8s.core.v1.Namespace("tenant", metadata={"name": "tenant"})

@@ -22,7 +22,7 @@ from pulumi.runtime import mocks, rpc, settings, stack, sync_await
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import provider_pb2, resource_pb2, source_pb2
 
-from gatewayctl.engine import offline, render, shortcuts
+from gatewayctl.engine import offline, properties, render, shortcuts
 from gatewayctl.engine.offline import RecordedResource, is_secret, run_program, secret
 from gatewayctl.resolve import preparation
 from tests.support import ROOT
@@ -155,6 +155,27 @@ def test_no_call_stack_is_captured_during_a_run() -> None:
     assert in_run[0]() == source_pb2.StackTrace()
 
 
+def _assert_the_sdks_own() -> None:
+    """Every function and method the shortcuts replace is the SDK's again."""
+    import pulumi.resource
+    from pulumi.resource_hooks import ResourceHookBinding
+
+    assert sdk_resource.create_urn is shortcuts._sdk_create_urn
+    assert pulumi.log.debug is shortcuts._sdk_debug
+    assert _types.unwrap_type is shortcuts._sdk_unwrap_type
+    assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
+    for name, function in shortcuts._sdk_names.items():
+        assert vars(_types)[name] is function
+    assert vars(pulumi.resource)["collapse_alias_to_urn"] is shortcuts._sdk_collapse_alias
+    assert vars(pulumi.ResourceOptions)["_copy"] is shortcuts._sdk_copy_options
+    assert vars(ResourceHookBinding)["merge"] is shortcuts._sdk_merge_hooks
+    assert rpc.deserialize_properties is properties._sdk_deserialize_properties
+    assert rpc.serialize_property is properties._sdk_serialize_property
+    assert rpc.contains_unknowns is properties._sdk_contains_unknowns
+    assert rpc.transfer_properties is properties._sdk_transfer_properties
+    assert rpc.translate_output_properties is properties._sdk_translate
+
+
 def test_the_sdk_runtime_is_restored_after_a_run() -> None:
     capture = sdk_resource._get_stack_trace
     assert gc.isenabled()
@@ -162,13 +183,7 @@ def test_the_sdk_runtime_is_restored_after_a_run() -> None:
     run_program(lambda: _chain(3), project="p", stack="s")
 
     assert sdk_resource._get_stack_trace is capture
-    assert sdk_resource.create_urn is shortcuts._sdk_create_urn
-    assert pulumi.log.debug is shortcuts._sdk_debug
-    assert _types.unwrap_type is shortcuts._sdk_unwrap_type
-    assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
-    assert rpc.deserialize_properties is shortcuts._sdk_deserialize_properties
-    assert rpc.serialize_property is shortcuts._sdk_serialize_property
-    assert rpc.contains_unknowns is shortcuts._sdk_contains_unknowns
+    _assert_the_sdks_own()
     assert gc.isenabled()
 
 
@@ -183,13 +198,7 @@ def test_the_sdk_runtime_is_restored_when_the_program_fails() -> None:
         run_program(program, project="p", stack="s")
 
     assert sdk_resource._get_stack_trace is capture
-    assert sdk_resource.create_urn is shortcuts._sdk_create_urn
-    assert pulumi.log.debug is shortcuts._sdk_debug
-    assert _types.unwrap_type is shortcuts._sdk_unwrap_type
-    assert _types._types_from_annotations is shortcuts._sdk_types_from_annotations
-    assert rpc.deserialize_properties is shortcuts._sdk_deserialize_properties
-    assert rpc.serialize_property is shortcuts._sdk_serialize_property
-    assert rpc.contains_unknowns is shortcuts._sdk_contains_unknowns
+    _assert_the_sdks_own()
     assert gc.isenabled()
 
 
@@ -316,7 +325,7 @@ def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> N
         "keep_unknowns",
         "keep_internal",
     ]
-    # Read in one pass (shortcuts.deserialize_properties): looked up in rpc at each call; the
+    # Read in one pass (properties.deserialize_properties): looked up in rpc at each call; the
     # SDK's reading of a value (its rules, which the shortcut repeats) as read from 3.272.0.
     assert "deserialize_properties" in rpc.resolve_outputs.__code__.co_names
     assert "deserialize_properties" in rpc.deserialize_property.__code__.co_names
@@ -326,7 +335,7 @@ def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> N
     names = {name for code in (read_value, *_nested(read_value)) for name in code.co_names}
     assert {"UNKNOWN", "is_dry_run", "is_rpc_secret", "wrap_rpc_secret"} <= names
     assert rpc.UNKNOWN == "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
-    # Plain values (shortcuts.serialize_property): looked up in rpc for every nested value;
+    # Plain values (properties.serialize_property): looked up in rpc for every nested value;
     # its parameters, and the type checks a plain value fails, as read from 3.272.0.
     assert _parameters(rpc.serialize_property) == [
         "value",
@@ -345,7 +354,7 @@ def test_the_sdk_internals_the_offline_engine_relies_on_are_as_it_expects() -> N
         rpc.serialize_property.__code__.co_names
     )
     assert all(rpc.isLegalProtobufValue(v) for v in ("s", 1, 1.5, True, None))
-    # Unknowns (shortcuts.contains_unknowns): Output data and serialize_property ask rpc's.
+    # Unknowns (properties.contains_unknowns): Output data and serialize_property ask rpc's.
     assert _parameters(rpc.contains_unknowns) == ["val"]
     assert "contains_unknowns" in rpc.serialize_property.__code__.co_names
     output_module = importlib.import_module("pulumi.output")

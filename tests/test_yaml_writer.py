@@ -1,7 +1,7 @@
-"""The render's YAML writer (``gatewayctl.inputs.yamlfile.dump_yaml``): PyYAML's bytes, written
+"""The render's YAML writer (``gatewayctl.inputs.yamlwrite.dump_yaml``): PyYAML's bytes, written
 directly for a manifest's kinds of values and by PyYAML for anything else.
 
-The judge is PyYAML itself (``yamlfile._pyyaml``, the ``yaml.dump`` call the render used
+The judge is PyYAML itself (``yamlwrite._pyyaml``, the ``yaml.dump`` call the render used
 before): generated documents, every committed golden manifest, and the cases the direct writer
 leaves to PyYAML (an alias, a long line, a long key, another type).
 """
@@ -16,8 +16,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatewayctl.inputs import yamlfile
-from gatewayctl.inputs.yamlfile import dump_yaml
+from gatewayctl.inputs import yamlwrite
+from gatewayctl.inputs.yamlwrite import dump_yaml
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -49,7 +49,7 @@ DOCUMENTS = st.dictionaries(
 @settings(max_examples=600, deadline=None)
 @given(DOCUMENTS)
 def test_generated_documents_are_written_as_pyyaml_writes_them(document: dict[str, Any]) -> None:
-    assert dump_yaml(document) == yamlfile._pyyaml(document)
+    assert dump_yaml(document) == yamlwrite._pyyaml(document)
 
 
 def _golden_manifests() -> list[Path]:
@@ -63,7 +63,7 @@ def test_every_golden_manifest_is_written_directly_byte_for_byte() -> None:
         text = path.read_text()
         # _written raises where it would leave the document to PyYAML: every manifest the
         # render writes is of the kinds it writes itself.
-        assert yamlfile._written(yaml.safe_load(text)) == text, path
+        assert yamlwrite._written(yaml.safe_load(text)) == text, path
 
 
 @pytest.mark.parametrize(
@@ -83,8 +83,8 @@ def test_every_golden_manifest_is_written_directly_byte_for_byte() -> None:
     ],
 )  # fmt: skip
 def test_layout_and_quoting(document: dict[str, Any], expected: str) -> None:
-    assert yamlfile._pyyaml(document) == expected  # the judge agrees with the expectation
-    assert yamlfile._written(document) == expected
+    assert yamlwrite._pyyaml(document) == expected  # the judge agrees with the expectation
+    assert yamlwrite._written(document) == expected
 
 
 @pytest.mark.parametrize(
@@ -100,9 +100,9 @@ def test_layout_and_quoting(document: dict[str, Any], expected: str) -> None:
     ],
 )
 def test_what_the_direct_writer_leaves_to_pyyaml(document: dict[Any, Any]) -> None:
-    with pytest.raises(yamlfile._NotDirectError):
-        yamlfile._written(document)
-    assert dump_yaml(document) == yamlfile._pyyaml(document)
+    with pytest.raises(yamlwrite._NotDirectError):
+        yamlwrite._written(document)
+    assert dump_yaml(document) == yamlwrite._pyyaml(document)
 
 
 def test_an_alias_is_still_written_as_pyyaml_writes_it() -> None:

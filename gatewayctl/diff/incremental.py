@@ -37,7 +37,7 @@ from gatewayctl.engine import parallel, render, shares
 from gatewayctl.engine.redaction import MANIFESTS
 from gatewayctl.inputs.secrets import REDACTED
 from gatewayctl.inputs.stackfile import PROJECT
-from gatewayctl.inputs.yamlfile import dump_yaml
+from gatewayctl.inputs.yamlwrite import dump_yaml
 from gatewayctl.resolve.preparation import Prepared
 
 IGNORED = ("docs/", "tests/", "bench/", ".github/", "build/")

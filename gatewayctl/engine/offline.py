@@ -295,13 +295,10 @@ class RecordingMonitor(mocks.MockMonitor):
         )
         if self._on_register is not None:
             self._on_register(recorded)
-        # The outputs are the inputs (already serialised) plus what only a provider computes;
-        # serialising every input again would walk it twice more. They are added to the
-        # request's own Struct, which the SDK made for this call and does not read again
-        # (pulumi/runtime/resource.py, do_register: ``req`` is only handed to the monitor; the
-        # request's ``object`` is a copy of ``resolver.serialized_props``), and the response is
-        # the SDK's own Python form of one (``RegisterResponse``, what do_register builds when
-        # it has no monitor): a RegisterResourceResponse would copy the Struct once more.
+        # The outputs: the inputs as serialised, plus what only a provider computes, added to
+        # the request's own Struct (pulumi/runtime/resource.py, do_register makes ``req`` for
+        # this call only), in the SDK's Python form of a response (``RegisterResponse``, what
+        # do_register makes without a monitor): a RegisterResourceResponse copies the Struct.
         outputs = request.object
         if computed:
             outputs.update(_finish(rpc.serialize_properties(computed, {})))

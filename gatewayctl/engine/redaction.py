@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from gatewayctl.inputs.secrets import REDACTED
-from gatewayctl.inputs.yamlfile import dump_yaml
+from gatewayctl.inputs.yamlwrite import dump_yaml
 
 # --- redaction ------------------------------------------------------------------------------
 

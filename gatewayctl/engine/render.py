@@ -30,7 +30,8 @@ from gatewayctl.engine.offline import (
 from gatewayctl.engine.redaction import clean
 from gatewayctl.inputs.secrets import REDACTED
 from gatewayctl.inputs.stackfile import PROJECT
-from gatewayctl.inputs.yamlfile import SECRETS_KEY, dump_yaml
+from gatewayctl.inputs.yamlfile import SECRETS_KEY
+from gatewayctl.inputs.yamlwrite import dump_yaml
 from gatewayctl.resolve.console import console_cell, console_entry
 from gatewayctl.resolve.identity import access_entry
 from gatewayctl.resolve.preparation import Prepared
