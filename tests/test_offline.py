@@ -158,6 +158,7 @@ def test_no_call_stack_is_captured_during_a_run() -> None:
 def _assert_the_sdks_own() -> None:
     """Every function and method the shortcuts replace is the SDK's again."""
     import pulumi.resource
+    from pulumi import _utils
     from pulumi.resource_hooks import ResourceHookBinding
 
     assert sdk_resource.create_urn is shortcuts._sdk_create_urn
@@ -169,6 +170,7 @@ def _assert_the_sdks_own() -> None:
     assert vars(pulumi.resource)["collapse_alias_to_urn"] is shortcuts._sdk_collapse_alias
     assert vars(pulumi.ResourceOptions)["_copy"] is shortcuts._sdk_copy_options
     assert vars(ResourceHookBinding)["merge"] is shortcuts._sdk_merge_hooks
+    assert vars(_utils.ContextProperty)["__get__"] is shortcuts._sdk_context_get
     assert rpc.deserialize_properties is properties._sdk_deserialize_properties
     assert rpc.serialize_property is properties._sdk_serialize_property
     assert rpc.contains_unknowns is properties._sdk_contains_unknowns

@@ -13,6 +13,7 @@ import pulumi
 import pytest
 from pulumi.resource_hooks import ResourceHookBinding
 from pulumi.runtime import mocks
+from pulumi.runtime import settings as settings_
 from pulumi.runtime.proto import engine_pb2
 
 from gatewayctl.engine import properties, shortcuts
@@ -386,3 +387,33 @@ def test_a_run_with_properties_and_aliases_shortened_registers_what_the_sdk_regi
         "kind": "Namespace",
         "metadata": {"name": "tenant"},
     }
+
+
+# --- settings read in one call ------------------------------------------------------------------
+
+
+def test_settings_are_read_as_the_sdk_reads_them() -> None:
+    from pulumi import _utils
+
+    def program() -> Any:
+        holder = type(settings_.SETTINGS)
+        names = [n for n, v in vars(holder).items() if isinstance(v, _utils.ContextProperty)]
+        assert len(names) >= 10
+        for name in names:
+            prop = vars(holder)[name]
+            ours = shortcuts.context_get(prop, settings_.SETTINGS, holder)
+            assert ours is shortcuts._sdk_context_get(prop, settings_.SETTINGS, holder), name
+            assert shortcuts.context_get(prop, None, holder) is prop
+        return names
+
+    _, names = run_program(program, project="p", stack="s")
+    assert "project" in names and "outputs" in names
+
+    mapping = _utils.ContextProperty(name="mapping", default={"a": 1})
+    plain = _utils.ContextProperty(name="plain", default="value")
+    for prop in (mapping, plain):
+        assert shortcuts.context_get(prop, object(), None) is shortcuts._sdk_context_get(
+            prop, object(), None
+        )
+    assert shortcuts.context_get(mapping, object(), None) is mapping  # a dict: the property
+    assert shortcuts.context_get(plain, object(), None) == "value"

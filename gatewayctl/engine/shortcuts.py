@@ -52,6 +52,12 @@ and ``pulumi/runtime/rpc.py``:
   left to their defaults) and whose parent is a resource, a URN string or None, it is
   :func:`create_urn` of the same parts (or the string itself): the same value, known- and
   secretness and resources. Any other alias goes to the SDK.
+- **Settings read in one call** (``pulumi/_utils.py``, ``ContextProperty.__get__``): every
+  attribute of the SDK's ``SETTINGS`` (a ``ContextVar`` each) is read through a descriptor
+  that calls ``fget`` twice (is it a dict? then its value), several times per Output (its
+  tracking takes ``SETTINGS.lock`` and ``SETTINGS.outputs``, and again when it resolves):
+  about 4,000 reads per gateway. Here one ``ContextVar.get`` with the same default answers
+  both, for the SDK's own class (a subclass, which could override ``fget``, is the SDK's).
 
 The SDK's per-value work on properties is answered directly by :mod:`gatewayctl.engine.properties`
 (applied here too).
@@ -67,7 +73,7 @@ from typing import Any, TypeVar
 import pulumi
 import pulumi.log
 import pulumi.resource
-from pulumi import _types
+from pulumi import _types, _utils
 from pulumi.resource_hooks import ResourceHookBinding
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc, settings
@@ -94,6 +100,7 @@ _sdk_names = {
 _sdk_collapse_alias = vars(pulumi.resource)["collapse_alias_to_urn"]
 _sdk_copy_options = vars(pulumi.ResourceOptions)["_copy"]
 _sdk_merge_hooks = vars(ResourceHookBinding)["merge"]
+_sdk_context_get = vars(_utils.ContextProperty)["__get__"]
 
 
 def create_urn(
@@ -137,6 +144,17 @@ def once_per_object(function: Callable[[_T], _R]) -> Callable[[_T], _R]:
         return known[1]
 
     return answer
+
+
+def context_get(self: Any, obj: Any, owner: Any) -> Any:
+    """``ContextProperty.__get__``'s answer (module docstring); ``self`` is the property."""
+    if type(self) is not _utils.ContextProperty:
+        return _sdk_context_get(self, obj, owner)
+    if obj is None:
+        return self
+    prop: Any = self  # fget's read, its default under the name Python mangled it to
+    value = prop._data.get(prop._ContextProperty__default)
+    return self if isinstance(value, dict) else value
 
 
 def copy_options(self: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
@@ -214,6 +232,7 @@ def applied() -> Iterator[None]:
         (rpc, "transfer_properties", properties.transfer_properties),
         (rpc, "translate_output_properties", properties.translate_output_properties),
         (pulumi.resource, "collapse_alias_to_urn", collapse_alias_to_urn),
+        (_utils.ContextProperty, "__get__", context_get),
         (pulumi.ResourceOptions, "_copy", copy_options),
         (ResourceHookBinding, "merge", classmethod(merge_hooks)),
         *[(_types, name, once_per_object(function)) for name, function in once.items()],
