@@ -21,7 +21,10 @@ $(VENV)/.synced: $(UV) uv.lock pyproject.toml
 	$(UV) sync --frozen --quiet --compile-bytecode
 	touch $@
 
+# The program's own modules are compiled here too (about 0.1 s of every command): Python checks
+# each .pyc against its source's mtime, so an edited module is compiled again in memory.
 setup: $(VENV)/.synced
+	$(PY) -m compileall -q gatewayctl components
 
 # The main job: render every stack offline into build/rendered/<stack> and print a summary.
 render: setup
