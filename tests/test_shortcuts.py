@@ -307,19 +307,18 @@ def test_options_are_copied_and_merged_as_the_sdk_does_it() -> None:
     assert vars(pulumi.ResourceOptions)["_copy"] is _SDK_COPY_OPTIONS
 
 
+def _registrations() -> dict[str, Any]:
+    recording, _ = run_program(typed_program, project="p", stack="s")
+    return {urn: (r.inputs, r.outputs, r.dependencies) for urn, r in recording.resources.items()}
+
+
 def test_a_run_with_options_copied_directly_registers_what_the_sdk_registers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def recorded() -> dict[str, Any]:
-        recording, _ = run_program(typed_program, project="p", stack="s")
-        return {
-            urn: (r.inputs, r.outputs, r.dependencies) for urn, r in recording.resources.items()
-        }
-
-    shortened = recorded()
+    shortened = _registrations()
     monkeypatch.setattr(shortcuts, "copy_options", _SDK_COPY_OPTIONS)
     monkeypatch.setattr(shortcuts, "merge_hooks", _SDK_MERGE_HOOKS)
-    assert recorded() == shortened
+    assert _registrations() == shortened
     assert len(shortened) == 4
 
 
@@ -372,16 +371,10 @@ def test_an_aliass_urn_is_the_sdks_in_every_case() -> None:
 def test_a_run_with_properties_and_aliases_shortened_registers_what_the_sdk_registers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def recorded() -> dict[str, Any]:
-        recording, _ = run_program(typed_program, project="p", stack="s")
-        return {
-            urn: (r.inputs, r.outputs, r.dependencies) for urn, r in recording.resources.items()
-        }
-
-    shortened = recorded()
+    shortened = _registrations()
     monkeypatch.setattr(properties, "transfer_properties", properties._sdk_transfer_properties)
     monkeypatch.setattr(shortcuts, "collapse_alias_to_urn", _SDK_ALIAS)
-    assert recorded() == shortened
+    assert _registrations() == shortened
     assert shortened["urn:pulumi:s::p::kubernetes:core/v1:Namespace::tenant"][0] == {
         "apiVersion": "v1",
         "kind": "Namespace",

@@ -176,31 +176,15 @@ def translate_output_properties(
         if rule is _TO_INT:
             return int(output) if kind is float else output
     elif typ is None and kind is dict and not rpc.is_rpc_secret(output):
+        flags = (transform_using_type_metadata, return_none_on_dict_type_mismatch)
         return {
-            output_transformer(key): value
-            if type(value) in _PLAIN
-            else translate_output_properties(
-                value,
-                output_transformer,
-                None,
-                transform_using_type_metadata,
-                rpc._Path(key, parent=path),
-                return_none_on_dict_type_mismatch,
-            )
+            output_transformer(key): _untyped(value, key, output_transformer, *flags, path)
             for key, value in output.items()
         }
     elif typ is None and kind is list:
+        flags = (transform_using_type_metadata, return_none_on_dict_type_mismatch)
         return [
-            value
-            if type(value) in _PLAIN
-            else translate_output_properties(
-                value,
-                output_transformer,
-                None,
-                transform_using_type_metadata,
-                rpc._Path(str(index), parent=path),
-                return_none_on_dict_type_mismatch,
-            )
+            _untyped(value, str(index), output_transformer, *flags, path)
             for index, value in enumerate(output)
         ]
     return _sdk_translate(
@@ -243,4 +227,26 @@ def _resolve(
     resources.add(res)
     data.set_result(
         _OutputData(resources=resources, value=value, is_known=is_known, is_secret=is_secret)
+    )
+
+
+def _untyped(
+    value: Any,
+    at: str,
+    output_transformer: Callable[[str], str],
+    transform_using_type_metadata: bool,
+    return_none_on_dict_type_mismatch: bool,
+    path: Any,
+) -> Any:
+    """An item of an untyped dict or list, typed back: a plain value as it is, else asked again
+    with no target type, its path one step further (``at``), as the SDK recurses."""
+    if type(value) in _PLAIN:
+        return value
+    return translate_output_properties(
+        value,
+        output_transformer,
+        None,
+        transform_using_type_metadata,
+        rpc._Path(at, parent=path),
+        return_none_on_dict_type_mismatch,
     )

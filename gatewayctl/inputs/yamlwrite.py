@@ -125,24 +125,18 @@ def _node(value: Any, column: int, item: bool, out: list[str], seen: set[int]) -
         out.append(f" {value}\n")
     elif value is None:
         out.append(" null\n")
-    elif kind is dict:
+    elif kind is dict or kind is list:
+        mapping = kind is dict
         if not value:
             _once(value, seen)
-            out.append(" {}\n")
-        elif item:
-            _mapping(value, column + 2, " ", out, seen)
+            out.append(" {}\n" if mapping else " []\n")
+            return
+        write = _mapping if mapping else _sequence
+        if item:
+            write(value, column + 2, " ", out, seen)
         else:
             out.append("\n")
-            _mapping(value, column + 2, "", out, seen)
-    elif kind is list:
-        if not value:
-            _once(value, seen)
-            out.append(" []\n")
-        elif item:
-            _sequence(value, column + 2, " ", out, seen)
-        else:
-            out.append("\n")
-            _sequence(value, column, "", out, seen)
+            write(value, column + 2 if mapping else column, "", out, seen)
     else:
         raise _NotDirectError
 
