@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -60,10 +61,36 @@ ADMISSION = {
 }
 
 
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_LOWEST_PORT = 10_000
+_given: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port free now, below the kernel's ephemeral range, not given before.
+
+    A port that ``bind(0)`` hands out lies in the ephemeral range (32768-60999 here), which is
+    also where the kernel picks the source port of every outgoing connection: between this
+    call and the server's own bind, another connection could take it (seen on 2026-12-04: the
+    controller manager's "bind: address already in use", so no Deployment ever became ready
+    and every deploy waited out its timeout). No source port is taken below the range."""
+    try:
+        low = int(_EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32_768
+    choices = random.SystemRandom()
+    for _ in range(500):
+        port = choices.randrange(_LOWEST_PORT, max(low, _LOWEST_PORT + 1_000))
+        if port in _given:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _given.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port between {_LOWEST_PORT} and {low}")
 
 
 class KubectlError(AssertionError):

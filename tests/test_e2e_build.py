@@ -211,3 +211,18 @@ def test_built_paths_partial_lists_only_what_is_built(tmp_path: Path) -> None:
     item.done.write_text(json.dumps({"paths": {"home": "/kc"}}))
     assert build.built_paths(root) is None
     assert build.built_paths(root, partial=True) == {"keycloak": {"home": "/kc"}}
+
+
+def test_free_ports_are_below_the_ephemeral_range_and_not_given_twice() -> None:
+    """The cluster's and Keycloak's ports: a port in the ephemeral range could be taken by an
+    outgoing connection's source port before its server binds it (e2e/cluster.py)."""
+    import socket
+
+    from e2e.cluster import free_port
+
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == 50
+    assert all(10_000 <= port < low for port in ports)
+    with socket.socket() as s:  # free: it binds
+        s.bind(("127.0.0.1", ports[-1]))
