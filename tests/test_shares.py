@@ -3,6 +3,8 @@ the same files, summary and resource count as one run of the whole stack, byte f
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -153,12 +155,32 @@ def test_plan_json_joined_from_the_workers_entry_texts_is_the_same_bytes(stack: 
     prepared = preparation.prepare(ROOT, stack)
     names = [g.name for g in prepared.loaded.gateways]
     parts = [shares.execute_share(prepared, part) for part in shares.split(names, 2)]
-    assert all(part.entry_texts for part in parts)  # encoded where the share ran
     whole = render.execute(prepared).files["plan.json"]
-    assert shares.merge(prepared, parts).files["plan.json"] == whole
-    # A share without the texts (one reused from a cached render): encoded here, the same.
-    bare = [shares.Share(**{**vars(p), "entry_texts": None}) for p in parts]
-    assert shares.merge(prepared, bare).files["plan.json"] == whole
+    # Each share sends its resources as their plan.json texts, encoded where it ran.
+    entries = [_canonical(e) for e in json.loads(whole)["resources"]]
+    for part in parts:
+        assert part.resources
+        assert {_canonical(json.loads(t)) for t in part.resources.values()} <= set(entries)
+    merged = shares.merge(prepared, parts)
+    assert merged.files["plan.json"] == whole
+    assert merged.resources == len(entries)
+
+
+def _canonical(entry: object) -> str:
+    return json.dumps(entry, sort_keys=True)
+
+
+def test_the_merge_refuses_two_shares_that_disagree_on_a_resource() -> None:
+    prepared = preparation.prepare(ROOT, "local")
+    names = [g.name for g in prepared.loaded.gateways]
+    parts = [shares.execute_share(prepared, part) for part in shares.split(names, 2)]
+    # Both run the stack-level resources: a difference in one of them is refused.
+    urn = sorted(set(parts[0].resources) & set(parts[1].resources))[0]
+    other = {**parts[1].resources, urn: parts[1].resources[urn].replace('"', "'", 1)}
+    with pytest.raises(
+        RuntimeError, match=f"^two shares of the render disagree on the resource {re.escape(urn)}$"
+    ):
+        shares.merge(prepared, [parts[0], shares.Share(**{**vars(parts[1]), "resources": other})])
 
 
 def test_plan_text_of_no_resources_keeps_the_empty_list() -> None:

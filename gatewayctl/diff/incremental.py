@@ -171,7 +171,8 @@ def base_share(prepared: Prepared, files: Mapping[str, str], keep: set[str]) -> 
         ]
         for name in keep
     }
-    return shares.Share(manifests=manifests, entries=kept, facts=facts, counts=counts)
+    resources = {urn: render.entry_text(entry) for urn, entry in kept.items()}
+    return shares.Share(manifests=manifests, resources=resources, facts=facts, counts=counts)
 
 
 def head_render(

@@ -208,19 +208,18 @@ def plan_of(
 
 def plan_text(plan_: Mapping[str, Any], entry_texts: Mapping[str, str] | None = None) -> str:
     """``plan.json``'s text. With ``entry_texts`` (URN -> :func:`entry_text` of each resource,
-    made in the workers of a split stack), the resources' part is joined from them instead of
-    encoded here: the same bytes (each entry's own indented text, four spaces deeper, is what
-    the nested encoding writes), without CPython's pure-Python encoder of ``indent`` on them."""
+    made in the workers of a split stack), they are the resources, joined in URN order (the
+    plan's own ``resources`` is not read): the same bytes as encoding the entries here (each
+    entry's own indented text, four spaces deeper, is what the nested encoding writes), without
+    CPython's pure-Python encoder of ``indent`` on them."""
     if entry_texts is None:
         return jsontext.indented(plan_) + "\n"
-    resources = plan_["resources"]
     text = jsontext.indented({**plan_, "resources": []}) + "\n"
-    if not resources:
+    if not entry_texts:
         return text
     slot = '\n  "resources": [],\n'
     assert text.count(slot) == 1, "plan.json has one top-level resources list"
-    by_urn = sorted(entry_texts)
-    body = ",\n".join(_deeper(entry_texts[urn]) for urn in by_urn)
+    body = ",\n".join(_deeper(entry_texts[urn]) for urn in sorted(entry_texts))
     return text.replace(slot, f'\n  "resources": [\n{body}\n  ],\n')
 
 

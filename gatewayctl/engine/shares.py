@@ -64,14 +64,14 @@ class Share:
 
     manifests: dict[str, str]
     """Path → YAML text of every Kubernetes object of the run."""
-    entries: dict[str, dict[str, Any]]
-    """URN → the resource's ``plan.json`` entry."""
+    resources: dict[str, str]
+    """URN → the resource's ``plan.json`` entry as text (``render.entry_text``), encoded where
+    the share ran: the text, not the entry, is what the merge needs, and a few times cheaper to
+    send through the pipe."""
     facts: dict[str, Any]
     """Gateway name → what the plan and the summary read of its outputs."""
     counts: dict[str | None, int]
     """Gateway name → resources of its subtree (``render.resource_counts``)."""
-    entry_texts: dict[str, str] | None = None
-    """URN → the entry's ``plan.json`` text (``render.entry_text``), encoded in the worker."""
     written: tuple[str, ...] = ()
     """The paths of the manifests the worker wrote itself (not in ``manifests``)."""
 
@@ -86,7 +86,6 @@ def execute_share(
     own manifests (its gateways') are written into that directory instead of sent back: the
     stack-level ones, which every share renders, are sent for the merge to compare."""
     recording, facts = render._run(prepared, on_register, only=names)
-    entries = {urn: render.plan_entry(r) for urn, r in recording.resources.items()}
     manifests = render.manifest_files(recording)
     written: tuple[str, ...] = ()
     if into is not None:
@@ -98,10 +97,11 @@ def execute_share(
     return Share(
         manifests=manifests,
         written=written,
-        entries=entries,
+        resources={
+            urn: render.entry_text(render.plan_entry(r)) for urn, r in recording.resources.items()
+        },
         facts=dict(facts),
         counts=dict(render.resource_counts(recording)),
-        entry_texts={urn: render.entry_text(entry) for urn, entry in entries.items()},
     )
 
 
@@ -132,20 +132,16 @@ def merge(prepared: Prepared, shares: Sequence[Share]) -> Merged:
     if len(set(written)) != len(written) or not files.keys().isdisjoint(written):
         twice = sorted({p for p in written if written.count(p) > 1} | (files.keys() & written))
         raise RuntimeError(f"two objects render to {twice[0]}")
-    entries = _union([s.entries for s in shares], "the resource")
+    resources = _union([s.resources for s in shares], "the resource")
     facts = _union([s.facts for s in shares], "the gateway")
     counts: Counter[str | None] = Counter()
     for share in shares:
         counts.update({name: n for name, n in share.counts.items() if name is not None})
-    # The resources' JSON from the workers when every share brought it (a share reused from a
-    # cached render brings none): what the parent would otherwise encode alone.
-    texts: dict[str, str] | None = None
-    if all(s.entry_texts is not None for s in shares):
-        texts = _union([s.entry_texts or {} for s in shares], "the resource text")
-    files["plan.json"] = render.plan_text(render.plan_of(loaded, facts, entries), texts)
+    # The resources' part of plan.json joined from their texts (render.plan_text).
+    files["plan.json"] = render.plan_text(render.plan_of(loaded, facts, {}), resources)
     return Merged(
         files=files,
         gateways=render.summarise(loaded, counts, facts),
-        resources=len(entries),
+        resources=len(resources),
         written=tuple(sorted(written)),
     )
