@@ -3,6 +3,7 @@ the same files, summary and resource count as one run of the whole stack, byte f
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from pathlib import Path
@@ -70,8 +71,13 @@ def test_a_stack_split_over_worker_processes_renders_as_one_run(
     monkeypatch.setattr(shares, "MIN_SHARE", 1)
     prepared = preparation.prepare(research_stack(tmp_path, 6), STACK)
     assert shares.share_counts([6], jobs=2) == [3]
+    gc.unfreeze()
     (split,) = parallel.render_stacks([prepared], jobs=2)
     assert split.peak_kib is not None  # rendered in workers
+    # What the workers sent is frozen, as a run's own objects are: no collection (the
+    # interpreter's last one included) traverses it again.
+    assert gc.is_tracked(split.gateways[0])
+    assert not any(obj is split.gateways[0] for obj in gc.get_objects())
     _same(split, _serial(prepared))
 
 

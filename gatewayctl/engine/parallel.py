@@ -20,6 +20,7 @@ raised here.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -183,6 +184,10 @@ def render_stacks(
                 written=tuple(sorted((*written, *merged.written))),
             )
         )
+    # What the workers sent stays until the process ends: out of the collector's reach, as a
+    # run's own objects are (``offline._offline_runtime``), or the interpreter's last collection
+    # traverses all of it (0.4 s of a 500-gateway stack's split render).
+    gc.freeze()
     return rendered
 
 
