@@ -8,17 +8,21 @@ them too: that is how a failure is injected into one stack's worker.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gatewayctl.cli import main as cli
-from gatewayctl.engine import parallel, render, workers
+from gatewayctl.engine import parallel, program, render, workers
 from gatewayctl.errors import ToolError
+from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve import preparation
 from tests.builders import copy_project, write_gateway
 from tests.hostile_helpers import unlocated
@@ -155,6 +159,37 @@ def test_a_worker_forked_after_load_ahead_imports_nothing_more() -> None:
         cwd=ROOT,
     )
     assert done.stdout == "[]\n"
+
+
+def test_the_render_reuses_the_stack_its_preparation_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The program's own load of the stack (every declaration read and resolved again) is
+    skipped when the config it reads is the one the preparation loaded the stack with; a
+    different config is loaded, and rendered, as such."""
+    prepared = preparation.prepare(ROOT, "ibm")
+    loads: list[str] = []
+    real = program.load_stack
+
+    def counted(root: Path, stack: str, raw: Any = None) -> Any:
+        loads.append(stack)
+        return real(root, stack, raw)
+
+    monkeypatch.setattr(program, "load_stack", counted)
+    reused = render.execute(prepared)
+    assert loads == []
+    key = f"{PROJECT}:clusters"
+    clusters = json.loads(prepared.config[key])
+    clusters["roks-us-east"]["baseDomain"] = "other.example"
+    changed = dataclasses.replace(prepared, config={**prepared.config, key: json.dumps(clusters)})
+    loaded = render.execute(changed)
+    assert loads == ["ibm"]
+    hostnames = {
+        g["name"]: g["hostname"] for g in json.loads(loaded.files["plan.json"])["gateways"]
+    }
+    assert hostnames["canary"] == "gw-openshell-canary.other.example"
+    # The golden snapshots (tests/test_render.py) hold a reused render to the committed bytes.
+    assert reused.files["plan.json"] != loaded.files["plan.json"]
 
 
 def test_the_default_is_as_many_workers_as_cores_and_stacks(

@@ -10,6 +10,7 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_keycloak as keycloak
@@ -19,8 +20,15 @@ from components.gateway import Gateway
 from components.identity import keycloak_provider
 from components.identity_types import KeycloakServerArgs, server_key
 from gatewayctl import ROOT
+from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs.secrets import ClusterSecrets, all_cluster_secrets
-from gatewayctl.inputs.stackfile import BOOL_KEYS, OBJECT_KEYS, PROJECT, STRING_KEYS
+from gatewayctl.inputs.stackfile import (
+    BOOL_KEYS,
+    OBJECT_KEYS,
+    PROJECT,
+    STRING_KEYS,
+    parse_stack_config,
+)
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.resolve.resolved import LoadedStack
 from gatewayctl.resolve.stack import load_stack
@@ -138,20 +146,24 @@ def export(gateways: Mapping[str, Gateway]) -> None:
     )
 
 
-def main(root: Path = ROOT, *, only: frozenset[str] | None = None) -> dict[str, Gateway]:
+def main(
+    root: Path = ROOT, *, only: frozenset[str] | None = None, loaded: LoadedStack | None = None
+) -> dict[str, Gateway]:
     """Read the stack's config through ``pulumi.Config``, validate, build and export.
 
     ``only``: build these gateways of the validated stack and no other (every stack-level
     resource is built whatever it holds). The offline render runs one stack's gateways in
     several worker processes, each on its share (``gatewayctl.engine.shares``); ``pulumi up`` never
-    passes it."""
+    passes it. ``loaded``: the stack as the offline render's preparation loaded it from
+    ``root`` in this process (``preparation.prepare``), used when the config read here is the
+    config it was loaded with (see :func:`_stack`); ``pulumi up`` never passes it."""
     config = pulumi.Config(PROJECT)
     raw = (
         {key: config.get(key) for key in STRING_KEYS}
         | {key: config.get_object(key) for key in OBJECT_KEYS}
         | {key: config.get_object(key) for key in BOOL_KEYS}  # JSON true/false, as written
     )
-    stack = load_stack(root, pulumi.get_stack(), {k: v for k, v in raw.items() if v is not None})
+    stack = _stack(root, {k: v for k, v in raw.items() if v is not None}, loaded)
     # The plain value, read only to validate its structure before any resource is registered;
     # ``build`` wraps every value back into a secret Output. (pulumi.Config.get_object on a
     # secret key returns the decrypted value; the SDK's warning for that is disabled,
@@ -168,3 +180,18 @@ def main(root: Path = ROOT, *, only: frozenset[str] | None = None) -> dict[str, 
     gateways = build(stack, secrets)
     export(gateways)
     return gateways
+
+
+def _stack(root: Path, raw: Mapping[str, Any], loaded: LoadedStack | None) -> LoadedStack:
+    """The stack of the config ``raw``: ``loaded`` when it is this stack and ``raw`` parses to
+    its config (0.5 ms), else loaded here. Reading and resolving every declaration again is what
+    ``loaded`` saves: 0.3 s of 500 gateways, once more in each worker of a split render."""
+    name = pulumi.get_stack()
+    if loaded is not None and loaded.name == name:
+        try:
+            same = parse_stack_config(loaded.config_path, raw) == loaded.config
+        except InvalidInputError:
+            same = False  # load_stack reports it, with the declarations' problems
+        if same:
+            return loaded
+    return load_stack(root, name, raw)

@@ -261,7 +261,7 @@ def _run(
     prepared: Prepared, on_register: OnRegister | None, only: frozenset[str] | None = None
 ) -> tuple[Recording, Any]:
     return run_program(
-        lambda: _facts(program.main(prepared.root, only=only)),
+        lambda: _facts(program.main(prepared.root, only=only, loaded=prepared.loaded)),
         project=PROJECT,
         stack=prepared.loaded.name,
         config=prepared.config,
