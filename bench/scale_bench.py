@@ -5,11 +5,13 @@ Every figure is the wall time and peak memory of a real ``python -m gatewayctl``
 ``render_bench.py``'s (two ROSA clusters, Keycloak sign-in, 51 resources per gateway):
 
 - ``render --all`` of 10 stacks x 100 gateways, ``--jobs 1`` (serial) and the default;
-- one 500-gateway stack, ``--jobs 1`` and the default (each of the two pairs alternated run by
-  run, its speed-up the median of the pairs');
+- one 500-gateway stack, ``--jobs 1`` and the default;
 - ``diff`` of a one-gateway change in a repository of one 1,000-gateway stack, the base's render
   cached (a first ``diff`` warms the cache, untimed);
 - ``--help`` and ``validate local`` (the committed local stack).
+
+Each ``--jobs 1`` and default pair runs alternated (serial, default, serial, ...), and its
+speed-up is the median of the pairs'.
 
 The floor of a render is a fresh interpreter registering as many bare resources as the render
 did through the same offline engine (``render_bench.py --child floor``, wall time); the floor of
@@ -116,6 +118,13 @@ def _median(runs: list[tuple[float, float, float]]) -> tuple[float, float, float
     )
 
 
+def _reported(name: str, runs: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """The runs' :func:`_median`, printed as progress."""
+    seconds, peak, pss = _median(runs)
+    _progress(f"  {name}: {seconds:.2f}s, peak {peak:.0f} MiB, tree PSS {pss:.0f} MiB")
+    return seconds, peak, pss
+
+
 def _resources(out: Path) -> int:
     """Resources of the renders under ``out`` (each stack's plan.json)."""
     return sum(
@@ -166,9 +175,7 @@ def measure(code: Path, repeat: int) -> list[Figure]:
         for _ in range(repeat):
             prepare()
             runs.append(_run(command, cwd))
-        seconds, peak, pss = _median(runs)
-        _progress(f"  {name}: {seconds:.2f}s, peak {peak:.0f} MiB, tree PSS {pss:.0f} MiB")
-        return seconds, peak, pss
+        return _reported(name, runs)
 
     def paired(name: str, command: list[str], cwd: Path, prepare: Callable[[], None]) -> Any:
         """``command`` with ``--jobs 1`` and with the default, alternated (serial, default,
@@ -182,12 +189,10 @@ def measure(code: Path, repeat: int) -> list[Figure]:
             prepare()
             default.append(_run(command, cwd))
         speedup = statistics.median(s[0] / d[0] for s, d in zip(serial, default, strict=True))
-        for label, runs in ((f"{name} --jobs 1", serial), (name, default)):
-            seconds, peak, pss = _median(runs)
-            _progress(f"  {label}: {seconds:.2f}s, peak {peak:.0f} MiB, tree PSS {pss:.0f} MiB")
+        medians = _reported(f"{name} --jobs 1", serial), _reported(name, default)
         pairs = ", ".join(f"{s[0] / d[0]:.2f}x" for s, d in zip(serial, default, strict=True))
         _progress(f"  {name}: speed-up of each pair {pairs}")
-        return _median(serial), _median(default), speedup
+        return *medians, speedup
 
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
