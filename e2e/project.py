@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pulumi
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,13 +69,9 @@ class E2EProject:
         root = self.root
 
         def run() -> None:
-            from gatewayctl.engine.program import main
-            from gatewayctl.errors import InvalidInputError
+            from gatewayctl.engine.program import run
 
-            try:
-                main(root)
-            except InvalidInputError as error:  # as __main__.py does
-                raise pulumi.RunError(f"invalid stack input:\n{error}") from None
+            run(root)  # as __main__.py does
 
         return run
 

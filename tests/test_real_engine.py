@@ -18,7 +18,7 @@ import pulumi
 import pytest
 import yaml
 
-from gatewayctl.engine import program, render
+from gatewayctl.engine import drain, program, render
 from gatewayctl.engine.offline import RecordedResource, Recording
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve import preparation
@@ -197,7 +197,10 @@ def test_main_module_turns_invalid_input_into_a_run_error() -> None:
     try:
         with pytest.raises(pulumi.RunError) as caught:
             runpy.run_path(str(ROOT / "__main__.py"))
+        # The entry point put the linear output drain in the SDK's place (tests/test_drain.py).
+        assert pulumi.runtime.stack.wait_for_rpcs is drain.wait_for_rpcs
     finally:
+        drain.uninstall()
         pulumi.runtime.set_all_config({}, [])
 
     assert str(caught.value) == (

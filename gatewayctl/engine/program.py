@@ -20,6 +20,7 @@ from components.gateway import Gateway
 from components.identity import keycloak_provider
 from components.identity_types import KeycloakServerArgs, server_key
 from gatewayctl import ROOT
+from gatewayctl.engine import drain
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.inputs.stackfile import (
@@ -180,6 +181,20 @@ def main(
     gateways = build(stack, secrets)
     export(gateways)
     return gateways
+
+
+def run(root: Path = ROOT) -> None:
+    """What ``__main__.py`` runs under the CLI (and the lane, ``e2e/project.py``): the SDK's
+    output drain made linear (:mod:`gatewayctl.engine.drain`; a warning where the SDK is not
+    the version it was read from), then :func:`main`, invalid input ending the run with its
+    problems alone (``RunError``: one line per problem, no traceback)."""
+    not_installed = drain.install()
+    if not_installed is not None:
+        pulumi.log.warn(not_installed)
+    try:
+        main(root)
+    except InvalidInputError as error:
+        raise pulumi.RunError(f"invalid stack input:\n{error}") from None
 
 
 def _stack(root: Path, raw: Mapping[str, Any], loaded: LoadedStack | None) -> LoadedStack:
