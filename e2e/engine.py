@@ -36,7 +36,7 @@ import json
 import os
 import subprocess
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,6 +224,39 @@ class CommandFailedError(AssertionError):
     pass
 
 
+SKIP_CHECKPOINTS = "PULUMI_SKIP_CHECKPOINTS"
+"""Set to ``true`` for a dry run only (:func:`is_dry_run`). A dry run persists nothing: the
+backend gives its snapshot manager a ``DiscardPersister`` for preview and ``--preview-only``
+(pulumi/pulumi v3.274.0 pkg/backend/diy/backend.go, ``kind == apitype.PreviewUpdate ||
+opts.DryRun``; pkg/backend/httpstate/backend.go likewise), yet the manager still serialises the
+whole snapshot after every step (pkg/backend/snapshot.go ``defaultServiceLoop`` ->
+``saveSnapshot``) unless checkpoints are skipped (``NewSnapshotManager``: ``env.SkipCheckpoints``
+picks ``unsafeServiceLoop``, one save at the end, discarded too; sdk/go/common/env/env.go
+``SKIP_CHECKPOINTS``). On a write it would leave the state unsaved until the end, so ``up``,
+``refresh``, ``destroy`` and ``import`` never get it."""
+
+DRY_RUN_FLAG_COMMANDS = frozenset({"refresh", "destroy", "import"})
+"""Commands that are dry runs with ``--preview-only`` (``preview`` always is)."""
+
+
+def is_dry_run(args: Sequence[str]) -> bool:
+    """``pulumi ARGS`` persists nothing: ``preview``, or refresh/destroy/import
+    ``--preview-only``."""
+    command = next((a for a in args if not a.startswith("-")), "")
+    if command == "preview":
+        return True
+    return command in DRY_RUN_FLAG_COMMANDS and "--preview-only" in args
+
+
+def checkpoint_env(args: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with checkpoints skipped for a dry run; a write given them is refused."""
+    if is_dry_run(args):
+        return {**env, SKIP_CHECKPOINTS: "true"}
+    if SKIP_CHECKPOINTS in env:
+        raise ValueError(f"`pulumi {' '.join(args)}` writes the state: no {SKIP_CHECKPOINTS}")
+    return dict(env)
+
+
 @dataclass
 class Engine:
     """The real CLI with its own home, backend and plugins; one per test session."""
@@ -277,7 +310,7 @@ class Engine:
             proc = subprocess.run(
                 command,
                 cwd=cwd,
-                env={**self.env(cwd), **(env or {})},
+                env=checkpoint_env(args, {**self.env(cwd), **(env or {})}),
                 text=True,
                 capture_output=True,
                 timeout=timeout,

@@ -231,7 +231,7 @@ def test_the_preview_step_gets_the_token_and_shows_the_diff() -> None:
     assert preview["uses"].startswith("pulumi/actions@")
     assert preview["with"]["command"] == "preview"
     assert preview["with"]["diff"] is True
-    assert preview["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN}
+    assert preview["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN, "PULUMI_SKIP_CHECKPOINTS": "true"}
 
 
 @needs_bash
