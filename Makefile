@@ -86,7 +86,8 @@ e2e: e2e-build
 e2e-fixtures: e2e-build
 	HYPERSHELL_E2E_RECORD=$(CURDIR)/tests/fixtures/engine $(E2E_PYTEST) tests/e2e/test_e2e_b_drift.py
 
-# Real figures: preview and up from empty for 10, 50 and 100 gateways (bench/engine_bench.py).
+# Real figures: preview and up from empty for 10, 25, 50 and 100 gateways, before and after
+# issue 39 side by side, CPU by process and peak memory (bench/engine_bench.py).
 engine-bench: e2e-build
 	$(PY) bench/engine_bench.py
 

@@ -1,43 +1,55 @@
 """Real figures: `pulumi preview` and `pulumi up` from empty on the real engine and API server.
 
 For each size N, a stack of N gateways shaped like the committed ``local`` stack's ``dev``
-gateway (sign-in, KEK credentials, no ingress) is made from ``Pulumi.local.yaml`` in a
-temporary project (``e2e/project.py``) and run by the real CLI, with the real
-pulumi-kubernetes provider, against a kwok-backed control plane started for the run
-(``e2e/cluster.py``; the bridged providers are answered by the offline mocks, as in the e2e
-suite: ``e2e/engine.py``). Beside each, the offline render of the same project, so the ratio
-real/offline is the engine's, the provider's and the API server's cost on top of the program.
+gateway (sign-in, KEK credentials, no ingress: no route, so no route status stand-in runs) is
+made from ``Pulumi.local.yaml`` in a temporary project (``e2e/project.py``) and run by the real
+CLI, with the real pulumi-kubernetes provider, against a kwok-backed control plane started for
+the run (``e2e/cluster.py``). The four providers that cannot be built here are answered inside
+the program's process (``e2e/engine.py``, ``HybridMonitor``): both counts are printed, what the
+program registers and what the engine holds.
 
-Prints a table; never a timed test. Targets (issue: the real-engine lane): a 100-gateway stack
-previews in <= 60 s and comes up from empty in <= 5 min on 2 cores. Also prints the build
-times recorded by e2e/build.py (cold: each item's first build; warm: a second run).
+Two columns, side by side in one run (issue 39, point 6):
+- **after**: the project as it is: the program's output drain linear
+  (``gatewayctl/engine/drain.py``) and checkpoints skipped on the preview (``e2e/engine.py``,
+  ``SKIP_CHECKPOINTS``);
+- **before** (``--before-sizes``): the SDK's own drain and checkpoints written on the preview
+  too, as before issue 39.
+Each (size, column) is a stack of its own, with gateways of their own names, in one cluster.
 
-    .venv/bin/python bench/engine_bench.py [--sizes 10,50,100] [--skip-checkpoints]
+Where the time goes, by process, with nothing of the bench's own in any column:
+- **program**: this process's CPU (``getrusage(RUSAGE_SELF)``): the Python SDK's language
+  server and the program run in it; the bench runs no thread of its own while a command runs;
+- **CLI + plugins**: the CLI's, with the plugins it waits for (``RUSAGE_CHILDREN``: it is the
+  only child reaped meanwhile), split into the kubernetes provider's (sampled) and the rest;
+- **kube-apiserver**, **etcd**: their cumulative CPU read before and after (exact);
+- **peak MiB**: the whole process tree (this process, the CLI, its plugins) at its largest, and
+  the most plugin processes at once, sampled every 0.2 s by ``bench/tree_sampler.py`` in a
+  process of its own (its CPU is reaped after the last measurement, so it is in no column).
 
-Where the time goes: the CPU seconds of each command, split between the program (this
-process: the Python SDK's language server and the program run in it), the CLI and the
-pulumi-kubernetes provider (its children, from ``getrusage``: exact), and the API server and
-etcd (sampled every 0.5 s with psutil). ``--skip-checkpoints`` runs the engine with
-``PULUMI_SKIP_CHECKPOINTS=true``, which writes the state once at the end instead of after every
-step (pulumi/pulumi sdk/go/common/env/env.go ``SkipCheckpoints``; pkg/backend/snapshot.go
-``NewSnapshotManager`` picks ``unsafeServiceLoop``), to show what the ``file://`` backend's
-whole-snapshot write per step costs.
+Prints tables, the growth exponents between sizes (``log(t2/t1) / log(n2/n1)``: 1 is linear, 2
+quadratic) and the program's CPU per registered resource at the largest size against the
+smallest; never a timed test.
+
+    .venv/bin/python bench/engine_bench.py [--sizes 10,25,50,100] [--before-sizes 10,25,50]
+        [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import os
 import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -45,13 +57,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from e2e import build  # noqa: E402
-from e2e.cluster import StatusStandIn, running_cluster, terminate_as_interrupt  # noqa: E402
-from e2e.engine import Engine  # noqa: E402
-from e2e.project import make_project  # noqa: E402
-from gatewayctl.engine import render  # noqa: E402
+from e2e.cluster import running_cluster, terminate_as_interrupt  # noqa: E402
+from e2e.engine import Engine, HybridMonitor  # noqa: E402
+from e2e.project import E2EProject, make_project  # noqa: E402
+from gatewayctl.engine import drain, render  # noqa: E402
 from gatewayctl.resolve import preparation  # noqa: E402
 
 SHAPE = "dev"  # gateways/local/dev.yaml
+SERVERS = ("kube-apiserver", "etcd")
+PROVIDER = "pulumi-resource-kubernetes"
+PREVIEW_TARGET_S, UP_TARGET_S = 30.0, 120.0  # a shard of the recommended size (issue 39)
 
 
 def declaration(name: str) -> dict[str, object]:
@@ -67,191 +82,307 @@ def declaration(name: str) -> dict[str, object]:
     return document
 
 
-SERVERS = ("kube-apiserver", "etcd")
-"""Processes sampled for their CPU seconds (by the name of their executable)."""
+@dataclass
+class Figures:
+    """One command of one column at one size."""
+
+    size: int
+    column: str
+    command: str
+    wall: float
+    program: float
+    cli_and_plugins: float
+    provider: float
+    servers: dict[str, float]
+    peak_tree_mib: float
+    peak_program_mib: float
+    plugin_processes: int
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
-class CpuSampler:
-    """The CPU seconds of the control plane's servers, sampled while a command runs."""
+class TreeSampler:
+    """``bench/tree_sampler.py`` over this process's tree (module docstring)."""
 
     def __init__(self) -> None:
-        self._last: dict[int, tuple[str, float]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "tree_sampler.py"),
+                "--pid",
+                str(os.getpid()),
+                "--under",
+                "pulumi",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
-    def _sample(self) -> None:
-        for proc in psutil.process_iter(["pid", "exe", "cpu_times"]):
-            name = os.path.basename(proc.info["exe"] or "")
-            times = proc.info["cpu_times"]
-            if name in SERVERS and times is not None:
-                self._last[proc.info["pid"]] = (name, times.user + times.system)
+    def _ask(self, word: str) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(word + "\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline()
 
-    def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            self._sample()
+    def start(self) -> None:
+        assert self._ask("start").strip() == "started"
 
-    def totals(self) -> dict[str, float]:
-        self._sample()
-        out: dict[str, float] = {}
-        for name, seconds in self._last.values():
-            out[name] = out.get(name, 0.0) + seconds
-        return out
+    def stop(self) -> dict[str, Any]:
+        report: dict[str, Any] = json.loads(self._ask("stop"))
+        return report
 
-    def __enter__(self) -> CpuSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
 
 
-@contextmanager
-def cpu_split(sampler: CpuSampler, into: dict[str, float]) -> Iterator[None]:
-    """Add the CPU seconds spent while the block runs to ``into``, by who spent them."""
-    me, children = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
+def server_cpu() -> dict[str, float]:
+    """The cumulative CPU seconds of the control plane's servers (long-lived: exact)."""
+    out = dict.fromkeys(SERVERS, 0.0)
+    for proc in psutil.process_iter(["exe", "cpu_times"]):
+        name = os.path.basename(proc.info["exe"] or "")
+        times = proc.info["cpu_times"]
+        if name in out and times is not None:
+            out[name] += times.user + times.system
+    return out
+
+
+def measure(
+    sampler: TreeSampler, size: int, column: str, command: str, run: Callable[[], Any]
+) -> tuple[Figures, Any]:
+    servers = server_cpu()
+    sampler.start()
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    result = run()
+    wall = time.monotonic() - started
+    me2 = resource.getrusage(resource.RUSAGE_SELF)
+    children2 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tree = sampler.stop()
+    servers2 = server_cpu()
+    program_name = psutil.Process().name()
+    figures = Figures(
+        size=size,
+        column=column,
+        command=command,
+        wall=wall,
+        program=me2.ru_utime + me2.ru_stime - me.ru_utime - me.ru_stime,
+        cli_and_plugins=(
+            children2.ru_utime + children2.ru_stime - children.ru_utime - children.ru_stime
+        ),
+        provider=float(tree["cpu_seconds"].get(PROVIDER, 0.0)),
+        servers={name: servers2[name] - servers[name] for name in SERVERS},
+        peak_tree_mib=float(tree["peak_tree_mib"]),
+        peak_program_mib=float(tree["peak_mib"].get(program_name, 0.0)),
+        plugin_processes=int(tree["most_processes"].get(PROVIDER, 0)),
     )
-    servers = sampler.totals()
-    yield
-    me2, children2 = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
+    return figures, result
+
+
+def before_program(program: Callable[[], None]) -> Callable[[], None]:
+    """``program`` ending with the SDK's own output drain (the "before" column)."""
+
+    def run() -> None:
+        program()
+        drain.uninstall()  # program.run installed the linear one; the drain runs after this
+
+    return run
+
+
+def run_column(
+    engine: Engine,
+    sampler: TreeSampler,
+    project: E2EProject,
+    size: int,
+    column: str,
+    env: dict[str, str],
+) -> list[Figures]:
+    stack = project.stack
+    engine.skip_dry_run_checkpoints = column == "after"
+    program = project.program()
+    if column == "before":
+        program = before_program(program)
+    engine.run(["stack", "init", stack], cwd=project.root, env=env)
+    preview, _ = measure(
+        sampler,
+        size,
+        column,
+        "preview",
+        lambda: engine.run(
+            ["preview", "--stack", stack], cwd=project.root, env=env, program=program
+        ),
     )
-    servers2 = sampler.totals()
-    into["program"] = me2.ru_utime + me2.ru_stime - me.ru_utime - me.ru_stime
-    # The CLI waits for its plugins, so their time is in the CLI's children's.
-    into["cli+provider"] = (
-        children2.ru_utime + children2.ru_stime - children.ru_utime - children.ru_stime
+    monitors: list[HybridMonitor] = []
+    up, result = measure(
+        sampler,
+        size,
+        column,
+        "up",
+        lambda: engine.run(
+            ["up", "--yes", "--skip-preview", "--json", "--stack", stack],
+            cwd=project.root,
+            env=env,
+            program=program,
+            monitors=monitors,
+        ),
     )
-    for name in SERVERS:
-        into[name] = servers2.get(name, 0.0) - servers.get(name, 0.0)
+    drain.uninstall()
+    exported = engine.run(["stack", "export", "--stack", stack], cwd=project.root, env=env)
+    held = len(exported.json()["deployment"]["resources"])
+    in_program = sum(len(m.mock.recording.resources) for m in monitors)
+    up.extra = {
+        "created": result.summary().get("create", 0),
+        "held": held,
+        "in_program": in_program,
+    }
+    print(
+        f"[engine-bench] N={size} {column}: preview {preview.wall:.1f} s, up {up.wall:.1f} s "
+        f"({held} held by the engine, {in_program} answered in the program)",
+        file=sys.stderr,
+        flush=True,
+    )
+    return [preview, up]
+
+
+def exponent(rows: list[Figures], command: str, value: Callable[[Figures], float]) -> list[str]:
+    found = sorted((f for f in rows if f.command == command), key=lambda f: f.size)
+    out = []
+    for a, b in itertools.pairwise(found):
+        if value(a) > 0 and value(b) > 0:
+            k = math.log(value(b) / value(a)) / math.log(b.size / a.size)
+            out.append(f"{a.size}->{b.size}: {k:.2f}")
+    return out
+
+
+def report(rows: list[Figures], counts: dict[int, int], offline: dict[int, float]) -> None:
+    print("| gateways | column | command | wall s | program CPU s | CLI CPU s | provider CPU s |")
+    print("|---:|---|---|---:|---:|---:|---:|")
+    for f in rows:
+        cli = f.cli_and_plugins - f.provider
+        print(
+            f"| {f.size} | {f.column} | {f.command} | {f.wall:.1f} | {f.program:.1f} | "
+            f"{cli:.1f} | {f.provider:.1f} |"
+        )
+    print()
+    print(
+        "| gateways | column | command | kube-apiserver CPU s | etcd CPU s | peak tree MiB | "
+        "peak program MiB | provider processes |"
+    )
+    print("|---:|---|---|---:|---:|---:|---:|---:|")
+    for f in rows:
+        print(
+            f"| {f.size} | {f.column} | {f.command} | {f.servers['kube-apiserver']:.1f} | "
+            f"{f.servers['etcd']:.1f} | {f.peak_tree_mib:.0f} | {f.peak_program_mib:.0f} | "
+            f"{f.plugin_processes} |"
+        )
+    print()
+    print("| gateways | program registers | engine holds | answered in the program | offline s |")
+    print("|---:|---:|---:|---:|---:|")
+    for f in rows:
+        if f.command == "up" and f.column == "after":
+            print(
+                f"| {f.size} | {counts[f.size]} | {f.extra['held']} | {f.extra['in_program']} | "
+                f"{offline[f.size]:.1f} |"
+            )
+    print()
+    for column in ("before", "after"):
+        mine = [f for f in rows if f.column == column]
+        if len({f.size for f in mine}) < 2:
+            continue
+        for command in ("preview", "up"):
+            wall = ", ".join(exponent(mine, command, lambda f: f.wall))
+            cpu = ", ".join(exponent(mine, command, lambda f: f.program))
+            print(f"growth ({column}, {command}): wall {wall}; program CPU {cpu}")
+        ups = sorted((f for f in mine if f.command == "up"), key=lambda f: f.size)
+        small, large = ups[0], ups[-1]
+        per_small = small.program / counts[small.size]
+        per_large = large.program / counts[large.size]
+        print(
+            f"program CPU per registered resource ({column}, up): {per_small * 1000:.2f} ms at "
+            f"{small.size}, {per_large * 1000:.2f} ms at {large.size} "
+            f"({per_large / per_small:.2f}x; issue 39 asks <= 1.5x)"
+        )
+    after = {(f.size, f.command): f.wall for f in rows if f.column == "after"}
+    fitting = [
+        n
+        for n in sorted({n for n, _ in after})
+        if after.get((n, "preview"), math.inf) <= PREVIEW_TARGET_S
+        and after.get((n, "up"), math.inf) <= UP_TARGET_S
+    ]
+    print(
+        f"largest size measured within a shard's targets (preview <= {PREVIEW_TARGET_S:.0f} s, "
+        f"up <= {UP_TARGET_S:.0f} s): {fitting[-1] if fitting else 'none'}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="10,50,100")
-    parser.add_argument(
-        "--skip-checkpoints",
-        action="store_true",
-        help="run the engine with PULUMI_SKIP_CHECKPOINTS=true (state written once, at the end)",
-    )
+    parser.add_argument("--sizes", default="10,25,50,100", help="sizes of the after column")
+    parser.add_argument("--before-sizes", default="10,25,50", help="sizes of the before column")
+    parser.add_argument("--json", type=Path, help="also write every figure as JSON")
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    after = [int(s) for s in args.sizes.split(",") if s]
+    before = [int(s) for s in args.before_sizes.split(",") if s]
     terminate_as_interrupt()  # a terminated bench stops its cluster too
     paths = build.built_paths()
     if paths is None:
         print("build first: python e2e/build.py (or make e2e-build)", file=sys.stderr)
         return 1
-    rows = []
-    cpu_rows: list[tuple[int, str, float, dict[str, float]]] = []
-    with tempfile.TemporaryDirectory(prefix="engine-bench-") as tmp:
-        work = Path(tmp)
-        version = build.load_versions()["kubernetes"]["version"]
-        with (
-            running_cluster(paths, work / "cluster", kube_version=version) as cluster,
-            StatusStandIn(cluster),
-            CpuSampler() as sampler,
-        ):
-            provider = Path(paths["kubernetes_provider"]["pulumi-resource-kubernetes"])
-            engine = Engine(
-                pulumi=Path(paths["pulumi"]["pulumi"]),
-                plugin_dirs=[provider.parent],
-                home=work / "home",
-                backend=work / "state",
-            )
-            engine.backend.mkdir()
-            env = {"KUBECONFIG": str(cluster.kubeconfig)}
-            if args.skip_checkpoints:
-                env["PULUMI_SKIP_CHECKPOINTS"] = "true"
-            for n in sizes:
-                stack = f"bench-{n}"
-                project = make_project(
-                    work / "projects",
-                    stack=stack,
-                    source="local",
-                    context=cluster.context(),
-                    gateways=[],
+    rows: list[Figures] = []
+    counts: dict[int, int] = {}
+    offline: dict[int, float] = {}
+    sampler = TreeSampler()
+    try:
+        with tempfile.TemporaryDirectory(prefix="engine-bench-") as tmp:
+            work = Path(tmp)
+            version = build.load_versions()["kubernetes"]["version"]
+            with running_cluster(paths, work / "cluster", kube_version=version) as cluster:
+                provider = Path(paths["kubernetes_provider"]["pulumi-resource-kubernetes"])
+                engine = Engine(
+                    pulumi=Path(paths["pulumi"]["pulumi"]),
+                    plugin_dirs=[provider.parent],
+                    home=work / "home",
+                    backend=work / "state",
                 )
-                for i in range(n):
-                    name = f"b{n}-{i:04d}"
-                    project.write_declaration(name, declaration(name))
-                subprocess.run(["git", "add", "-A"], cwd=project.root, check=True)
-                started = time.monotonic()
-                offline = render.execute(preparation.prepare(project.root, stack))
-                offline_s = time.monotonic() - started
-                resources = len(offline.recording.resources)
-                engine.run(["stack", "init", stack], cwd=project.root, env=env)
-                preview_cpu: dict[str, float] = {}
-                up_cpu: dict[str, float] = {}
-                started = time.monotonic()
-                with cpu_split(sampler, preview_cpu):
-                    engine.run(
-                        ["preview", "--stack", stack],
-                        cwd=project.root,
-                        env=env,
-                        program=project.program(),
-                    )
-                preview_s = time.monotonic() - started
-                started = time.monotonic()
-                with cpu_split(sampler, up_cpu):
-                    up = engine.run(
-                        ["up", "--yes", "--skip-preview", "--json", "--stack", stack],
-                        cwd=project.root,
-                        env=env,
-                        program=project.program(),
-                    )
-                up_s = time.monotonic() - started
-                cpu_rows.append((n, "preview", preview_s, preview_cpu))
-                cpu_rows.append((n, "up", up_s, up_cpu))
-                created = up.summary().get("create", 0)
-                rows.append((n, resources, created, offline_s, preview_s, up_s))
-                print(
-                    f"[engine-bench] N={n}: offline {offline_s:.1f} s, preview {preview_s:.1f} s, "
-                    f"up {up_s:.1f} s ({created} created)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    print(
-        "| gateways | resources (program) | created by the engine | offline render s | "
-        "preview s | up s | preview/offline | up/offline | up resources/s |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, resources, created, offline_s, preview_s, up_s in rows:
-        print(
-            f"| {n} | {resources} | {created} | {offline_s:.1f} | {preview_s:.1f} | {up_s:.1f} | "
-            f"{preview_s / offline_s:.1f}x | {up_s / offline_s:.1f}x | {created / up_s:.1f} |"
-        )
-    if 100 in sizes:
-        _, _, _, _, preview_s, up_s = next(r for r in rows if r[0] == 100)
-        print(
-            f"targets at 100 gateways: preview {preview_s:.0f} s (<= 60: "
-            f"{'met' if preview_s <= 60 else 'NOT met'}), up {up_s:.0f} s (<= 300: "
-            f"{'met' if up_s <= 300 else 'NOT met'})"
-        )
-    print()
-    print(
-        "CPU seconds by process"
-        + (" (PULUMI_SKIP_CHECKPOINTS=true)" if args.skip_checkpoints else "")
-        + ": the program and SDK (this process), the CLI with the kubernetes provider, "
-        "the API server and etcd (sampled)"
-    )
-    print("| gateways | command | wall s | program | cli+provider | kube-apiserver | etcd |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
-    for n, command, wall, cpu in cpu_rows:
-        print(
-            f"| {n} | {command} | {wall:.1f} | {cpu['program']:.1f} | {cpu['cli+provider']:.1f} | "
-            f"{cpu['kube-apiserver']:.1f} | {cpu['etcd']:.1f} |"
-        )
+                engine.backend.mkdir()
+                env = {"KUBECONFIG": str(cluster.kubeconfig)}
+                for size in sorted(set(after) | set(before)):
+                    for column in ("before", "after"):
+                        if size not in (before if column == "before" else after):
+                            continue
+                        stack = f"bench-{size}-{column}"
+                        project = make_project(
+                            work / "projects",
+                            stack=stack,
+                            source="local",
+                            context=cluster.context(),
+                            gateways=[],
+                        )
+                        for i in range(size):
+                            name = f"b{size}{column[0]}-{i:04d}"
+                            project.write_declaration(name, declaration(name))
+                        subprocess.run(["git", "add", "-A"], cwd=project.root, check=True)
+                        if size not in counts:
+                            started = time.monotonic()
+                            done = render.execute(preparation.prepare(project.root, stack))
+                            offline[size] = time.monotonic() - started
+                            counts[size] = len(done.recording.resources)
+                        rows.extend(run_column(engine, sampler, project, size, column, env))
+    finally:
+        sampler.close()
+    report(rows, counts, offline)
+    if args.json is not None:
+        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
     print()
     print("| built item | version | first build s |")
     print("|---|---|---:|")
     for name, table in build.load_versions().items():
-        done = build.Item(name, table, build.cache_root()).done
-        if done.exists():
-            record = json.loads(done.read_text())
-            # An item checked, not built (Debian's chromium), records no build time.
+        done_file = build.Item(name, table, build.cache_root()).done
+        if done_file.exists():
+            record = json.loads(done_file.read_text())
             seconds = f"{record['seconds']:.0f}" if "seconds" in record else "not built"
             print(f"| {name} | {table.get('version', '')} | {seconds} |")
     return 0

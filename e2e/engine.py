@@ -248,10 +248,13 @@ def is_dry_run(args: Sequence[str]) -> bool:
     return command in DRY_RUN_FLAG_COMMANDS and "--preview-only" in args
 
 
-def checkpoint_env(args: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` with checkpoints skipped for a dry run; a write given them is refused."""
+def checkpoint_env(
+    args: Sequence[str], env: Mapping[str, str], *, dry: bool = True
+) -> dict[str, str]:
+    """``env`` with checkpoints skipped for a dry run (unless ``dry`` is False); a write given
+    them is refused."""
     if is_dry_run(args):
-        return {**env, SKIP_CHECKPOINTS: "true"}
+        return {**env, SKIP_CHECKPOINTS: "true"} if dry else dict(env)
     if SKIP_CHECKPOINTS in env:
         raise ValueError(f"`pulumi {' '.join(args)}` writes the state: no {SKIP_CHECKPOINTS}")
     return dict(env)
@@ -267,6 +270,8 @@ class Engine:
     backend: Path
     passphrase: str = "e2e-local-only"
     extra_env: dict[str, str] = field(default_factory=dict)
+    skip_dry_run_checkpoints: bool = True
+    """False only for the engine bench's "before" column (checkpoints written on dry runs too)."""
 
     def env(self, project_dir: Path) -> dict[str, str]:
         path = os.pathsep.join(
@@ -310,7 +315,9 @@ class Engine:
             proc = subprocess.run(
                 command,
                 cwd=cwd,
-                env=checkpoint_env(args, {**self.env(cwd), **(env or {})}),
+                env=checkpoint_env(
+                    args, {**self.env(cwd), **(env or {})}, dry=self.skip_dry_run_checkpoints
+                ),
                 text=True,
                 capture_output=True,
                 timeout=timeout,
