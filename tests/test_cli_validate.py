@@ -3,11 +3,15 @@ notes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gatewayctl.cli import main as cli
 from gatewayctl.inputs.releases import load_releases
+from gatewayctl.resolve import preparation
 from gatewayctl.resolve.releases import history_problems
+from tests.builders import one_cluster, write_gateway, write_stack
 from tests.support import ROOT
 
 
@@ -34,3 +38,34 @@ def test_validate_reports_each_stack(capsys: pytest.CaptureFixture[str]) -> None
         "note: Pulumi.ibm.yaml: clusters.roks-us-east.database.sslRootCert:"
         f" 'certs/ibm-databases-for-postgresql-ca.pem'{absent}",
     ]
+
+
+def test_a_stack_larger_than_the_recommended_size_is_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One stack at the recommended size is quiet; one gateway more is noted (stderr), still ok.
+    limit = preparation.RECOMMENDED_GATEWAYS_PER_STACK
+    write_stack(
+        tmp_path,
+        stack="big",
+        secrets={"c1": {"dbAdminPassword": "x"}},
+        clusters={
+            "c1": {
+                **one_cluster()["c1"],
+                "database": {**one_cluster()["c1"]["database"], "adminHost": "localhost"},
+            }
+        },
+    )
+    for i in range(limit):
+        write_gateway(tmp_path, f"g{i:03d}", {"signIn": "none"}, stack="big")
+    assert cli.main(["--root", str(tmp_path), "validate", "big"]) == 0
+    assert capsys.readouterr().err == ""
+    write_gateway(tmp_path, "one-more", {"signIn": "none"}, stack="big")
+    assert cli.main(["--root", str(tmp_path), "validate", "big"]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == f"Pulumi.big.yaml: ok ({limit + 1} gateways, 1 cluster)\n"
+    assert printed.err == (
+        f"note: Pulumi.big.yaml: {limit + 1} gateways in one stack, more than the {limit}"
+        " recommended: `pulumi up` on a self-managed backend grows with the square of a stack;"
+        " split its gateways over several stacks (docs/scale-out.md, docs/performance.md)\n"
+    )

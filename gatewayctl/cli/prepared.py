@@ -47,12 +47,13 @@ def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[prepa
 
 def warn(notes: printing.Notes, root: Path, prepared: Sequence[preparation.Prepared]) -> None:
     """Notes on what the offline run does not need but ``pulumi up`` does, or should not see."""
-    from gatewayctl.resolve.preparation import absent_ca_bundles
+    from gatewayctl.resolve.preparation import absent_ca_bundles, size_notes
 
     shown: set[str] = set()  # the releases are the project's: one note for all its stacks
     for item in prepared:
         for warning in [
             *item.plaintext_notes,
+            *size_notes(item.loaded),
             *absent_ca_bundles(root, item.loaded),
             *item.release_notes,
         ]:

@@ -134,6 +134,28 @@ class Prepared:
     """What could not be checked of the releases' history (``releases.history_problems``)."""
 
 
+RECOMMENDED_GATEWAYS_PER_STACK = 25
+"""The most gateways one stack should hold for ``pulumi up`` on a backend without journaling
+(file, S3, GCS, Azure Blob): there the CLI saves the whole snapshot after every step
+(pulumi/pulumi v3.274.0 pkg/backend/snapshot.go, ``defaultServiceLoop``), so an ``up`` costs
+the square of the stack. The size is the engine bench's (``make engine-bench``,
+docs/performance.md, "The real engine"): the largest measured whose preview took <= 30 s and
+whose up from empty <= 2 min on 2 cores."""
+
+
+def size_notes(loaded: LoadedStack) -> list[str]:
+    """A warning for a stack larger than :data:`RECOMMENDED_GATEWAYS_PER_STACK`."""
+    count = len(loaded.gateways)
+    if count <= RECOMMENDED_GATEWAYS_PER_STACK:
+        return []
+    return [
+        f"{loaded.config_path}: {count} gateways in one stack, more than the"
+        f" {RECOMMENDED_GATEWAYS_PER_STACK} recommended: `pulumi up` on a self-managed backend"
+        " grows with the square of a stack; split its gateways over several stacks"
+        " (docs/scale-out.md, docs/performance.md)"
+    ]
+
+
 def absent_ca_bundles(root: Path, loaded: LoadedStack) -> list[str]:
     """Warnings for ``database.sslRootCert`` files that are not in the project directory.
 
