@@ -1,8 +1,10 @@
 """Real figures: `pulumi preview` and `pulumi up` from empty on the real engine and API server.
 
-For each size N, a stack of N gateways shaped like the committed ``local`` stack's ``dev``
-gateway (sign-in, KEK credentials, no ingress: no route, so no route status stand-in runs) is
-made from ``Pulumi.local.yaml`` in a temporary project (``e2e/project.py``) and run by the real
+For each size N, ``preview`` and ``up`` from empty, then ``update``: an ``up`` that changes
+every gateway (2 replicas: each Deployment updated, as a release bump would). A stack of N
+gateways shaped like the committed ``local`` stack's ``dev`` gateway (sign-in, KEK
+credentials, no ingress: no route, so no route status stand-in runs) is made from
+``Pulumi.local.yaml`` in a temporary project (``e2e/project.py``) and run by the real
 CLI, with the real pulumi-kubernetes provider, against a kwok-backed control plane started for
 the run (``e2e/cluster.py``). The four providers that cannot be built here are answered inside
 the program's process (``e2e/engine.py``, ``HybridMonitor``): both counts are printed, what the
@@ -67,14 +69,17 @@ SHAPE = "dev"  # gateways/local/dev.yaml
 SERVERS = ("kube-apiserver", "etcd")
 PROVIDER = "pulumi-resource-kubernetes"
 PREVIEW_TARGET_S, UP_TARGET_S = 30.0, 120.0  # a shard of the recommended size (issue 39)
+FLEET, RUNNERS = 1000, 10  # the fleet-wide change of issue 39's targets
 
 
-def declaration(name: str) -> dict[str, object]:
+def declaration(name: str, replicas: int | None = None) -> dict[str, object]:
     import yaml
 
     document = yaml.safe_load((ROOT / "gateways" / "local" / f"{SHAPE}.yaml").read_text())
     document["metadata"]["name"] = name
     spec = document.setdefault("spec", {})
+    if replicas is not None:
+        spec["replicas"] = replicas
     spec.pop("namespace", None)
     keycloak = spec.get("keycloak")
     if isinstance(keycloak, dict):
@@ -196,10 +201,12 @@ def run_column(
     engine: Engine,
     sampler: TreeSampler,
     project: E2EProject,
-    size: int,
+    names: list[str],
     column: str,
     env: dict[str, str],
 ) -> list[Figures]:
+    """Preview and up from empty of ``names``, then an up changing every one of them."""
+    size = len(names)
     stack = project.stack
     engine.skip_dry_run_checkpoints = column == "after"
     program = project.program()
@@ -229,22 +236,36 @@ def run_column(
             monitors=monitors,
         ),
     )
-    drain.uninstall()
     exported = engine.run(["stack", "export", "--stack", stack], cwd=project.root, env=env)
     held = len(exported.json()["deployment"]["resources"])
     in_program = sum(len(m.mock.recording.resources) for m in monitors)
-    up.extra = {
-        "created": result.summary().get("create", 0),
-        "held": held,
-        "in_program": in_program,
-    }
+    created = result.summary().get("create", 0)
+    up.extra = {"created": created, "held": held, "in_program": in_program}
+    # A change to every gateway (2 replicas: each Deployment updated), as a release bump is.
+    for name in names:
+        project.write_declaration(name, declaration(name, replicas=2))
+    update, result = measure(
+        sampler,
+        size,
+        column,
+        "update",
+        lambda: engine.run(
+            ["up", "--yes", "--skip-preview", "--json", "--stack", stack],
+            cwd=project.root,
+            env=env,
+            program=program,
+        ),
+    )
+    drain.uninstall()
+    update.extra = {"updated": result.summary().get("update", 0)}
     print(
         f"[engine-bench] N={size} {column}: preview {preview.wall:.1f} s, up {up.wall:.1f} s "
-        f"({held} held by the engine, {in_program} answered in the program)",
+        f"({held} held by the engine, {in_program} answered in the program), update of every "
+        f"gateway {update.wall:.1f} s ({update.extra['updated']} updated)",
         file=sys.stderr,
         flush=True,
     )
-    return [preview, up]
+    return [preview, up, update]
 
 
 def exponent(rows: list[Figures], command: str, value: Callable[[Figures], float]) -> list[str]:
@@ -292,7 +313,7 @@ def report(rows: list[Figures], counts: dict[int, int], offline: dict[int, float
         mine = [f for f in rows if f.column == column]
         if len({f.size for f in mine}) < 2:
             continue
-        for command in ("preview", "up"):
+        for command in ("preview", "up", "update"):
             wall = ", ".join(exponent(mine, command, lambda f: f.wall))
             cpu = ", ".join(exponent(mine, command, lambda f: f.program))
             print(f"growth ({column}, {command}): wall {wall}; program CPU {cpu}")
@@ -316,6 +337,18 @@ def report(rows: list[Figures], counts: dict[int, int], offline: dict[int, float
         f"largest size measured within a shard's targets (preview <= {PREVIEW_TARGET_S:.0f} s, "
         f"up <= {UP_TARGET_S:.0f} s): {fitting[-1] if fitting else 'none'}"
     )
+    if fitting:
+        shard = fitting[-1]
+        shards = math.ceil(FLEET / shard)
+        rounds = math.ceil(shards / RUNNERS)
+        update = after.get((shard, "update"), math.nan)
+        print(
+            f"computed, not measured: a change to every one of {FLEET:,} gateways as {shards} "
+            f"shards of {shard}, {RUNNERS} runners at a time: {rounds} rounds x {update:.1f} s "
+            f"(the update of every gateway of one shard) = {rounds * update / 60:.1f} min; a "
+            f"one-gateway pull request: the offline diff (bench/scale_bench.py) plus one "
+            f"shard's preview, {after[(shard, 'preview')]:.1f} s"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
                             context=cluster.context(),
                             gateways=[],
                         )
-                        for i in range(size):
-                            name = f"b{size}{column[0]}-{i:04d}"
+                        names = [f"b{size}{column[0]}-{i:04d}" for i in range(size)]
+                        for name in names:
                             project.write_declaration(name, declaration(name))
                         subprocess.run(["git", "add", "-A"], cwd=project.root, check=True)
                         if size not in counts:
@@ -370,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
                             done = render.execute(preparation.prepare(project.root, stack))
                             offline[size] = time.monotonic() - started
                             counts[size] = len(done.recording.resources)
-                        rows.extend(run_column(engine, sampler, project, size, column, env))
+                        rows.extend(run_column(engine, sampler, project, names, column, env))
     finally:
         sampler.close()
     report(rows, counts, offline)

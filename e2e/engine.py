@@ -88,10 +88,14 @@ class HybridMonitor:
         return package_of(type_) in MOCKED_PACKAGES
 
     def _strip(self, request: Any) -> Any:
-        with self._lock:
-            mocked = set(self.mocked_urns)
-        if not mocked:
-            return request
+        with self._lock:  # read in place: a copy per registration was quadratic in the stack
+            mocked = self.mocked_urns
+            named = [*request.dependencies, request.parent]
+            for key in request.propertyDependencies:
+                named += request.propertyDependencies[key].urns
+            if not any(urn in mocked for urn in named):
+                return request
+            mocked = {urn for urn in named if urn in mocked}
         clean = type(request)()
         clean.CopyFrom(request)
         kept = [urn for urn in clean.dependencies if urn not in mocked]
