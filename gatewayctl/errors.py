@@ -233,19 +233,21 @@ def from_validation_error(
     items = error.errors(include_url=False)
     meant: dict[tuple[object, ...], str] = {}
     if model is not None:
-        from gatewayctl import typos
+        from gatewayctl.typos import Suggestions
 
+        suggestions = Suggestions(model, document)
         for item in items:
             if item["type"] == "extra_forbidden" and "[key]" not in item["loc"]:
-                found = typos.meant(model, item["loc"], document)
+                found = suggestions.meant(item["loc"])
                 if found is not None:
                     meant[item["loc"]] = found
-    # Problems of a field a typo left out: the typo's "did you mean" names it.
+    # Problems of a field a typo left out: the typo's "did you mean" names it. Each problem
+    # looks its own field and parents up, whatever the number of typos.
     absent = {(*loc[:-1], name) for loc, name in meant.items()}
     problems = []
     for item in items:
         loc = item["loc"]
-        if any(loc[: len(missing)] == missing for missing in absent):
+        if any(loc[:end] in absent for end in range(1, len(loc) + 1)):
             continue
         parts = [prefix] if prefix else []
         parts += [str(part) for part in loc if part not in {"__root__", "[key]"}]

@@ -30,21 +30,55 @@ Loc = tuple[str | int, ...]
 def meant(model: type, loc: Loc, document: object) -> str | None:
     """The field of ``model`` at ``loc``'s parent that the unknown key at ``loc`` most likely
     meant, among those its mapping in ``document`` does not already hold; None when no field
-    is close enough."""
-    *parent, key = loc
-    names = field_names(model, tuple(parent))
-    if not names or not isinstance(key, str):
-        return None
-    written = _mapping_at(document, tuple(parent))
-    candidates = [name for name in names if name not in written]
-    return closest(key, candidates)
+    is close enough. For the unknown keys of one document, :class:`Suggestions`."""
+    return Suggestions(model, document).meant(loc)
+
+
+class Suggestions:
+    """:func:`meant` for the unknown keys of one ``document`` validated as ``model``: each
+    mapping's candidates (the fields it does not hold) are found once, so that each key costs
+    a comparison with the few field names, however many keys its mapping holds (issue 42
+    item 15)."""
+
+    def __init__(self, model: type, document: object) -> None:
+        self._model = model
+        self._document = document
+        self._candidates: dict[Loc, dict[str, str]] = {}
+
+    def meant(self, loc: Loc) -> str | None:
+        """The field the unknown key at ``loc`` most likely meant (:func:`meant`)."""
+        *parent, key = loc
+        if not isinstance(key, str):
+            return None
+        return _closest_folded(key, self._candidates_at(tuple(parent)))
+
+    def _candidates_at(self, parent: Loc) -> dict[str, str]:
+        """The fields of the mapping at ``parent`` it does not hold, by folded name."""
+        found = self._candidates.get(parent)
+        if found is None:
+            names = field_names(self._model, parent)
+            written = _mapping_at(self._document, parent) if names else set()
+            found = _folded([name for name in names if name not in written])
+            self._candidates[parent] = found
+        return found
 
 
 def closest(key: str, candidates: Sequence[str]) -> str | None:
     """The candidate closest to ``key`` (case, ``_`` and ``-`` aside), if close enough."""
+    return _closest_folded(key, _folded(candidates))
+
+
+def _folded(candidates: Sequence[str]) -> dict[str, str]:
+    """Each candidate by its folded name, the first of those that fold alike."""
     folded: dict[str, str] = {}
     for name in candidates:
         folded.setdefault(_fold(name), name)
+    return folded
+
+
+def _closest_folded(key: str, folded: Mapping[str, str]) -> str | None:
+    if not folded:
+        return None
     if _fold(key) in folded:
         return folded[_fold(key)]
     found = difflib.get_close_matches(_fold(key), list(folded), n=1, cutoff=CUTOFF)

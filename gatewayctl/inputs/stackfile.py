@@ -158,10 +158,8 @@ def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
     values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
     unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
     # A misspelt key names the key it meant; that key's own problems (missing) are left out.
-    meant = {
-        key: closest(key, [k for k in (*CONFIG_KEYS, SECRETS_KEY) if k not in raw])
-        for key in unknown
-    }
+    candidates = [k for k in (*CONFIG_KEYS, SECRETS_KEY) if k not in raw]
+    meant = {key: closest(key, candidates) for key in unknown}
     problems = [
         Problem(display, f"{PROJECT}:{key}", _unknown_key(meant[key]), at_key=True)
         for key in unknown
