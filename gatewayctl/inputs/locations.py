@@ -37,15 +37,19 @@ _MERGE = "<<"
 
 def locate(problems: Iterable[Problem], root: Path) -> list[Problem]:
     """``problems`` with the line and column of each field in its file, where it is found;
-    each file is read once."""
-    trees: dict[str, Node | None] = {}
+    each file is read once, and each of its mappings indexed once (:class:`Keys`), so that
+    locating stays linear in the problems of one mapping (issue 42 item 15)."""
+    trees: dict[str, tuple[Node, Keys] | None] = {}
     located = []
     for problem in problems:
         if problem.line is None and problem.field:
             if problem.path not in trees:
-                trees[problem.path] = _tree(root, problem.path)
-            tree = trees[problem.path]
-            mark = find(tree, problem.field, at_key=problem.at_key) if tree is not None else None
+                tree = _tree(root, problem.path)
+                trees[problem.path] = None if tree is None else (tree, Keys())
+            read = trees[problem.path]
+            mark = None
+            if read is not None:
+                mark = find(read[0], problem.field, at_key=problem.at_key, keys=read[1])
             if mark is not None:
                 problem = dataclasses.replace(problem, line=mark.line + 1, column=mark.column + 1)
         located.append(problem)
@@ -69,27 +73,29 @@ def _tree(root: Path, relative: str) -> Node | None:
     return compose_yaml(text) if len(data) <= MAX_FILE_BYTES else None
 
 
-def find(tree: Node, field: str, *, at_key: bool = False) -> Mark | None:
+def find(tree: Node, field: str, *, at_key: bool = False, keys: Keys | None = None) -> Mark | None:
     """Where ``field`` is written in ``tree``, or its nearest written parent; None when not
     even its first key is. A stack file's problems name config keys with or without the
-    project's namespace: each spelling is tried under ``config`` too, the deepest found wins."""
+    project's namespace: each spelling is tried under ``config`` too, the deepest found wins.
+    ``keys``: the index of ``tree``'s mappings, kept across the fields of one tree."""
+    keys = Keys() if keys is None else keys
     best: tuple[int, Mark] | None = None
     for prefix in ("", f"{_CONFIG}.", f"{_CONFIG}.{PROJECT}:"):
-        found = _walk(tree, prefix + field, at_key)
+        found = _walk(tree, prefix + field, at_key, keys)
         # Only what the field itself leads to counts, not the prefix tried.
         if found is not None and found[0] > len(prefix) and (best is None or found[0] > best[0]):
             best = (found[0] - len(prefix), found[1])
     return best[1] if best is not None else None
 
 
-def _walk(tree: Node, field: str, at_key: bool) -> tuple[int, Mark] | None:
+def _walk(tree: Node, field: str, at_key: bool, keys: Keys) -> tuple[int, Mark] | None:
     """How many characters of ``field`` lead to a written key, and where that key (or its
     value) is. Keys may hold dots (a registry mirror's ``ghcr.io/acme``): at each mapping the
     longest key that ``field`` continues with is taken."""
     node, rest, consumed = tree, field, 0
     found: tuple[int, Mark] | None = None
     while rest:  # shorter at each step, also through an alias of a parent
-        step = _step(node, rest)
+        step = _step(node, rest, keys)
         if step is None:
             break
         key, value, length = step
@@ -100,7 +106,7 @@ def _walk(tree: Node, field: str, at_key: bool) -> tuple[int, Mark] | None:
     return found
 
 
-def _step(node: Node, rest: str) -> tuple[Node, Node, int] | None:
+def _step(node: Node, rest: str, keys: Keys) -> tuple[Node, Node, int] | None:
     """The key (a list's item for an index) of ``node`` that ``rest`` starts with, its value
     and the key's length; keys merged in (``<<: *anchor``) after the mapping's own."""
     if isinstance(node, SequenceNode):
@@ -111,14 +117,38 @@ def _step(node: Node, rest: str) -> tuple[Node, Node, int] | None:
         return None
     if not isinstance(node, MappingNode):
         return None
-    best: tuple[Node, Node, int] | None = None
-    for key, value in _pairs(node):
-        text = key.value if isinstance(key, ScalarNode) else None
-        if not isinstance(text, str) or not (rest == text or rest.startswith(text + ".")):
-            continue
-        if best is None or len(text) > best[2]:
-            best = (key, value, len(text))
-    return best
+    pairs, lengths = keys.of(node)
+    # The longest key first: ``rest`` whole, then up to each of its dots, right to left; only
+    # the lengths some key has are looked up.
+    end = len(rest)
+    while end >= 0:
+        if end in lengths:
+            pair = pairs.get(rest[:end])
+            if pair is not None:
+                return pair[0], pair[1], end
+        end = rest.rfind(".", 0, end)
+    return None
+
+
+class Keys:
+    """Each mapping's keys by their text, the first written of each (its own before those
+    merged in), and the lengths they have: built once per mapping, at its first lookup."""
+
+    def __init__(self) -> None:
+        self._index: dict[int, tuple[MappingNode, dict[str, tuple[Node, Node]], set[int]]] = {}
+
+    def of(self, node: MappingNode) -> tuple[dict[str, tuple[Node, Node]], set[int]]:
+        """``node``'s keys by their text, and the lengths of those texts."""
+        known = self._index.get(id(node))
+        if known is None or known[0] is not node:
+            pairs: dict[str, tuple[Node, Node]] = {}
+            for key, value in _pairs(node):
+                text = key.value if isinstance(key, ScalarNode) else None
+                if isinstance(text, str):
+                    pairs.setdefault(text, (key, value))
+            known = (node, pairs, {len(text) for text in pairs})
+            self._index[id(node)] = known
+        return known[1], known[2]
 
 
 def _pairs(node: MappingNode) -> list[tuple[Node, Node]]:
