@@ -8,12 +8,13 @@ When a task fails, the other workers are stopped and the task's error is raised 
 been raised here (the traceback of the worker attached for ``--debug``). An interrupt of the
 parent stops every worker before it undoes anything else (``gatewayctl.interrupts``); workers
 ignore SIGINT, which a terminal sends to the whole process group, and leave the decision to the
-parent.
+parent. A parent that ends without a word (SIGKILL) takes its workers with it (``_end_with``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import os
 import pickle
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
 PROGRESS_EVERY = 0.1
 """Seconds between two progress messages of a worker."""
 _BLOCKED = {signal.SIGINT, signal.SIGTERM}
+PR_SET_PDEATHSIG = 1
+"""prctl(2)'s option (``<linux/prctl.h>``)."""
+WATCH_EVERY = 0.5
+"""Seconds between two looks at its parent of a worker that has no prctl(2)."""
 
 
 class Reporter:
@@ -90,6 +95,49 @@ def _mask(how: int, signals: Iterable[int]) -> set[int]:
     return {int(signum) for signum in signal.pthread_sigmask(how, signals)}
 
 
+@functools.cache
+def _prctl() -> Callable[[int, int, int, int, int], int] | None:
+    """libc's prctl(2) (Linux), or None; looked up in the parent, which its workers inherit."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
+    prctl.restype = ctypes.c_int
+    return prctl
+
+
+def _end_with(parent: int) -> None:
+    """End this worker (SIGKILL) when ``parent``, the process that started it, ends: however it
+    ends, SIGKILL included, which leaves the parent no chance to stop it (``Pool.stop``). Else
+    the worker renders on, then blocks for ever writing its result into a pipe that nobody reads
+    (its own copy of the reading end keeps the pipe open), and keeps the parent's stdout open.
+
+    Linux: prctl(2), PR_SET_PDEATHSIG: "Set the parent-death signal of the calling process to
+    arg2 [...]. This is the signal that the calling process will get when its parent dies."
+    The parent is the thread that forked this process (``Pool.run``'s, which reaps every worker
+    before it returns). A parent that died before the call is not signalled: this process was
+    then reparented already, which ``os.getppid()`` tells. Elsewhere (or if prctl fails), a
+    thread watches ``os.getppid()`` instead."""
+    prctl = _prctl()
+    if prctl is None or prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        import threading
+
+        threading.Thread(target=_watch, args=(parent,), name="parent-watch", daemon=True).start()
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_EVERY)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def peak_kib() -> int:
     """This process's peak resident set (``ru_maxrss``) in KiB."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -108,8 +156,9 @@ def _portable(error: BaseException) -> BaseException:
     return RuntimeError(f"{type(error).__name__}: {error}")
 
 
-def _work(writer: Connection, task: Task, report_progress: bool, work: Work) -> None:
+def _work(writer: Connection, task: Task, report_progress: bool, work: Work, parent: int) -> None:
     """A worker's body: do one task, send progress and the result, exit."""
+    _end_with(parent)
     # The terminal's Ctrl-C reaches the whole process group: the parent decides and stops us.
     # SIGTERM ends a worker at once (the parent's way to stop it). The parent's interrupt
     # steps and transactions are the parent's: never run here.
@@ -168,6 +217,7 @@ class Pool:
         self.reporter = reporter
         self.work = work
         self.context = _context()
+        _prctl()  # before any fork: the workers have it at once
         self.running: dict[Connection, _Running] = {}
         self.results: dict[str, Any] = {}
 
@@ -195,7 +245,7 @@ class Pool:
         reader, writer = self.context.Pipe(duplex=False)
         process = self.context.Process(
             target=_work,
-            args=(writer, task, self.reporter.wanted, self.work),
+            args=(writer, task, self.reporter.wanted, self.work, os.getpid()),
             name=f"gatewayctl-{task.kind}-{task.stack}",
             daemon=True,
         )
