@@ -108,15 +108,12 @@ class Figures:
 class TreeSampler:
     """``bench/tree_sampler.py`` over this process's tree (module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, under: str = "pulumi", interval: float = 0.2) -> None:
         self.proc = subprocess.Popen(
             [
                 sys.executable,
                 str(ROOT / "bench" / "tree_sampler.py"),
-                "--pid",
-                str(os.getpid()),
-                "--under",
-                "pulumi",
+                *("--pid", str(os.getpid()), "--under", under, "--interval", str(interval)),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -213,29 +210,27 @@ def run_column(
     if column == "before":
         program = before_program(program)
     engine.run(["stack", "init", stack], cwd=project.root, env=env)
-    preview, _ = measure(
-        sampler,
-        size,
-        column,
-        "preview",
-        lambda: engine.run(
-            ["preview", "--stack", stack], cwd=project.root, env=env, program=program
-        ),
-    )
     monitors: list[HybridMonitor] = []
-    up, result = measure(
-        sampler,
-        size,
-        column,
-        "up",
-        lambda: engine.run(
-            ["up", "--yes", "--skip-preview", "--json", "--stack", stack],
-            cwd=project.root,
-            env=env,
-            program=program,
-            monitors=monitors,
-        ),
-    )
+
+    def cli(command: str, *args: str) -> tuple[Figures, Any]:
+        return measure(
+            sampler,
+            size,
+            column,
+            command,
+            lambda: engine.run(
+                [*args, "--stack", stack],
+                cwd=project.root,
+                env=env,
+                program=program,
+                monitors=monitors,
+            ),
+        )
+
+    up_args = ("up", "--yes", "--skip-preview", "--json")
+    preview, _ = cli("preview", "preview")
+    monitors.clear()  # what the up answers in the program, below
+    up, result = cli("up", *up_args)
     exported = engine.run(["stack", "export", "--stack", stack], cwd=project.root, env=env)
     held = len(exported.json()["deployment"]["resources"])
     in_program = sum(len(m.mock.recording.resources) for m in monitors)
@@ -244,18 +239,7 @@ def run_column(
     # A change to every gateway (2 replicas: each Deployment updated), as a release bump is.
     for name in names:
         project.write_declaration(name, declaration(name, replicas=2))
-    update, result = measure(
-        sampler,
-        size,
-        column,
-        "update",
-        lambda: engine.run(
-            ["up", "--yes", "--skip-preview", "--json", "--stack", stack],
-            cwd=project.root,
-            env=env,
-            program=program,
-        ),
-    )
+    update, result = cli("update", *up_args)
     drain.uninstall()
     update.extra = {"updated": result.summary().get("update", 0)}
     print(

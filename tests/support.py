@@ -33,11 +33,11 @@ def shared_or_skip(relative: str) -> Path:
     return path
 
 
-def render_bench() -> ModuleType:
-    """``bench/render_bench.py`` (a script, not a package), loaded once per test session."""
-    if "render_bench" in sys.modules:
-        return sys.modules["render_bench"]
-    spec = importlib.util.spec_from_file_location("render_bench", ROOT / "bench/render_bench.py")
+def bench_script(name: str) -> ModuleType:
+    """``bench/<name>.py`` (a script, not a package), loaded once per test session."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
@@ -45,15 +45,12 @@ def render_bench() -> ModuleType:
     return module
 
 
+def render_bench() -> ModuleType:
+    """``bench/render_bench.py``."""
+    return bench_script("render_bench")
+
+
 def parallel_bench() -> ModuleType:
-    """``bench/parallel_bench.py`` (three equal generated stacks), loaded once per session."""
+    """``bench/parallel_bench.py`` (three equal generated stacks)."""
     render_bench()  # it imports this one by name
-    if "parallel_bench" in sys.modules:
-        return sys.modules["parallel_bench"]
-    path = ROOT / "bench/parallel_bench.py"
-    spec = importlib.util.spec_from_file_location("parallel_bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("parallel_bench")

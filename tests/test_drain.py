@@ -110,25 +110,25 @@ def test_a_failure_surfaces_while_another_output_still_waits(drain_: Drain) -> N
         asyncio.run(run())
 
 
-@pytest.mark.parametrize("drain_", [OURS, THE_SDKS], ids=["ours", "the-sdks"])
-def test_outputs_made_while_draining_are_awaited(drain_: Drain) -> None:
+Later = Callable[[str], Awaitable[str]]
+
+
+def _when_the_first_output_finishes(drain_: Drain, then: Callable[[Later], Any]) -> list[str]:
+    """Drain one tracked output whose completion calls ``then(later)``, which starts more work
+    with ``later(what)`` (a coroutine that notes ``what`` when it ends); return the order in
+    which that work and the drain ended."""
     order: list[str] = []
+    kept: list[Any] = []
+
+    async def later(what: str) -> str:
+        await _settle()
+        order.append(what)
+        return what
 
     async def run() -> None:
-        loop = asyncio.get_running_loop()
-        first: asyncio.Future[Any] = loop.create_future()
+        first: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         _track(first)
-
-        async def made_later() -> str:
-            await _settle()
-            order.append("made while draining")
-            return "late"
-
-        def on_first(_: asyncio.Future[Any]) -> None:
-            # An apply's callback making an Output: it joins SETTINGS.outputs as Output._track.
-            _track(asyncio.ensure_future(made_later()))
-
-        first.add_done_callback(on_first)
+        first.add_done_callback(lambda _: kept.append(then(later)))
 
         async def finish() -> None:
             await _settle()
@@ -140,43 +140,29 @@ def test_outputs_made_while_draining_are_awaited(drain_: Drain) -> None:
         order.append("drained")
 
     asyncio.run(run())
+    return order
+
+
+@pytest.mark.parametrize("drain_", [OURS, THE_SDKS], ids=["ours", "the-sdks"])
+def test_outputs_made_while_draining_are_awaited(drain_: Drain) -> None:
+    def make_output(later: Later) -> Any:
+        # An apply's callback making an Output: it joins SETTINGS.outputs as Output._track.
+        output = asyncio.ensure_future(later("made while draining"))
+        _track(output)
+        return output
+
+    order = _when_the_first_output_finishes(drain_, make_output)
     assert order == ["made while draining", "drained"]
 
 
 @pytest.mark.parametrize("drain_", [OURS, THE_SDKS], ids=["ours", "the-sdks"])
 def test_rpcs_queued_while_draining_are_awaited(drain_: Drain) -> None:
-    order: list[str] = []
+    def start_rpc(later: Later) -> Any:
+        # The RPC queues itself in rpc_manager.rpcs when it starts.
+        rpc = settings.SETTINGS.rpc_manager.do_rpc("register", lambda: later("rpc"))
+        return asyncio.ensure_future(rpc())
 
-    async def run() -> None:
-        loop = asyncio.get_running_loop()
-        first: asyncio.Future[Any] = loop.create_future()
-        _track(first)
-
-        async def register() -> str:
-            await _settle()
-            order.append("rpc")
-            return "urn"
-
-        rpc = settings.SETTINGS.rpc_manager.do_rpc("register", register)
-
-        started: list[asyncio.Future[Any]] = []
-
-        def on_first(_: asyncio.Future[Any]) -> None:
-            # It queues itself in rpc_manager.rpcs when it starts.
-            started.append(asyncio.ensure_future(rpc()))
-
-        first.add_done_callback(on_first)
-
-        async def finish() -> None:
-            await _settle()
-            first.set_result("first")
-
-        finisher = asyncio.ensure_future(finish())
-        await drain_()
-        assert finisher.done()
-        order.append("drained")
-
-    asyncio.run(run())
+    order = _when_the_first_output_finishes(drain_, start_rpc)
     assert order == ["rpc", "drained"]
 
 

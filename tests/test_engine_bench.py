@@ -3,9 +3,6 @@ drain, and the tree sampler's memory, process count and CPU of a process it is t
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -14,18 +11,11 @@ from types import ModuleType
 import pulumi.runtime.stack as sdk_stack
 
 from gatewayctl.engine import drain
-from tests.support import ROOT
+from tests.support import bench_script
 
 
 def _bench() -> ModuleType:
-    if "engine_bench" in sys.modules:
-        return sys.modules["engine_bench"]
-    spec = importlib.util.spec_from_file_location("engine_bench", ROOT / "bench/engine_bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("engine_bench")
 
 
 def _figures(size: int, command: str, wall: float, program: float) -> object:
@@ -87,27 +77,10 @@ def test_the_tree_sampler_sees_a_watched_child_and_ignores_the_rest() -> None:
         sys.stdin.readline()
         """
     )
-    sampler = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "tree_sampler.py"),
-            "--pid",
-            str(os.getpid()),
-            "--under",
-            "watched-child",
-            "--interval",
-            "0.05",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert sampler.stdin is not None and sampler.stdout is not None
+    sampler = _bench().TreeSampler(under="watched-child", interval=0.05)
     children = []
     try:
-        sampler.stdin.write("start\n")
-        sampler.stdin.flush()
-        assert sampler.stdout.readline() == "started\n"
+        sampler.start()
         for name in ("watched-child", "other-child"):
             child = subprocess.Popen(
                 [sys.executable, "-c", busy, name],
@@ -118,15 +91,12 @@ def test_the_tree_sampler_sees_a_watched_child_and_ignores_the_rest() -> None:
             assert child.stdout is not None
             assert child.stdout.readline() == "ready\n"
             children.append(child)
-        # A few samples while both are alive.
-        for _ in range(3):
-            sampler.stdin.write("stop\n")
-            sampler.stdin.flush()
-            report = json.loads(sampler.stdout.readline())
+        for _ in range(3):  # a few samples while both are alive
+            report = sampler.stop()
     finally:
         for child in children:
             child.communicate("\n", timeout=30)
-        sampler.communicate("quit\n", timeout=30)
+        sampler.close()
     names = set(report["most_processes"])
     assert "other-child" not in names
     assert report["most_processes"]["watched-child"] == 1

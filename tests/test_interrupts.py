@@ -33,6 +33,7 @@ from gatewayctl import interrupts
 from gatewayctl.engine import outputs
 from gatewayctl.engine.outputs import MARKER, marker_text
 from tests.builders import NOT_COPIED, git
+from tests.processes import alive, children
 from tests.support import ROOT, parallel_bench, render_bench
 
 pytestmark = pytest.mark.skipif(
@@ -519,30 +520,6 @@ def three_stacks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("three")
     parallel_bench().write_stacks(root, WORKER_GATEWAYS)
     return root
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.engine import shares
+from tests.processes import alive, children
 from tests.support import ROOT, render_bench
 
 pytestmark = pytest.mark.skipif(
@@ -36,29 +37,6 @@ STARTED = 300.0
 """Seconds the run has to start its workers."""
 BOUND = 30.0
 """Seconds the workers and the output have to end once the parent is killed."""
-
-
-def children(pid: int) -> list[int]:
-    """The live processes whose parent is ``pid``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def within(seconds: float, condition: Callable[[], bool]) -> bool:

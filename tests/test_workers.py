@@ -10,12 +10,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
 from gatewayctl.engine import workers
 from gatewayctl.errors import ToolError
+from tests.processes import alive
 from tests.support import ROOT
 
 pytestmark = pytest.mark.skipif(
@@ -41,14 +41,6 @@ def test_a_worker_whose_parent_is_already_gone_ends_at_once() -> None:
         worker.start()
         worker.join()
         assert worker.exitcode == code
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 _ORPHANED = """
