@@ -169,7 +169,7 @@ def commands() -> set[str]:
                 captured = re.fullmatch(r"\w+=\$\((.*)\)", words[0]) if len(words) == 1 else None
                 if captured:
                     words = shlex.split(captured[1])
-                # `NAME=value command ...`: the command (tests/test_workflows_checkpoints.py).
+                # `NAME=value command ...`: the command (tests/test_workflows_scale.py).
                 while len(words) > 1 and re.fullmatch(r"[A-Z_][A-Z0-9_]*=\S*", words[0]):
                     words = words[1:]
                 if words[0] == "make":
@@ -460,7 +460,7 @@ def test_every_up_is_gated_by_a_preview_with_the_policy_pack() -> None:
                 assert gate.get("uses") == s["uses"], where
                 assert gate["with"]["command"] == "preview", where
                 assert gate.get("if") == s.get("if"), where
-                # The preview, a dry run, alone skips checkpoints (test_workflows_checkpoints).
+                # The preview, a dry run, alone skips checkpoints (test_workflows_scale).
                 assert gate["env"].pop("PULUMI_SKIP_CHECKPOINTS") == "true", where
                 assert gate.get("env") == s.get("env"), where
                 for key in (*GATED, "policyPackConfigs"):

@@ -1,6 +1,7 @@
-"""Every dry run the workflows and the lane run skips the engine's per-step checkpoints; no write
-ever does (e2e/engine.py, ``SKIP_CHECKPOINTS``, cites the engine source: a dry run persists
-nothing, yet serialises the whole snapshot after every step unless told not to)."""
+"""The workflows at fleet scale (issue 39): every dry run the workflows and the lane run skips
+the engine's per-step checkpoints and no write ever does (e2e/engine.py, ``SKIP_CHECKPOINTS``,
+cites the engine source: a dry run persists nothing, yet serialises the whole snapshot after
+every step unless told not to); stacks deploy and are checked for drift ten at a time."""
 
 from __future__ import annotations
 
@@ -142,3 +143,14 @@ def test_the_lane_skips_checkpoints_on_dry_runs_only(args: list[str], dry: bool)
 def test_the_lane_refuses_skipped_checkpoints_on_a_write() -> None:
     with pytest.raises(ValueError, match="`pulumi up --yes` writes the state"):
         checkpoint_env(["up", "--yes"], {SKIP_CHECKPOINTS: "true"})
+
+
+def test_the_stacks_deployed_and_checked_for_drift_run_ten_at_a_time_at_most() -> None:
+    jobs = {("deploy.yml", "up"), ("drift.yml", "refresh")}
+    found = {
+        (name, job_name): job["strategy"].get("max-parallel")
+        for name in FILES
+        for job_name, job in load(name)["jobs"].items()
+        if (name, job_name) in jobs
+    }
+    assert found == dict.fromkeys(jobs, 10)
