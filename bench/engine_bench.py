@@ -33,7 +33,7 @@ quadratic) and the program's CPU per registered resource at the largest size aga
 smallest; never a timed test.
 
     .venv/bin/python bench/engine_bench.py [--sizes 10,25,50,100] [--before-sizes 10,25,50]
-        [--json FILE]
+        [--preview-only-sizes 100] [--json FILE]
 """
 
 from __future__ import annotations
@@ -201,8 +201,10 @@ def run_column(
     names: list[str],
     column: str,
     env: dict[str, str],
+    full: bool = True,
 ) -> list[Figures]:
-    """Preview and up from empty of ``names``, then an up changing every one of them."""
+    """Preview and up from empty of ``names``, then an up changing every one of them (the
+    preview alone unless ``full``)."""
     size = len(names)
     stack = project.stack
     engine.skip_dry_run_checkpoints = column == "after"
@@ -229,6 +231,10 @@ def run_column(
 
     up_args = ("up", "--yes", "--skip-preview", "--json")
     preview, _ = cli("preview", "preview")
+    if not full:
+        drain.uninstall()
+        print(f"[engine-bench] N={size} {column}: preview {preview.wall:.1f} s", file=sys.stderr)
+        return [preview]
     monitors.clear()  # what the up answers in the program, below
     up, result = cli("up", *up_args)
     exported = engine.run(["stack", "export", "--stack", stack], cwd=project.root, env=env)
@@ -301,15 +307,18 @@ def report(rows: list[Figures], counts: dict[int, int], offline: dict[int, float
             wall = ", ".join(exponent(mine, command, lambda f: f.wall))
             cpu = ", ".join(exponent(mine, command, lambda f: f.program))
             print(f"growth ({column}, {command}): wall {wall}; program CPU {cpu}")
-        ups = sorted((f for f in mine if f.command == "up"), key=lambda f: f.size)
-        small, large = ups[0], ups[-1]
-        per_small = small.program / counts[small.size]
-        per_large = large.program / counts[large.size]
-        print(
-            f"program CPU per registered resource ({column}, up): {per_small * 1000:.2f} ms at "
-            f"{small.size}, {per_large * 1000:.2f} ms at {large.size} "
-            f"({per_large / per_small:.2f}x; issue 39 asks <= 1.5x)"
-        )
+        for command in ("preview", "up"):
+            ran = sorted((f for f in mine if f.command == command), key=lambda f: f.size)
+            if len(ran) < 2:
+                continue
+            small, large = ran[0], ran[-1]
+            per_small = small.program / counts[small.size]
+            per_large = large.program / counts[large.size]
+            print(
+                f"program CPU per registered resource ({column}, {command}): "
+                f"{per_small * 1000:.2f} ms at {small.size}, {per_large * 1000:.2f} ms at "
+                f"{large.size} ({per_large / per_small:.2f}x; issue 39 asks <= 1.5x)"
+            )
     after = {(f.size, f.command): f.wall for f in rows if f.column == "after"}
     fitting = [
         n
@@ -339,10 +348,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10,25,50,100", help="sizes of the after column")
     parser.add_argument("--before-sizes", default="10,25,50", help="sizes of the before column")
+    parser.add_argument(
+        "--preview-only-sizes",
+        default="",
+        help="sizes (of either column) measured by their preview alone (an up of 100 gateways "
+        "takes a quarter of an hour here)",
+    )
     parser.add_argument("--json", type=Path, help="also write every figure as JSON")
     args = parser.parse_args(argv)
     after = [int(s) for s in args.sizes.split(",") if s]
     before = [int(s) for s in args.before_sizes.split(",") if s]
+    preview_only = {int(s) for s in args.preview_only_sizes.split(",") if s}
     terminate_as_interrupt()  # a terminated bench stops its cluster too
     paths = build.built_paths()
     if paths is None:
@@ -387,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
                             done = render.execute(preparation.prepare(project.root, stack))
                             offline[size] = time.monotonic() - started
                             counts[size] = len(done.recording.resources)
-                        rows.extend(run_column(engine, sampler, project, names, column, env))
+                        full = size not in preview_only
+                        rows.extend(run_column(engine, sampler, project, names, column, env, full))
     finally:
         sampler.close()
     report(rows, counts, offline)
