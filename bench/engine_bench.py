@@ -60,7 +60,7 @@ sys.path.insert(0, str(ROOT))
 
 from e2e import build  # noqa: E402
 from e2e.cluster import running_cluster, terminate_as_interrupt  # noqa: E402
-from e2e.engine import Engine, HybridMonitor  # noqa: E402
+from e2e.engine import CommandFailedError, Engine, HybridMonitor  # noqa: E402
 from e2e.project import E2EProject, make_project  # noqa: E402
 from gatewayctl.engine import drain, render  # noqa: E402
 from gatewayctl.resolve import preparation  # noqa: E402
@@ -245,7 +245,12 @@ def run_column(
     # A change to every gateway (2 replicas: each Deployment updated), as a release bump is.
     for name in names:
         project.write_declaration(name, declaration(name, replicas=2))
-    update, result = cli("update", *up_args)
+    try:
+        update, result = cli("update", *up_args)
+    except CommandFailedError as failed:  # printed, and the figures so far are kept
+        drain.uninstall()
+        print(f"[engine-bench] N={size} {column}: update failed: {failed}"[:2000], file=sys.stderr)
+        return [preview, up]
     drain.uninstall()
     update.extra = {"updated": result.summary().get("update", 0)}
     print(
