@@ -246,19 +246,19 @@ DRY_RUN_FLAG_COMMANDS = frozenset({"refresh", "destroy", "import"})
 def is_dry_run(args: Sequence[str]) -> bool:
     """``pulumi ARGS`` persists nothing: ``preview``, or refresh/destroy/import
     ``--preview-only``."""
-    command = next((a for a in args if not a.startswith("-")), "")
+    command = args[0] if args else ""  # the lane and the bench name the command first
     if command == "preview":
         return True
     return command in DRY_RUN_FLAG_COMMANDS and "--preview-only" in args
 
 
 def checkpoint_env(
-    args: Sequence[str], env: Mapping[str, str], *, dry: bool = True
+    args: Sequence[str], env: Mapping[str, str], *, skip: bool = True
 ) -> dict[str, str]:
-    """``env`` with checkpoints skipped for a dry run (unless ``dry`` is False); a write given
+    """``env`` with checkpoints skipped for a dry run (unless ``skip`` is False); a write given
     them is refused."""
     if is_dry_run(args):
-        return {**env, SKIP_CHECKPOINTS: "true"} if dry else dict(env)
+        return {**env, SKIP_CHECKPOINTS: "true"} if skip else dict(env)
     if SKIP_CHECKPOINTS in env:
         raise ValueError(f"`pulumi {' '.join(args)}` writes the state: no {SKIP_CHECKPOINTS}")
     return dict(env)
@@ -320,7 +320,7 @@ class Engine:
                 command,
                 cwd=cwd,
                 env=checkpoint_env(
-                    args, {**self.env(cwd), **(env or {})}, dry=self.skip_dry_run_checkpoints
+                    args, {**self.env(cwd), **(env or {})}, skip=self.skip_dry_run_checkpoints
                 ),
                 text=True,
                 capture_output=True,
