@@ -23,7 +23,8 @@ from urllib.parse import quote
 import requests
 
 from e2e.keycloak import Keycloak
-from gatewayctl.engine.offline import GET_GROUP, GET_USER, RecordedResource, Recording, is_secret
+from gatewayctl.engine.offline import RecordedResource, Recording, is_secret
+from gatewayctl.engine.placeholders import GET_GROUP, GET_USER
 
 CLIENT = "keycloak:openid/client:Client"
 DEFAULT_SCOPES = "keycloak:openid/clientDefaultScopes:ClientDefaultScopes"

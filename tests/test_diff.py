@@ -188,7 +188,12 @@ def test_changed_objects_come_as_unified_diffs(changed: Changed) -> None:
         "| CertRequest `team-a-pki-server-csr` | `team-a` | replace (create-before-delete)"
         " | `dnsNames[4]` |"
     ) in ibm
-    assert "Updated in place: ConfigMap 1, Deployment 1, Route 1." in ibm
+    # A new request reissues the certificate, whose Secret is updated (issue 42 item 9).
+    assert (
+        "| LocallySignedCert `team-a-pki-server-cert` | `team-a` | replace (create-before-delete)"
+        " | `certRequestPem` |"
+    ) in ibm
+    assert "Updated in place: ConfigMap 1, Deployment 1, Route 1, Secret 1." in ibm
 
 
 def test_report_is_bounded_with_every_summary_kept_and_a_cut_note(changed: Changed) -> None:
@@ -267,6 +272,40 @@ def test_invalid_working_tree_exits_2_with_the_problems(pristine: Path, tmp_path
     assert run.out == ""
     assert "error: gateways/local/broken.yaml: spec.colour: " in unlocated(run.err)
     assert run.result is None
+
+
+def test_replace_predicts_a_rotation_and_refuses_an_unknown_name(
+    pristine: Path, tmp_path: Path
+) -> None:
+    """``--replace``: what ``pulumi up --replace`` of a password does, with nothing edited;
+    a name no resource has is invalid input (exit 2) and nothing is written."""
+    repo = clone(pristine, tmp_path / "repo")
+    out = tmp_path / "steps.json"
+    run = run_diff(
+        repo, "local", "--base", "HEAD", "--replace", "dev-database-db-password", "--json", str(out)
+    )
+    assert run.code == 3, run.err
+    assert "(asked with `--replace`)" in run.out
+    changed = {
+        (s["name"], s["op"])
+        for s in json.loads(out.read_text())["stacks"][0]["steps"]
+        if s["op"] != "same"
+    }
+    assert changed == {
+        ("dev-database-db-password", "replace"),
+        ("dev-database-db-credentials", "update"),
+        ("dev-database-db-role", "update"),
+        ("dev-database-db-owner", "update"),
+        ("dev-workload-deploy", "update"),
+    }
+    missing = tmp_path / "missing.json"
+    run = run_diff(repo, "local", "--base", "HEAD", "--replace", "no-such", "--json", str(missing))
+    assert run.code == 2
+    assert (
+        "error: --replace: no-such: no resource of that URN or name in the working tree's"
+        " stack local" in run.err
+    )
+    assert not missing.exists()
 
 
 # --- the report, from synthetic diffs ----------------------------------------------------------

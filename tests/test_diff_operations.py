@@ -42,10 +42,19 @@ def test_replacements_that_reach_people_are_warned_of(local_plan: dict[str, Any]
     edit(head, "dev-ns", "metadata.name", "openshell-dev-2")
     edit(head, "dev-workload-deploy", "spec.replicas", 3)
     operations = predict(local_plan, head)
+    # A replaced password or CA reaches what is made from its outputs: the certificates it
+    # signed are reissued (caCertPem forces them), the Secrets and the role are updated.
     assert [(o.name, o.op, o.because, o.gateway) for o in operations] == [
         ("dev-workload-deploy", "update", ("spec.replicas",), "dev"),
         ("dev-ns", "replace", ("metadata.name",), "dev"),
+        ("dev-database-db-credentials", "update", ("stringData",), "dev"),
+        ("dev-pki-client-tls", "update", ("stringData",), "dev"),
+        ("dev-pki-server-tls", "update", ("stringData",), "dev"),
+        ("dev-database-db-role", "update", ("password",), "dev"),
+        ("dev-database-db-owner", "update", ("password",), "dev"),
         ("dev-database-db-password", "replace", ("length",), "dev"),
+        ("dev-pki-client-cert", "replace", ("caCertPem",), "dev"),
+        ("dev-pki-server-cert", "replace", ("caCertPem",), "dev"),
         ("dev-pki-ca", "replace", ("validityPeriodHours",), "dev"),
     ]
     deploy = operations[0]
@@ -81,11 +90,11 @@ def test_the_report_says_each_operation_and_warns(local_plan: dict[str, Any]) ->
     )
     report = build_report([diff], base_label="b", command="c")
     assert (
-        "**Predicted operations** (by the providers' rules): 1 update in place,"
-        " 1 replace (create-before-delete), 0 replace (delete-before-replace)"
-    ) in report
+        "**Predicted operations** (by the providers' rules): 3 update in place,"
+        " 3 replace (create-before-delete), 0 replace (delete-before-replace)"
+    ) in report  # the CA, the two certificates it signed; the Deployment, the two TLS Secrets
     assert "> **Warning:** gateway `dev`: a new tenant CA (`dev-pki-ca` is replaced)" in report
-    assert "Updated in place: Deployment 1." in report
+    assert "Updated in place: Deployment 1, Secret 2." in report
     assert (
         "| SelfSignedCert `dev-pki-ca` | `dev` | replace (create-before-delete)"
         " | `validityPeriodHours` |"
@@ -281,3 +290,46 @@ def test_the_report_warns_of_each_hazard_even_without_operations() -> None:
         " 0 replace (create-before-delete), 0 replace (delete-before-replace)\n\n"
         "> **Warning:** the stack: the cluster key `kind` becomes `kind2` on the same cluster.\n"
     ) in report
+
+
+def test_a_replacement_reaches_every_resource_made_from_its_outputs(
+    local_plan: dict[str, Any],
+) -> None:
+    """Issue 42 item 9: a new server key means a new request, a new certificate and a new
+    Secret; the pods roll (their template carries a checksum of it)."""
+    head = copy.deepcopy(local_plan)
+    edit(head, "dev-pki-server-key", "ecdsaCurve", "P384")
+    assert [(o.name, o.op, o.because) for o in predict(local_plan, head)] == [
+        ("dev-workload-deploy", "update", ("spec",)),
+        ("dev-pki-server-tls", "update", ("stringData",)),
+        ("dev-pki-server-csr", "replace", ("privateKeyPem",)),
+        ("dev-pki-server-cert", "replace", ("certRequestPem",)),
+        ("dev-pki-server-key", "replace", ("ecdsaCurve",)),
+    ]
+
+
+def test_replace_on_request_is_predicted_as_the_engine_replaces(
+    local_plan: dict[str, Any],
+) -> None:
+    """``pulumi up --replace`` of the CA key: nothing in the plan changes, yet the CA, both
+    leaf certificates, both TLS Secrets and the pods change."""
+    key = ("tls:index/privateKey:PrivateKey", "dev-pki-ca-key")
+    assert predict(local_plan, local_plan) == []
+    assert [(o.name, o.op, o.because) for o in predict(local_plan, local_plan, [key])] == [
+        ("dev-workload-deploy", "update", ("spec",)),
+        ("dev-pki-client-tls", "update", ("stringData",)),
+        ("dev-pki-server-tls", "update", ("stringData",)),
+        ("dev-pki-client-cert", "replace", ("caPrivateKeyPem",)),
+        ("dev-pki-server-cert", "replace", ("caPrivateKeyPem",)),
+        ("dev-pki-ca-key", "replace", ("--replace",)),
+        ("dev-pki-ca", "replace", ("privateKeyPem",)),
+    ]
+
+
+def test_postgresql_replacements_reach_nothing(local_plan: dict[str, Any]) -> None:
+    """The program reads only a Role's name, an input its replacement keeps: nothing
+    downstream changes (``NEW_OUTPUTS_WHEN_REPLACED`` leaves postgresql out)."""
+    key = ("postgresql:index/role:Role", "dev-database-db-role")
+    assert [(o.name, o.op) for o in predict(local_plan, local_plan, [key])] == [
+        ("dev-database-db-role", "replace")
+    ]

@@ -18,7 +18,8 @@ from components.identity_types import IdentityArgs, Principal, grants, principal
 from components.trusted_ca import MOUNT_PATH
 from components.workload import config_hash
 from gatewayctl.engine import offline
-from gatewayctl.engine.offline import Recording, is_secret, keycloak_id, run_program
+from gatewayctl.engine.offline import Recording, is_secret, run_program
+from gatewayctl.engine.placeholders import GET_GROUP, keycloak_id
 from gatewayctl.resolve.identity import default_client_id
 from tests.builders import (
     CONFIG_FILE,
@@ -189,7 +190,7 @@ def test_a_principal_that_does_not_exist_fails_the_run_with_its_name(
     def directory(token: str, args: Any) -> Any:
         # As the provider answers for an absent group (terraform-provider-keycloak
         # keycloak/group.go, GetGroupByPath).
-        if token == offline.GET_GROUP and args.get("groupPath") == "/team a":
+        if token == GET_GROUP and args.get("groupPath") == "/team a":
             raise RuntimeError(f"group not found at path: {args['groupPath']}")
         return answer(token, args)
 

@@ -31,6 +31,7 @@ examples:
   python -m gatewayctl diff local --base main
   python -m gatewayctl diff --all --base origin/main --output build/diff.md
   python -m gatewayctl diff local --base main --no-limit --output build/diff-full.md
+  python -m gatewayctl diff local --base main --replace team-a-pki-ca-key
 """
 
 
@@ -66,6 +67,14 @@ def add(commands: arguments.Commands) -> None:
         "--no-limit",
         action="store_true",
         help="keep every object diff (the report is otherwise cut to fit a GitHub comment)",
+    )
+    dif.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="URN_OR_NAME",
+        help="predict as `pulumi up --replace` would: the resource (its URN, or its logical"
+        " name) is replaced, and what uses its new outputs changes too (repeatable)",
     )
     arguments.output_argument(
         dif,
@@ -107,7 +116,9 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     if problems:
         raise InvalidInputError(problems)
     limit = 0 if args.no_limit else None
-    result = diff.run(root, prepared, args.base, every_stack=args.all, limit=limit)
+    result = diff.run(
+        root, prepared, args.base, every_stack=args.all, limit=limit, replace=args.replace
+    )
     if printing.is_document(args):
         from gatewayctl.diff import summary as diff_summary
 

@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING
 from gatewayctl.diff import report as markdown
 from gatewayctl.diff import risks
 from gatewayctl.diff.compare import StackDiff, compare
+from gatewayctl.diff.operations import REPLACE_FLAG
+from gatewayctl.diff.plan import urn_key
 from gatewayctl.diff.repository import base_checkout, lock_differs, resolve_base
 from gatewayctl.diff.sides import cache_key, head_side, missing_head, rendering_base
 from gatewayctl.engine import parallel
+from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs.stackfile import all_stacks
 
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ def run(
     every_stack: bool = False,
     limit: int | None = None,
     use_cache: bool = True,
+    replace: Sequence[str] = (),
 ) -> Result:
     """Diff the validated working-tree stacks ``head`` against their render at ``ref``.
 
@@ -80,7 +84,9 @@ def run(
     working-tree side). Raises BaseRefError for a ref that names no commit and DiffError when
     git or the base render fails. The base side's render is cached under ``build/`` unless
     ``use_cache`` is false (``gatewayctl.diff.cache``). ``limit``: the report's bound
-    (:func:`.report.build_report`; 0 for none).
+    (:func:`.report.build_report`; 0 for none). ``replace``: resources (URN or logical name)
+    to predict as ``pulumi up --replace`` would replace them; one that no stack of the
+    working tree has is an InvalidInputError.
     """
     prepared = {p.loaded.name: p for p in head}
     commit = resolve_base(root, ref)
@@ -105,7 +111,21 @@ def run(
         new_pins = lock_differs(base_root, root, LOCK_FILE)
     # Every stack's secrets are scrubbed from every stack's section.
     secrets = frozenset[str]().union(*(s.secrets for s in (*bases.values(), *heads.values())))
-    diffs = [compare(stack, bases[stack], heads[stack], secrets) for stack in names]
+    diffs = [compare(stack, bases[stack], heads[stack], secrets, replace) for stack in names]
+    replaced = {(o.type, o.name) for d in diffs for o in d.operations if REPLACE_FLAG in o.because}
+    unknown = [n for n in replace if not any(n == k[1] or urn_key(n) == k for k in replaced)]
+    if unknown:
+        raise InvalidInputError(
+            [
+                Problem(
+                    "--replace",
+                    n,
+                    "no resource of that URN or name in the working tree's"
+                    f" {'stacks' if len(names) > 1 else 'stack'} {', '.join(names)}",
+                )
+                for n in unknown
+            ]
+        )
     target = "--all" if every_stack else " ".join(sorted(prepared))
     notes = (markdown.dependencies_note(ref, LOCK_FILE),) if new_pins else ()
     uncommitted = risks.uncommitted(root)

@@ -18,7 +18,15 @@ import yaml
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
 from gatewayctl.diff.losses import data_losses, deletion_flips
 from gatewayctl.diff.operations import Operation, hazards, predict
-from gatewayctl.diff.plan import DATA_DIGEST, decoded, index, manifest_path, owning_gateway
+from gatewayctl.diff.plan import (
+    DATA_DIGEST,
+    Key,
+    decoded,
+    index,
+    manifest_path,
+    owning_gateway,
+    urn_key,
+)
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.rules import is_component
 from gatewayctl.diff.sides import Side
@@ -111,7 +119,8 @@ class StackDiff:
 
     @property
     def changed(self) -> bool:
-        return self.rendered_changed or self.secrets_changed
+        # operations without a rendered change: resources replaced on request (--replace)
+        return self.rendered_changed or self.secrets_changed or bool(self.operations)
 
 
 def _kind(path: str, text: str) -> str:
@@ -282,14 +291,29 @@ def secrets_changed(base: Side, head: Side) -> bool:
     return bool(base.secrets and head.secrets and base.secrets != head.secrets)
 
 
-def compare(stack: str, base: Side, head: Side, secrets: Iterable[str] = ()) -> StackDiff:
+def replaced_keys(plan: Mapping[str, Any], names: Iterable[str]) -> set[Key]:
+    """The resources of ``plan`` that ``--replace`` names: by URN or by logical name."""
+    wanted = set(names)
+    return {
+        key for key in index(plan) if key[1] in wanted or any(urn_key(n) == key for n in wanted)
+    }
+
+
+def compare(
+    stack: str,
+    base: Side,
+    head: Side,
+    secrets: Iterable[str] = (),
+    replace: Iterable[str] = (),
+) -> StackDiff:
     """What changed from ``base`` to ``head``, every value equal to a secret of either side (or
-    of ``secrets``: the other stacks') scrubbed first (see :class:`Scrubber`)."""
+    of ``secrets``: the other stacks') scrubbed first (see :class:`Scrubber`); ``replace``:
+    resources replaced on request (``pulumi up --replace``), by URN or logical name."""
     scrubber = Scrubber(base.secrets | head.secrets | frozenset(secrets))
     base_plan, head_plan = _plan(base.files, scrubber), _plan(head.files, scrubber)
     gateways, resources = compare_plans(base_plan, head_plan)
     access, sign_in = access_changes(base_plan, head_plan)
-    operations = tuple(predict(base_plan, head_plan))
+    operations = tuple(predict(base_plan, head_plan, replaced_keys(head_plan, replace)))
     head_files = scrubber.files(head.files)
     objects = compare_objects(scrubber.files(base.files), head_files)
     objects += secret_data_changes(base_plan, head_plan, head_files, (o.path for o in objects))

@@ -41,6 +41,7 @@ from gatewayctl.diff.rules import (
     KUBERNETES_PROVIDER,
     OP_LABELS,
     Op,
+    forces_new,
     predict_one,
     rule_for,
 )
@@ -56,7 +57,8 @@ NAMES_LISTED = 8
 REPLACED_OUTPUTS_NOTE = (
     "A replaced resource's outputs are new (a new key, certificate or password): what uses"
     " them changes too (a certificate signed with a new CA or request is reissued, the"
-    " Secrets holding them are updated, the pods roll), which the offline render cannot show."
+    " Secrets holding them are updated, the pods roll), as the operations above say; the new"
+    " values themselves exist only after the `up`."
 )
 
 
@@ -96,10 +98,88 @@ def _provider_replaced(
     return predicted is not None and predicted[0] != "update"
 
 
-def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]:
-    """An :class:`Operation` for every plan resource on both sides whose inputs differ, or
-    whose provider is replaced."""
+NEW_OUTPUTS_WHEN_REPLACED = frozenset(
+    {
+        # Every output the program reads from these is computed by the provider, so the
+        # replacement's outputs are unknown in a preview and new after it: tls keys, requests
+        # and certificates (their PEMs), random values (``result``, ``base64``), and Keycloak's
+        # clients and roles (their ``id``, a UUID Keycloak assigns). Not postgresql: the
+        # program reads only a Role's or Database's ``name``, an input the replacement keeps.
+        "tls:index/privateKey:PrivateKey",
+        "tls:index/certRequest:CertRequest",
+        "tls:index/selfSignedCert:SelfSignedCert",
+        "tls:index/locallySignedCert:LocallySignedCert",
+        "random:index/randomPassword:RandomPassword",
+        "random:index/randomBytes:RandomBytes",
+        "keycloak:openid/client:Client",
+        "keycloak:index/role:Role",
+    }
+)
+"""Types whose replacement changes what their dependents receive (:func:`_cascade`)."""
+REPLACE_FLAG = "--replace"
+"""``because`` of a resource replaced on request (``pulumi up --replace URN``)."""
+
+
+def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str, Any]]) -> None:
+    """Add what a replacement changes downstream (pulumi/pulumi ``step_generator.go``: a
+    dependent is diffed against its new inputs, and an input made from a replaced resource's
+    outputs is unknown in the preview): each input that ``inputDependencies`` ties to a
+    replaced resource of :data:`NEW_OUTPUTS_WHEN_REPLACED` changes. A bridged dependent is
+    replaced when that input forces it (:func:`.rules.forces_new`: a new key reissues its
+    certificate), and replacements cascade; a Kubernetes object is updated (its new PEM,
+    password or pod-template checksum: the program derives no name, namespace, selector or
+    Secret type from these outputs)."""
+    dependents: dict[Key, dict[Key, list[str]]] = {}  # source -> dependent -> its inputs
+    for key, resource in new_res.items():
+        if rule_for(key[0]) == "component":
+            continue
+        for name, urns in sorted((resource.get("inputDependencies") or {}).items()):
+            for urn in urns:
+                source = urn_key(urn)
+                if source is not None and source[0] in NEW_OUTPUTS_WHEN_REPLACED:
+                    dependents.setdefault(source, {}).setdefault(key, []).append(name)
+    replaced = {k for k, o in operations.items() if o.op.startswith("replace")}
+    pending = sorted(replaced & dependents.keys())
+    while pending:
+        for key, inputs in sorted(dependents[pending.pop()].items()):
+            if key in replaced:
+                continue
+            bridged = rule_for(key[0]) == "bridged"
+            forcing = tuple(k for k in inputs if bridged and forces_new(key[0], k))
+            before = operations.get(key)
+            known = before.because if before else ()
+            added = [k for k in inputs if not any(_within(p, k) for p in known)]
+            because = forcing or tuple(sorted({*known, *added}))
+            if forcing:
+                replaced.add(key)
+                if key in dependents:
+                    pending.append(key)
+            resource = new_res[key]
+            operations[key] = Operation(
+                type=key[0],
+                name=key[1],
+                gateway=owning_gateway(key, new_res),
+                op="replace" if forcing else "update",
+                because=because,
+                manifest=manifest_path(resource, new_res)
+                if key[0].startswith("kubernetes:")
+                else None,
+            )
+
+
+def _within(path: str, key: str) -> bool:
+    """``path`` (``spec.replicas``, ``data[0]``) is ``key`` or lies inside it."""
+    return path == key or path.startswith((f"{key}.", f"{key}["))
+
+
+def predict(
+    base: Mapping[str, Any], head: Mapping[str, Any], replace: Iterable[Key] = ()
+) -> list[Operation]:
+    """An :class:`Operation` for every plan resource on both sides whose inputs differ, whose
+    provider is replaced, that ``replace`` names (``--replace``), or whose inputs come from a
+    replaced resource's new outputs (:func:`_cascade`)."""
     old_res, new_res = index(base), index(head)
+    targets = set(replace)
     operations: list[Operation] = []
     for key in sorted(old_res.keys() & new_res.keys()):
         old, new = old_res[key], new_res[key]
@@ -119,6 +199,8 @@ def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]
                 (provider or {}).get("inputs") or {},
                 [str(i) for i in new.get("ignoreChanges") or []],
             )
+        if key in targets:
+            predicted = ("replace", (REPLACE_FLAG,))
         if predicted is None:
             continue
         op, because = predicted
@@ -132,7 +214,9 @@ def predict(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Operation]
                 manifest=manifest_path(new, new_res) if key[0].startswith("kubernetes:") else None,
             )
         )
-    return operations
+    found = {(o.type, o.name): o for o in operations}
+    _cascade(found, new_res)
+    return [found[key] for key in sorted(found)]
 
 
 def _identity(

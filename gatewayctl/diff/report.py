@@ -119,7 +119,12 @@ def _summary(diff: StackDiff, base_label: str) -> str:
     lines.append("")
     if diff.secrets_changed:
         lines += [SECRETS_CHANGED, ""]
-    if not diff.rendered_changed:
+    if not diff.rendered_changed and diff.operations:
+        lines += [
+            "The rendered manifests and plan are the same; resources are replaced on request.",
+            "",
+        ]
+    elif not diff.rendered_changed:
         lines += [
             "**No changes**: the rendered manifests and plan are the same."
             if not diff.secrets_changed

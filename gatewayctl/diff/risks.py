@@ -29,6 +29,7 @@ import yaml
 
 from gatewayctl.diff import repository
 from gatewayctl.diff.compare import StackDiff
+from gatewayctl.diff.operations import REPLACE_FLAG
 
 RISK_ROWS = 20
 """Lines per kind of risk before the rest is counted."""
@@ -157,7 +158,10 @@ def _replaces(diff: StackDiff) -> list[str]:
             how = "replaced (create-before-delete)"
         else:
             how = "no prediction rule: read the preview"
-        lines.append(f"- stack `{diff.stack}`, {who}: {what} {how} ({because} changes)")
+        reason = (
+            "asked with `--replace`" if item.because == (REPLACE_FLAG,) else f"{because} changes"
+        )
+        lines.append(f"- stack `{diff.stack}`, {who}: {what} {how} ({reason})")
     return lines
 
 

@@ -195,6 +195,19 @@ def is_component(type_: str) -> bool:
     return type_.startswith(COMPONENT_PREFIXES)
 
 
+def forces_new(type_: str, key: str) -> bool:
+    """A change of top-level input ``key`` replaces a bridged resource or provider of
+    ``type_``: the one reading of :data:`BRIDGED_FORCE_NEW`, :data:`_IN_PLACE_ONLY` and
+    :data:`PROVIDER_FORCE_NEW`, for the prediction here and the lane's stand-in providers
+    (``e2e/providers/base.py``)."""
+    if type_ in PROVIDER_FORCE_NEW:
+        return key in PROVIDER_FORCE_NEW[type_]
+    attributes = BRIDGED_FORCE_NEW[type_]
+    if attributes is None:
+        return key not in _IN_PLACE_ONLY.get(type_, frozenset())
+    return key in attributes
+
+
 def rule_for(type_: str) -> RuleKind | None:
     """Which rule predicts ``type_``; None: no rule (``unpredicted``)."""
     if is_component(type_):
@@ -299,13 +312,8 @@ def predict_one(
         same_identity = object_name(old) == object_name(new) and object_name(new)[0] is not None
         return ("replace-delete-first" if same_identity else "replace"), forcing
     if rule in ("bridged", "provider"):
-        attributes = BRIDGED_FORCE_NEW[type_] if rule == "bridged" else PROVIDER_FORCE_NEW[type_]
         top = [(p, p.split(".", 1)[0].split("[", 1)[0]) for p in paths]
-        if attributes is None:
-            kept = _IN_PLACE_ONLY.get(type_, frozenset())
-            forcing = tuple(p for p, key in top if key not in kept)
-        else:
-            forcing = tuple(p for p, key in top if key in attributes)
+        forcing = tuple(p for p, key in top if forces_new(type_, key))
         if type_ == KUBERNETES_PROVIDER:
             forcing = _cluster_moves(old, new, forcing)
         return ("replace", forcing) if forcing else ("update", tuple(paths))

@@ -164,6 +164,10 @@ def plan_entry(r: RecordedResource) -> dict[str, Any]:
         "ignoreChanges": list(r.ignore_changes),
         "inputs": clean(r.inputs),
     }
+    if r.input_dependencies:
+        # Which inputs come from which resources' outputs (gatewayctl.diff.operations: the
+        # dependents of a replaced resource change too).
+        entry["inputDependencies"] = {k: list(v) for k, v in r.input_dependencies.items()}
     if r.type == _SECRET_TYPE:
         entry["dataDigest"] = data_digest(r.inputs)
     return entry
