@@ -5,7 +5,6 @@ shared inventory and the stack's switches.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -105,15 +104,6 @@ class DatabaseServer(Model):
         return value
 
 
-_SERVICE_HOST = re.compile(r"[a-z0-9-]+\.(?P<namespace>[a-z0-9-]+)\.svc(\.cluster\.local)?")
-
-
-def service_namespace(host: str) -> str | None:
-    """The namespace of an in-cluster service name (``<svc>.<ns>.svc[.cluster.local]``)."""
-    match = _SERVICE_HOST.fullmatch(host)
-    return match["namespace"] if match is not None else None
-
-
 class ClusterConfig(Model):
     kubeconfig_context: str | None = Field(None, alias="kubeconfigContext")
     capabilities: Capabilities = Capabilities()
@@ -200,12 +190,24 @@ class ClusterConfig(Model):
         if self.metrics_namespace is not None:
             found.setdefault(self.metrics_namespace, ("the metrics namespace", "metricsNamespace"))
         for field, host in (("host", self.database.host), ("adminHost", self.database.admin_host)):
-            namespace = service_namespace(host)
+            namespace = reserved.service_namespace(host)
             if namespace is not None:
                 found.setdefault(
                     namespace,
                     (f"the namespace of the database service {host!r}", f"database.{field}"),
                 )
+        keycloak = self.identity.keycloak
+        if keycloak is not None:
+            for field, url in (("url", keycloak.url), ("issuerUrl", keycloak.issuer_url)):
+                namespace = reserved.url_namespace(url) if url is not None else None
+                if namespace is not None:
+                    found.setdefault(
+                        namespace,
+                        (
+                            f"the namespace of the Keycloak service {url!r}",
+                            f"identity.keycloak.{field}",
+                        ),
+                    )
         return found
 
 

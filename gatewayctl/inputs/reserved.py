@@ -11,8 +11,11 @@ gateway deletes it). So every field that names one of these is checked here:
   platform's and cluster-wide software's (:func:`system_namespace`), and the project's own
   (:func:`project_namespaces`: the Pulumi Kubernetes Operator's, which holds the Pulumi access
   token and the git credentials). The namespaces the stack config names (router, shared
-  Gateway, metrics, database service) are the cluster's: ``ClusterConfig.
-  referenced_namespaces``, checked beside these (:func:`namespace_owner`);
+  Gateway, metrics, the in-cluster database and Keycloak services) are the cluster's:
+  ``ClusterConfig.referenced_namespaces``, checked beside these (:func:`namespace_owner`);
+  so are those of the in-cluster services a declaration names (its Vault, its issuer):
+  ``gatewayctl.resolve.gateway.service_namespaces``. A host is in a cluster when a pod's
+  resolver finds it there, in any of its spellings (:func:`service_namespace`);
 - PostgreSQL roles and databases (``spec.databaseName``, ``database.adminUser``): PostgreSQL's
   own, and those of the managed services the stacks run on, Amazon RDS / Aurora and IBM Cloud
   Databases (:func:`role_problem`, :func:`database_problem`);
@@ -26,6 +29,8 @@ spelling), and PostgreSQL reserves ``pg_`` case-sensitively (``IsReservedName``)
 
 from __future__ import annotations
 
+import re
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -114,6 +119,37 @@ def namespace_owner(
     if namespace in project:
         return (*project[namespace], False)
     return None
+
+
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_SERVICE_HOST = re.compile(
+    # <svc>.<ns>.svc[.cluster.local], and a headless service's pod: <pod>.<svc>.<ns>.svc...
+    rf"(?:{_LABEL}\.)?{_LABEL}\.(?P<namespace>{_LABEL})\.svc(?:\.cluster\.local)?"
+    # <svc>.<ns>: the pod's search list (``<ns>.svc.cluster.local svc.cluster.local ...``,
+    # ndots 5) tries ``<svc>.<ns>.svc.cluster.local`` before any public name.
+    rf"|{_LABEL}\.(?P<short>{_LABEL})"
+)
+
+
+def service_namespace(host: str) -> str | None:
+    """The namespace of ``host`` when a pod's resolver finds it inside the cluster, else None:
+    ``<svc>.<ns>``, ``<svc>.<ns>.svc``, ``<svc>.<ns>.svc.cluster.local`` (and a headless
+    service's pod before them), in any case, with or without the trailing dot of an absolute
+    name. A tenant that takes that namespace owns the service's objects (removing the gateway
+    deletes them) or, with a Service of that name, receives what is sent to it."""
+    match = _SERVICE_HOST.fullmatch(host.lower().removesuffix("."))
+    if match is None:
+        return None
+    return match["namespace"] or match["short"]
+
+
+def url_namespace(url: str) -> str | None:
+    """:func:`service_namespace` of a URL's host; None for a URL without one."""
+    try:
+        host = urllib.parse.urlsplit(url).hostname
+    except ValueError:
+        return None
+    return service_namespace(host) if host else None
 
 
 # --- PostgreSQL roles and databases ------------------------------------------------------------

@@ -7,7 +7,7 @@ gateways are :mod:`gatewayctl.resolve.stack`'s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from components import images, naming
 from components.database_types import DatabaseEndpoint
@@ -258,6 +258,34 @@ def _fails(image: str, mirrors: Mapping[str, str]) -> bool:
     except ImageReferenceError:
         return True
     return False
+
+
+def service_namespaces(
+    declarations: Iterable[tuple[str, GatewayDeclaration]],
+) -> dict[str, tuple[str, str]]:
+    """The namespaces of the in-cluster services the declarations name (a Vault's address, an
+    issuer): namespace -> (what it is, where it is named). No gateway may take one, as its
+    namespace or its credential store, whichever declaration names it: the service's data
+    would be the gateway's (``gatewayctl.inputs.reserved.service_namespace``). The first
+    declaration naming a namespace wins."""
+    found: dict[str, tuple[str, str]] = {}
+    for source, declaration in declarations:
+        spec = declaration.spec
+        named: list[tuple[str, str, str]] = []
+        if spec.credentials.vault is not None:
+            named.append(
+                ("Vault", "spec.credentials.vault.address", spec.credentials.vault.address)
+            )
+        if spec.oidc is not None:
+            named.append(("issuer", "spec.oidc.issuer", spec.oidc.issuer))
+        for what, field, url in named:
+            namespace = reserved.url_namespace(url)
+            if namespace is not None:
+                found.setdefault(
+                    namespace,
+                    (f"the namespace of the {what} service {url!r}", f"{source}: {field}"),
+                )
+    return found
 
 
 def _reserved_namespace(

@@ -24,7 +24,7 @@ from gatewayctl.inputs.model import is_inside_project
 from gatewayctl.inputs.releases import load_releases
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
 from gatewayctl.resolve import credentials
-from gatewayctl.resolve.gateway import pick_cluster, resolve_gateway
+from gatewayctl.resolve.gateway import pick_cluster, resolve_gateway, service_namespaces
 from gatewayctl.resolve.identity import (
     client_clashes,
     kept_client_problem,
@@ -195,11 +195,12 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
     problems += _linked_outside(root, display, config)
     bundles, found = read_bundles(root, display, config)
     problems += found
+    # Every declaration's services, selected or not: each names its cluster's namespaces.
+    project = service_namespaces(declarations) | reserved.project_namespaces(root)
     if inventory:
         declarations, missing = _select(declarations, config)
         problems += missing
     gateways: list[ResolvedGateway] = []
-    project = reserved.project_namespaces(root)
     for source, declaration in declarations:
         gateway, found = resolve_gateway(
             source, declaration, config, display, releases, bundles, project
