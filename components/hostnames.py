@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import urllib.parse
 
 from components.naming import DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, host_label
 
@@ -116,3 +117,27 @@ def gateway_hostname(*, namespace: str, base_domain: str | None, explicit: str |
 def grpcs_address(host: str) -> str:
     """The address clients dial: ``grpcs://<host>:443``."""
     return f"grpcs://{host}:443"
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+"""The port a URL of each scheme means when it names none (RFC 9110 §4.2)."""
+
+
+def endpoint(url: str) -> str:
+    """``url`` in the one form every uniqueness rule compares endpoints in: the scheme and host
+    in lowercase, the host without the trailing dot of an absolute name, the scheme's default
+    port dropped, the path without trailing slashes; no user info, query or fragment. Two
+    spellings of one server (``https://SSO.example.com:443/`` and ``https://sso.example.com``)
+    are one endpoint, so a rule keyed by it cannot be passed by writing the URL another way."""
+    parts = urllib.parse.urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").removesuffix(".")
+    try:
+        port = parts.port
+    except ValueError:  # a port that is no number: kept as written, it names no other server
+        port = None
+        host = parts.netloc.rpartition("@")[2].lower().removesuffix(".")
+    shown = f"[{host}]" if ":" in host else host  # an IPv6 address
+    if port is not None and port != DEFAULT_PORTS.get(scheme):
+        shown += f":{port}"
+    return f"{scheme}://{shown}{parts.path.rstrip('/')}"

@@ -238,11 +238,13 @@ def test_a_vault_inside_the_cluster_is_another_server_on_another_cluster(tmp_pat
 @pytest.mark.parametrize(
     ("address", "server", "in_cluster"),
     [
-        ("https://Vault.Example.com:443/", "https://vault.example.com:443", False),
-        ("http://vault.example.com", "http://vault.example.com:80", False),
+        ("https://Vault.Example.com:443/", "https://vault.example.com", False),
+        ("http://vault.example.com:80", "http://vault.example.com", False),
+        ("https://vault.example.com.:8443/v1/", "https://vault.example.com:8443/v1", False),
         ("https://[2001:db8::1]:8200", "https://[2001:db8::1]:8200", False),
         (IN_CLUSTER, IN_CLUSTER, True),
-        ("https://vault.secrets.svc", "https://vault.secrets.svc:443", True),
+        ("https://vault.secrets.svc", "https://vault.secrets.svc", True),
+        ("https://vault.secrets.svc.", "https://vault.secrets.svc", True),
         ("http://vault:8200", "http://vault:8200", True),
         ("http://127.0.0.1:8200", "http://127.0.0.1:8200", True),
         ("http://[::1]:8200", "http://[::1]:8200", True),

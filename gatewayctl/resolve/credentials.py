@@ -26,6 +26,7 @@ from components.credentials import (
     VaultCredentials,
     external_namespace,
 )
+from components.hostnames import endpoint
 from components.settings import from_fields
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
@@ -189,26 +190,23 @@ def trespasses(
 
 VAULT_ROLE = "spec.credentials.vault.role"
 VAULT_MOUNT = "spec.credentials.vault.mount"
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _IN_CLUSTER_SUFFIXES = (".svc", ".svc.cluster.local")
 
 
 def vault_server(address: str) -> tuple[str, bool]:
-    """One Vault server however its address is written (scheme and host in lowercase, the
-    port explicit, no trailing slash), and whether the address names it only inside the
-    gateway's cluster: a Service (``<svc>.<namespace>.svc[.cluster.local]``), a single label
-    (resolved through the pod's search domains) or a loopback address, which on another
-    cluster is another server. The model has checked the address already."""
-    url = urllib.parse.urlsplit(address)
-    scheme, host = url.scheme.lower(), (url.hostname or "").lower()
+    """One Vault server however its address is written (``components.hostnames.endpoint``:
+    the one normal form of every endpoint a uniqueness rule compares), and whether the
+    address names it only inside the gateway's cluster: a Service
+    (``<svc>.<namespace>.svc[.cluster.local]``), a single label (resolved through the pod's
+    search domains) or a loopback address, which on another cluster is another server. The
+    model has checked the address already."""
+    host = (urllib.parse.urlsplit(address).hostname or "").removesuffix(".")
     try:
         in_cluster = ipaddress.ip_address(host).is_loopback
     except ValueError:  # a name
         local = host == "localhost" or "." not in host
         in_cluster = local or host.endswith((".localhost", *_IN_CLUSTER_SUFFIXES))
-    shown = f"[{host}]" if ":" in host else host  # an IPv6 address
-    port = url.port or _DEFAULT_PORTS.get(scheme)
-    return f"{scheme}://{shown}:{port}{url.path.rstrip('/')}", in_cluster
+    return endpoint(address), in_cluster
 
 
 def _vault_uses(gateway: _Gateway) -> list[tuple[str, tuple[str, ...], str, str]]:

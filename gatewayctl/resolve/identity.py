@@ -22,6 +22,7 @@ from pathlib import Path
 
 from components.console_types import console_client_id
 from components.gateway_config import OidcSettings
+from components.hostnames import endpoint
 from components.identity_types import (
     ADMIN_ROLE,
     JWKS_TTL_SECONDS,
@@ -167,15 +168,14 @@ def read_bundles(
 
 
 Realm = tuple[str, str]
-"""A Keycloak realm: the server (its URL, the host in lowercase) and the realm's name."""
+"""A Keycloak realm: the server (its URL as an endpoint) and the realm's name."""
 
 
 def realm_of(server: KeycloakServer) -> Realm:
     """Clusters and stacks that name one server and realm share its clients (one namespace of
-    client ids); host names compare case-insensitively."""
-    scheme, _, rest = server.url.partition("://")
-    host, slash, path = rest.partition("/")
-    return (f"{scheme}://{host.lower()}{slash}{path}", server.realm)
+    client ids); the server is compared in the one normal form of an endpoint
+    (``components.hostnames.endpoint``: case, default port, trailing slash or dot)."""
+    return (endpoint(server.url), server.realm)
 
 
 def clients_of(gateway: ResolvedGateway) -> list[tuple[str, str, str]]:
