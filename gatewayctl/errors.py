@@ -48,8 +48,16 @@ class Problem:
     """The problem is the key itself (an unknown field): it is located at the key, not at its
     value."""
 
+    located_as: str = dataclasses.field(default="", compare=False, repr=False)
+    """The field as given, when :func:`safe` changed it (a key under ``clusterSecrets`` hidden,
+    a path cut): what :func:`gatewayctl.inputs.locations.locate` looks up, for a place only;
+    never printed."""
+
     def __post_init__(self) -> None:
-        object.__setattr__(self, "field", safe(self.field))
+        shown = safe(self.field, field=True)
+        if shown != self.field and not self.located_as:
+            object.__setattr__(self, "located_as", self.field)
+        object.__setattr__(self, "field", shown)
         object.__setattr__(self, "message", safe(self.message))
 
     @property
@@ -134,11 +142,16 @@ def shorten(text: str) -> str:
     return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + ELLIPSIS
 
 
-def safe(text: str) -> str:
+def safe(text: str, *, field: bool = False) -> str:
     """``text`` as the tool may show it: every URL without its user info, query and fragment
-    (:func:`redact_urls`), then cut to the limits (:func:`shorten`). Every problem and every
-    one-line error passes here, so no field, whatever its check quotes, can echo a secret."""
-    return shorten(redact_urls(text))
+    (:func:`redact_urls`), every scheme-less ``user:password@host`` without its user info
+    (:func:`redact_userinfo`), every key under ``clusterSecrets`` that is no name the tool
+    knows hidden (:func:`redact_secret_keys`; ``field``: ``text`` is a whole field path, which
+    may hold white space), then cut to the limits (:func:`shorten`). Every problem (its field
+    and message: the lines on stderr, the ``-o json|yaml`` problems document, the GitHub
+    annotations) and every one-line error passes here, so no field, whatever its check quotes,
+    can echo a secret."""
+    return shorten(redact_userinfo(redact_secret_keys(redact_urls(text), whole=field)))
 
 
 HIDDEN = "[secret]"
@@ -195,6 +208,66 @@ def redact_urls(text: str) -> str:
         last = match.end()
     parts.append(_redact_run(text[last:], _UNQUOTED_URL))
     return "".join(parts)
+
+
+# ``user:password@host`` without a scheme (a URL's is :func:`redact_urls`'): from the start of
+# a token (not inside a path, ``registry/repo:tag@...``) to the last ``@`` before white space
+# or a quote, followed by a host; an image digest (``name:tag@sha256:<hex>``) is no host.
+_USERINFO = re.compile(
+    r"""(?<![^\s'"(\[=,;])(?P<user>[^\s'"@/:\[\]()=,;]+):(?!//)[^\s'"]*@"""
+    r"""(?=[A-Za-z0-9\[])(?![a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,})"""
+)
+
+
+def redact_userinfo(text: str) -> str:
+    """``text`` with the user info of every scheme-less ``user:password@host`` replaced by
+    :data:`HIDDEN` (``[secret]@db.example.com``): a password pasted where a host belongs."""
+    if "@" not in text:
+        return text
+    return _USERINFO.sub(f"{HIDDEN}@", text)
+
+
+SECRETS_KEY = "clusterSecrets"
+"""The stack file's secret config object (``gatewayctl.inputs.yamlfile``)."""
+SECRET_NAMES = frozenset({"dbAdminPassword", "kubeconfig", "keycloakAdminClientSecret"})
+"""The keys of one cluster's secrets (``gatewayctl.inputs.secrets.ClusterSecrets``): the only
+keys below a cluster under ``clusterSecrets`` a message may show."""
+_SECRETS_PATH = re.compile(rf"(?<![\w-]){SECRETS_KEY}\.")
+_CLUSTER_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def redact_secret_keys(text: str, *, whole: bool = False) -> str:
+    """``text`` with every key under ``clusterSecrets`` that is no name the tool knows replaced
+    by :data:`HIDDEN`, and the rest of its path with it: a secret pasted as a key (where a
+    value belongs, or for a cluster's name) is as secret as a value. Shown are a cluster's name
+    (a DNS label, as every cluster's is) and a cluster's secret names (:data:`SECRET_NAMES`).
+    A path ends at white space or a quote, or with ``whole`` (a problem's field) at the end
+    of ``text``."""
+    if SECRETS_KEY not in text:
+        return text
+    parts: list[str] = []
+    last = 0
+    for match in _SECRETS_PATH.finditer(text):
+        if match.start() < last:
+            continue
+        end = len(text) if whole else _path_end(text, match.end())
+        parts += [text[last : match.end()], _shown_keys(text[match.end() : end])]
+        last = end
+    return "".join(parts) + text[last:]
+
+
+def _path_end(text: str, start: int) -> int:
+    ends = [i for i in (text.find(c, start) for c in (": ", " ", "\t", "\n", "'", '"')) if i >= 0]
+    return min(ends, default=len(text))
+
+
+def _shown_keys(path: str) -> str:
+    keys = path.split(".")
+    for depth, key in enumerate(keys):
+        known = _CLUSTER_NAME.fullmatch(key) if depth == 0 else depth == 1 and key in SECRET_NAMES
+        if not known:
+            return ".".join([*keys[:depth], HIDDEN])
+    return path
 
 
 class GatewayctlError(Exception):

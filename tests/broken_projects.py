@@ -571,7 +571,8 @@ def unknown_secret_field(draw: st.DrawFn, project: Project) -> None:
     project.secrets = copy.deepcopy(project.secrets)
     project.secrets[key][name] = "x"
     _secrets(project)
-    _expect(project, CONFIG_FILE, f"{PREFIX}clusterSecrets.{key}.{name}", "unknown field")
+    # A key that is no secret's name may be a secret pasted as a key: hidden (issue 42 item 3).
+    _expect(project, CONFIG_FILE, f"{PREFIX}clusterSecrets.{key}.[secret]", "unknown field")
 
 
 def secret_for_unknown_cluster(draw: st.DrawFn, project: Project) -> None:

@@ -49,7 +49,8 @@ def locate(problems: Iterable[Problem], root: Path) -> list[Problem]:
             read = trees[problem.path]
             mark = None
             if read is not None:
-                mark = find(read[0], problem.field, at_key=problem.at_key, keys=read[1])
+                field = problem.located_as or problem.field
+                mark = find(read[0], field, at_key=problem.at_key, keys=read[1])
             if mark is not None:
                 problem = dataclasses.replace(problem, line=mark.line + 1, column=mark.column + 1)
         located.append(problem)
