@@ -12,6 +12,7 @@
   stdout (:func:`problems_document`), beside the usual lines on stderr.
 
 Every cell is text, not markup, made printable: names and messages come from the inputs.
+No line printed reads as a GitHub Actions workflow command (:func:`inert`).
 """
 
 from __future__ import annotations
@@ -74,9 +75,30 @@ def document_text(document: Any, format: str) -> str:
     return yaml_text(document) if format == "yaml" else json_text(document)
 
 
+def inert(line: str) -> str:
+    """``line`` as a GitHub Actions runner reads no workflow command from it: the runner takes
+    a line whose text after leading white space starts with ``::`` as one (``::error::``,
+    ``::add-mask::``, ``::stop-commands::``; actions/runner ``ActionCommand.TryParseV2``), and
+    a name from the state or the inputs may start so. Its first ``:`` is escaped as the
+    runner's own escaping writes it (``%3A``); every other line is returned as it is."""
+    stripped = line.lstrip()
+    if not stripped.startswith("::"):
+        return line
+    at = len(line) - len(stripped)
+    return line[:at] + "%3A" + line[at + 1 :]
+
+
+def inert_text(text: str) -> str:
+    """Every line of ``text`` :func:`inert`."""
+    if "::" not in text:
+        return text
+    return "".join(inert(line) for line in text.splitlines(keepends=True))
+
+
 def write(text: str) -> None:
-    """``text`` to stdout as it is: rich would read ``[x]`` as markup."""
-    sys.stdout.write(text)
+    """``text`` to stdout as it is (rich would read ``[x]`` as markup), each line
+    :func:`inert`."""
+    sys.stdout.write(inert_text(text))
     sys.stdout.flush()
 
 
@@ -122,7 +144,7 @@ class Notes:
     def line(self, text: str) -> None:
         """A line as it is (not kept in ``shown``)."""
         if not self.quiet:
-            self.console.print(text, markup=False, soft_wrap=True)
+            self.console.print(inert_text(text), markup=False, soft_wrap=True)
 
 
 def text_of(cell: Cell) -> Text:
@@ -157,4 +179,7 @@ def show(console: Console, lines: Iterable[Text | str]) -> None:
 
     for line in lines:
         shown = line if isinstance(line, Text) else Text(line)
+        if inert(shown.plain) != shown.plain:  # escaped where it starts, styles kept
+            at = len(shown.plain) - len(shown.plain.lstrip())
+            shown = shown[:at] + Text("%3A") + shown[at + 1 :]
         console.print(shown, soft_wrap=True, crop=False, overflow="ignore")

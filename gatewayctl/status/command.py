@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -45,22 +44,21 @@ def run(args: argparse.Namespace, console: Console) -> State:
     notes = Console(stderr=True, highlight=False, emoji=False)
     if args.gateway is not None:
         return _gateway(args, result, releases, console, notes)
-    remedy = selfheal.remedy(result, self_heal)
+    remedy = selfheal.remedy(result, self_heal, read.paths.get("checkpoint", ""))
     overall = state(result)
     if args.format in {"table", "wide"}:
         shown = {name: _release(*release) for name, release in releases.items()}
         printing.show(console, view.list_lines(result, wide=args.format == "wide", releases=shown))
         if not args.quiet:
             for line in view.notes(result, remedy):
-                notes.print(line, markup=False, soft_wrap=True)
+                notes.print(printing.inert_text(line), markup=False, soft_wrap=True)
         return overall
     if args.format == "markdown":
         text = formats.markdown(result, remedy)
     else:
         document = formats.document(result, remedy, overall, self_heal, releases)
         text = formats.json_text(document) if args.format == "json" else formats.yaml_text(document)
-    sys.stdout.write(text)  # raw: rich would read `[x]` as markup
-    sys.stdout.flush()
+    printing.write(text)  # raw: rich would read `[x]` as markup
     return overall
 
 
@@ -90,10 +88,11 @@ def _gateway(
         lines += [Text(""), *view.tree_lines(gateway.resources, wide=args.format == "wide")]
         printing.show(console, lines)
         if not args.quiet:
-            notes.print(formats.live_note(result), markup=False, soft_wrap=True)
+            notes.print(
+                printing.inert_text(formats.live_note(result)), markup=False, soft_wrap=True
+            )
         return own
     document = formats.gateway_document(result, gateway, own, releases)
     text = formats.json_text(document) if args.format == "json" else formats.yaml_text(document)
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    printing.write(text)
     return own

@@ -20,15 +20,17 @@ and corrects its stacks itself, and a second driver would race it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.errors import InvalidInputError, Problem, printable
 from gatewayctl.inputs import operator_settings
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config
 from gatewayctl.status.core import StackStatus
 from gatewayctl.status.sync import OP_ADDITION
+from gatewayctl.status.tree import parse_urn
 
 Action = Literal["none", "up-refresh", "reissue"]
 KEY = f"{PROJECT}:selfHeal"
@@ -62,7 +64,9 @@ def enabled(root: Path, stack: str) -> bool:
     return True
 
 
-def remedy(status: StackStatus, self_heal: bool) -> Remedy:
+def remedy(status: StackStatus, self_heal: bool, source: str = "") -> Remedy:
+    """What the check may do; ``source``: the state file the certificates were read from,
+    named by a problem of a target (:func:`target_problems`, exit 2)."""
     if not self_heal or status.live != "refresh":
         return Remedy(action="none")
     drift_only = (
@@ -76,5 +80,50 @@ def remedy(status: StackStatus, self_heal: bool) -> Remedy:
     if drift_only:
         return Remedy(action="up-refresh")
     if status.due:
-        return Remedy(action="reissue", targets=tuple(sorted(c.urn for c in status.due)))
+        targets = tuple(sorted(c.urn for c in status.due))
+        problems = target_problems(targets, source)
+        if problems:
+            raise InvalidInputError(problems)
+        return Remedy(action="reissue", targets=targets)
     return Remedy(action="none")
+
+
+TARGETS = "remedy.targets"
+
+
+def target_problem(urn: str) -> str | None:
+    """Why ``urn`` cannot leave the tool as a ``pulumi up --target``, or None. The drift
+    workflow writes the targets into ``$GITHUB_OUTPUT`` joined by ``;`` (one ``name=value``
+    a line), and pulumi/actions splits its ``target`` input on ``;``: a URN holding a
+    semicolon, a line break or any other control character would be two targets, or forge
+    another output. Pulumi's own URNs hold none; one that does, or that is no URN at all,
+    is refused rather than passed on."""
+    if parse_urn(urn) is None:
+        return "not a Pulumi URN (urn:pulumi:<stack>::<project>::<type>::<name>)"
+    if ";" in urn:
+        return "holds ';', which separates targets"
+    if any(not c.isprintable() for c in urn):
+        return "holds a line break or another control character"
+    if urn != urn.strip():
+        return "starts or ends with white space"
+    return None
+
+
+def target_problems(targets: Iterable[str], source: str) -> list[Problem]:
+    """A problem for each URN that may not be a target (:func:`target_problem`), naming the
+    state file the certificate came from and the certificate by its name, printable."""
+    problems = []
+    for urn in targets:
+        why = target_problem(urn)
+        if why is not None:
+            parsed = parse_urn(urn)
+            shown = printable(parsed.name if parsed is not None else urn)
+            problems.append(
+                Problem(
+                    source,
+                    TARGETS,
+                    f"certificate {shown!r} is due for renewal, but its URN {why}: refused as a"
+                    " `pulumi up --target`; reissue it by hand",
+                )
+            )
+    return problems
