@@ -180,6 +180,26 @@ def secret_data_changes(
     return changes
 
 
+def output_changes(
+    operations: Iterable[Operation], files: Mapping[str, str], seen: Iterable[str]
+) -> list[ObjectChange]:
+    """Kubernetes objects whose manifest reads the same but that a replacement upstream changes
+    (a Secret carrying a reissued certificate, a Deployment whose config hash covers it:
+    :func:`.operations._cascade`): changed objects too, as the engine sees them."""
+    known = set(seen)
+    return [
+        ObjectChange(
+            path=o.manifest,
+            kind=o.type.rsplit(":", 1)[-1],
+            status="changed",
+            old=files.get(o.manifest, ""),
+            new=files.get(o.manifest, ""),
+        )
+        for o in operations
+        if o.manifest is not None and o.manifest not in known and o.manifest in files
+    ]
+
+
 def _plan(files: Mapping[str, str], scrubber: Scrubber | None = None) -> dict[str, Any]:
     text = files.get(_PLAN)
     if text is None:
@@ -317,6 +337,7 @@ def compare(
     head_files = scrubber.files(head.files)
     objects = compare_objects(scrubber.files(base.files), head_files)
     objects += secret_data_changes(base_plan, head_plan, head_files, (o.path for o in objects))
+    objects += output_changes(operations, head_files, (o.path for o in objects))
     return StackDiff(
         stack=stack,
         base_note=base.note,
