@@ -102,6 +102,8 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
 def _utc(value: str) -> datetime:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an ISO 8601 time") from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an ISO 8601 time of the years 1 to 9999 in UTC"
+        ) from None

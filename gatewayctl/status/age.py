@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from gatewayctl.status.models import DeploymentV3
 
-GO_ZERO_YEAR = 1
+GO_ZERO = datetime(1, 1, 1, tzinfo=UTC)
 """Go's zero ``time.Time`` (``0001-01-01T00:00:00Z``): a manifest that holds no time."""
 SKEW = timedelta(seconds=2)
 """A state up to this much newer than the clock is "now" (``HumanDuration``'s tolerance)."""
@@ -27,7 +27,7 @@ def state_time(checkpoint: DeploymentV3 | None) -> datetime | None:
     """The time of the update that wrote the state; None without a state or a time."""
     manifest = checkpoint.manifest if checkpoint is not None else None
     when = manifest.time if manifest is not None else None
-    if when is None or when.year == GO_ZERO_YEAR:
+    if when is None or when == GO_ZERO:
         return None
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 

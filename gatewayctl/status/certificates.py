@@ -33,19 +33,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from gatewayctl.status.models import UnreadableError, utc
+
 LOCALLY_SIGNED = "tls:index/locallySignedCert:LocallySignedCert"
 SELF_SIGNED = "tls:index/selfSignedCert:SelfSignedCert"
 TYPES = (LOCALLY_SIGNED, SELF_SIGNED)
 RENEWAL_PATH = "readyForRenewal"
-
-
-class UnreadableError(Exception):
-    """A live certificate whose expiry cannot be read: ``field`` (under its outputs) and why."""
-
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,19 +68,33 @@ def parse_time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def _hours(value: object) -> int:
-    if isinstance(value, bool):
+MAX_RENEWAL_HOURS = 2**63 - 1
+"""``earlyRenewalHours`` is an ``int64`` (pulumi-tls schema, terraform-provider-tls
+``early_renewal_hours``)."""
+
+
+def _hours(value: object, field: str) -> int:
+    """The renewal window in hours: absent is 0 (the provider's default); else a whole number
+    from 0 to :data:`MAX_RENEWAL_HOURS` (:class:`UnreadableError` otherwise)."""
+    if value is None:
         return 0
-    if isinstance(value, int | float) and math.isfinite(value):
-        return int(value)
-    return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RENEWAL_HOURS:
+        raise UnreadableError(
+            field,
+            f"not a whole number of hours from 0 to {MAX_RENEWAL_HOURS}: the renewal window is"
+            " unknown",
+        )
+    return value
 
 
 def certificate(
     urn: str, name: str, inputs: Mapping[str, Any], outputs: Mapping[str, Any], now: datetime
 ) -> Certificate:
     """The certificate of a live resource; :class:`UnreadableError` when its expiry is missing or
-    not an RFC 3339 time (its value is never quoted: it could be a secret)."""
+    not an RFC 3339 time, or its renewal window not a whole number of hours that fits before
+    the expiry (its value is never quoted: it could be a secret)."""
     raw = outputs.get("validityEndTime")
     if raw is None:
         raise UnreadableError(
@@ -100,8 +107,23 @@ def certificate(
             "not an RFC 3339 time (such as 2027-01-01T00:00:00Z): the certificate's expiry is"
             " unknown",
         )
-    hours = _hours(outputs.get("earlyRenewalHours", inputs.get("earlyRenewalHours")))
-    due = now >= expires - timedelta(hours=hours) or outputs.get("readyForRenewal") is True
+    try:
+        expires = utc(expires)
+    except ValueError as error:
+        raise UnreadableError(
+            "outputs.validityEndTime", f"{error}: the certificate's expiry is unknown"
+        ) from None
+    where = "outputs" if "earlyRenewalHours" in outputs else "inputs"
+    field = f"{where}.earlyRenewalHours"
+    hours = _hours((outputs if where == "outputs" else inputs).get("earlyRenewalHours"), field)
+    try:
+        renews_from = expires - timedelta(hours=hours)
+    except OverflowError:
+        raise UnreadableError(
+            field,
+            "a renewal window that starts before the year 1: the renewal window is unknown",
+        ) from None
+    due = now >= renews_from or outputs.get("readyForRenewal") is True
     return Certificate(
         urn=urn,
         name=name,

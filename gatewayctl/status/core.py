@@ -29,9 +29,9 @@ from gatewayctl.status import additions, age, certificates, health, resources
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
-from gatewayctl.status.models import OP_CREATE, OP_DELETE, ResourceV3
+from gatewayctl.status.models import OP_CREATE, OP_DELETE, ResourceV3, UnreadableError
 from gatewayctl.status.sync import OP_ADDITION, Change, Sync, changes
-from gatewayctl.status.tree import Tree, name_of, stack_outputs, type_of
+from gatewayctl.status.tree import CycleError, Tree, name_of, stack_outputs, type_of
 
 LiveSource = Literal["refresh", "state", "none"]
 
@@ -133,8 +133,8 @@ def build(
 ) -> StackStatus:
     """The status; ``declared``: the gateways the stack declares (None: not known);
     ``detail``: the gateway whose resource tree to build (:mod:`.resources`).
-    :class:`InvalidInputError` names each live certificate whose expiry cannot be read (its
-    file and field)."""
+    :class:`InvalidInputError` names each live value that cannot be read (a certificate's
+    expiry or renewal window, a Deployment's counts: its file and field)."""
     declarations = None if declared is None else set(declared)
     live, source, origins = _live(inputs)
     known: list[ResourceV3] = [r for r in live.values() if r is not None]
@@ -143,6 +143,21 @@ def build(
             known += [s for s in (step.old_state, step.new_state) if s is not None]
     declared = declarations or set()
     tree = Tree(known, gateways=declared)
+    try:
+        for urn in tree.parents:
+            tree.gateway_of(urn)
+    except CycleError as error:
+        display, where = origins.get(error.urn, (", ".join(inputs.paths.values()), ""))
+        raise InvalidInputError(
+            [
+                Problem(
+                    display,
+                    f"{where}.parent" if where else "",
+                    "a parent cycle the files make together (one file's parent against"
+                    " another's): no resource is its own ancestor; give files of one state",
+                )
+            ]
+        ) from None
     found: list[Change] = []
     if inputs.refresh is not None:
         found += changes(inputs.refresh, "live")
@@ -184,22 +199,22 @@ def build(
         checked: dict[str, tuple[Health, str]] = {}
         for urn, resource in members.get(name, ()):
             type_ = type_of(urn)
-            if type_ in health.CHECKED:
-                state, message = health.part(type_, resource.outputs if resource else None)
-                parts.append(
-                    PartHealth(name=name_of(urn), type=type_, health=state, message=message)
-                )
-                checked[urn] = (state, message)
-            if type_ in certificates.TYPES and resource is not None:
-                try:
+            try:
+                if type_ in health.CHECKED:
+                    state, message = health.part(type_, resource.outputs if resource else None)
+                    parts.append(
+                        PartHealth(name=name_of(urn), type=type_, health=state, message=message)
+                    )
+                    checked[urn] = (state, message)
+                if type_ in certificates.TYPES and resource is not None:
                     certs.append(
                         certificates.certificate(
                             urn, name_of(urn), resource.inputs, resource.outputs, now
                         )
                     )
-                except certificates.UnreadableError as error:
-                    display, where = origins[urn]
-                    problems.append(Problem(display, f"{where}.{error.field}", error.reason))
+            except UnreadableError as error:
+                display, where = origins[urn]
+                problems.append(Problem(display, f"{where}.{error.field}", error.reason))
         sync: Sync
         why = ""
         if name not in deployed and (name in created or source != "none"):

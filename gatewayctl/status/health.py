@@ -22,7 +22,8 @@ Progressing, Degraded, Missing).
   ``resource_postgresql_database.go`` ``resourcePostgreSQLDatabaseReadImpl`` set the ID to ""
   for a missing object, which a refresh shows as a delete).
 
-A part whose live object is gone is Missing.
+A part whose live object is gone is Missing. A Deployment count that is not a whole number in
+its API type's range is bad input (:class:`~gatewayctl.status.models.UnreadableError`, exit 2).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from gatewayctl.status.models import UnreadableError
 
 Health = Literal["Healthy", "Progressing", "Missing", "Degraded", "Unknown"]
 ORDER: dict[Health, int] = {
@@ -71,25 +74,50 @@ def _conditions(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     return found
 
 
-def _int(value: object, default: int = 0) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
+INT32 = 2**31 - 1
+"""The replica counts are ``int32`` (k8s.io/api ``apps/v1`` ``DeploymentSpec.Replicas``,
+``DeploymentStatus.Replicas``, ``UpdatedReplicas``, ``AvailableReplicas``)."""
+INT64 = 2**63 - 1
+"""The generations are ``int64`` (``ObjectMeta.Generation``, ``ObservedGeneration``)."""
+
+
+def _count(section: Mapping[str, Any], where: str, key: str, limit: int, default: int = 0) -> int:
+    """A Deployment's count ``where.key``: absent is ``default`` (the API server omits a zero);
+    else a whole number from 0 to ``limit``. Anything else (text, a negative or fractional
+    number, one beyond the API's type) is :class:`UnreadableError`: a Deployment whose counts
+    cannot be read is never read as healthy. The value is not quoted."""
+    value = section.get(key)
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+        raise UnreadableError(
+            f"outputs.{where}.{key}",
+            f"not a whole number from 0 to {limit}: the Deployment's health is unknown",
+        )
+    return value
 
 
 def deployment(live: Mapping[str, Any]) -> tuple[Health, str]:
+    """The health of a Deployment (the module docstring's rules); :class:`UnreadableError` for
+    a count that is not a whole number in its API type's range."""
     spec = live.get("spec") if isinstance(live.get("spec"), Mapping) else {}
     status = live.get("status") if isinstance(live.get("status"), Mapping) else {}
     meta = live.get("metadata") if isinstance(live.get("metadata"), Mapping) else {}
     assert isinstance(spec, Mapping) and isinstance(status, Mapping) and isinstance(meta, Mapping)
-    wanted = _int(spec.get("replicas"), 1)
-    if _int(meta.get("generation")) > _int(status.get("observedGeneration")):
+    wanted = _count(spec, "spec", "replicas", INT32, 1)
+    generation = _count(meta, "metadata", "generation", INT64)
+    observed = _count(status, "status", "observedGeneration", INT64)
+    updated = _count(status, "status", "updatedReplicas", INT32)
+    replicas = _count(status, "status", "replicas", INT32)
+    available = _count(status, "status", "availableReplicas", INT32)
+    if generation > observed:
         return "Progressing", "rollout: the controller has not observed the newest spec yet"
     conditions = _conditions(status)
     progressing = conditions.get("Progressing", {})
     if progressing.get("reason") == "ProgressDeadlineExceeded":
         return "Degraded", "rollout exceeded its progress deadline (ProgressDeadlineExceeded)"
-    updated = _int(status.get("updatedReplicas"))
-    replicas = _int(status.get("replicas"))
-    available = _int(status.get("availableReplicas"))
     counts = f"{available}/{wanted} available"
     under_way = progressing.get("status") == "True"
     if updated < wanted or replicas > updated or available < updated:

@@ -3,9 +3,10 @@
 untyped deployment); which one is told by its shape (:mod:`.models` cites the formats).
 
 Every problem is ``path: field: problem`` (exit 2): an empty or truncated file, JSON of
-another shape or nested deeper than the JSON reader holds, a field of the wrong type, and a
-file of another stack or project. Nothing of a file's values is quoted: a checkpoint holds
-secrets (ciphertext) and live objects.
+another shape or nested deeper than the JSON reader holds, a field of the wrong type, a file
+of another stack or project, and a file the CLI cannot have written (a parent cycle, a live
+resource twice: :func:`.tree.integrity_problems`). Nothing of a file's values is quoted: a
+checkpoint holds secrets (ciphertext) and live objects.
 
 A file is this stack's when every URN in it is: ``urn:pulumi:<stack>::<project>::...``
 (pulumi/pulumi ``sdk/go/common/resource/urn.go``, ``NewURN``: the stack's name without its
@@ -30,6 +31,7 @@ from gatewayctl.status.models import (
     PreviewDigest,
     UntypedDeployment,
 )
+from gatewayctl.status.tree import integrity_problems
 
 URN_PREFIX = "urn:pulumi:"
 
@@ -50,6 +52,21 @@ class Inputs:
     """Which file each came from (``checkpoint``/``refresh``/``preview`` → path)."""
 
 
+INTEGER_DIGITS = 4_300
+"""Digits of a JSON integer read as an ``int``: Python's default limit of a conversion
+(``sys.get_int_max_str_digits``), beyond which ``int`` raises (and below which it is fast)."""
+
+
+def _integer(digits: str) -> int | float:
+    """A JSON integer; one of more than :data:`INTEGER_DIGITS` digits is read as the float it
+    is closest to, an infinity: no field the status reads takes it, and one that would names
+    itself as bad input (the Pulumi CLI never writes such a number: its numbers are
+    ``float64``)."""
+    if len(digits.lstrip("-")) > INTEGER_DIGITS:
+        return float(digits)
+    return int(digits)
+
+
 def _problem(path: str, message: str, field_: str = "") -> InvalidInputError:
     return InvalidInputError([Problem(path, field_, message)])
 
@@ -68,7 +85,7 @@ def read_one(path: Path, display: str) -> tuple[str, DeploymentV3 | PreviewDiges
     if not text.strip():
         raise _problem(display, "empty file; " + EXPECTED)
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_int=_integer)
     except RecursionError:
         # The C scanner counts its nesting against the interpreter's recursion limit.
         raise _problem(display, "JSON nested too deeply to read; " + EXPECTED) from None
@@ -178,6 +195,10 @@ def read(
             if wrong:
                 problems += wrong
                 continue
+        corrupt = integrity_problems(display, content)
+        if corrupt:
+            problems += corrupt
+            continue
         if kind in found:
             problems.append(
                 Problem(display, "", f"a second {kind} (the first is {where[kind]}); give one")

@@ -35,10 +35,10 @@ The formats, read in pulumi/pulumi's source at the CLI version the project pins
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d"
 """``resource.SigKey`` (pulumi/pulumi sdk/go/common/resource/properties.go): marks a secret."""
@@ -94,6 +94,29 @@ and the engine's own bookkeeping of the state (dropping a read, a replaced or a
 pending-replacement entry)."""
 
 
+class UnreadableError(Exception):
+    """A live value the status needs that cannot be read (a certificate's expiry, a
+    Deployment's replica count): ``field`` (under the resource) and why. The status reports it
+    as bad input naming the file and field (exit 2), never a part silently read as healthy."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def utc(value: datetime) -> datetime:
+    """``value`` in UTC (a naive time is UTC); ``ValueError`` for a time whose UTC value falls
+    outside the years 1 to 9999 (``9999-12-31T23:59:59-12:00``): it parses, but cannot be
+    shown or counted from."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("a time whose UTC value is outside the years 1 to 9999") from None
+
+
 class Lenient(BaseModel):
     """The CLI's JSON: unknown fields are ignored (apitype's rule 4: new fields are optional)."""
 
@@ -121,6 +144,11 @@ class ManifestV1(Lenient):
 
     time: datetime | None = None
     version: str | None = None
+
+    @field_validator("time")
+    @classmethod
+    def _in_utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
 
 
 class DeploymentV3(Lenient):

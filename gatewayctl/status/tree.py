@@ -20,6 +20,14 @@ known, the name before the suffix is.
 
 Every URN is parsed once and every resource's gateway found once (memoised), so the work is
 linear in the number of resources.
+
+A file whose parents form a cycle, or a state that holds one live resource twice (two entries
+of one URN, neither marked for deletion), is bad input (:func:`integrity_problems`, exit 2):
+the CLI writes neither (its snapshot integrity check, pulumi/pulumi
+``pkg/resource/deploy/snapshot.go`` ``VerifyIntegrity``, refuses a duplicate not marked for
+deletion and a parent that does not come before its child), and read anyway its resources
+would vanish from every gateway. A cycle only the files together make (one file's parent
+against another's) is :class:`CycleError`.
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from components import tokens
-from gatewayctl.status.models import ResourceV3
+from gatewayctl.errors import Problem
+from gatewayctl.status.models import DeploymentV3, PreviewDigest, ResourceV3
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 
@@ -65,6 +74,15 @@ def _suffix(component_type: str) -> str:
     return component_type.rsplit(":", 1)[-1].lower()
 
 
+class CycleError(Exception):
+    """The parents of the resources the inputs know, taken together, form a cycle through
+    ``urn``."""
+
+    def __init__(self, urn: str):
+        super().__init__(urn)
+        self.urn = urn
+
+
 class Tree:
     """Parents of every resource the inputs know, and the gateway each belongs to."""
 
@@ -88,8 +106,8 @@ class Tree:
             if current in self._owner:
                 owner = self._owner[current]
                 break
-            if current in walked:  # a cycle: no gateway
-                break
+            if current in walked:
+                raise CycleError(current)
             walked.append(current)
             parsed = parse_urn(current)
             if parsed is not None and parsed.type == tokens.GATEWAY:
@@ -131,3 +149,79 @@ def stack_outputs(resources: Mapping[str, ResourceV3]) -> dict[str, object]:
         if type_of(urn) == STACK_TYPE:
             return dict(resource.outputs)
     return {}
+
+
+def _entries(content: DeploymentV3 | PreviewDigest) -> list[tuple[str, ResourceV3]]:
+    """The resources a file gives the tree (:class:`Tree`), each with its field."""
+    if isinstance(content, DeploymentV3):
+        return [
+            (f"deployment.resources.{i}", r)
+            for i, r in enumerate(content.resources)
+            if not r.delete
+        ]
+    found: list[tuple[str, ResourceV3]] = []
+    for index, step in enumerate(content.steps):
+        for key, state in (("oldState", step.old_state), ("newState", step.new_state)):
+            if state is not None:
+                found.append((f"steps.{index}.{key}", state))
+    return found
+
+
+def _collapsed(display: str, found: list[tuple[str, str]]) -> list[Problem]:
+    if not found:
+        return []
+    field, message = found[0]
+    more = f" ({len(found) - 1} more like it)" if len(found) > 1 else ""
+    return [Problem(display, field, message + more)]
+
+
+def integrity_problems(display: str, content: DeploymentV3 | PreviewDigest) -> list[Problem]:
+    """A state's second live entry of one URN, and a resource whose parents lead back to it, in
+    one file: the first of each kind (and how many more there are). Linear in the entries."""
+    entries = _entries(content)
+    duplicates: list[tuple[str, str]] = []
+    if isinstance(content, DeploymentV3):
+        first: dict[str, str] = {}
+        for field, resource in entries:
+            if resource.urn in first:
+                duplicates.append(
+                    (
+                        f"{field}.urn",
+                        f"the URN of {first[resource.urn]} again: a state holds each live"
+                        " resource once (the CLI refuses a duplicate not marked for deletion)",
+                    )
+                )
+            else:
+                first[resource.urn] = field
+    parents: dict[str, tuple[str | None, str]] = {}
+    for field, resource in entries:
+        if resource.parent or resource.urn not in parents:
+            parents[resource.urn] = (resource.parent, field)
+    cycles: list[tuple[str, str]] = []
+    done: set[str] = set()
+    for start in parents:
+        path: dict[str, int] = {}
+        current: str | None = start
+        while current is not None and current in parents and current not in done:
+            if current in path:
+                members = sorted((parents[u][1] for u in list(path)[path[current] :]), key=_order)
+                cycles.append(
+                    (
+                        f"{members[0]}.parent",
+                        f"a parent cycle through {len(members)} resource(s)"
+                        f" ({', '.join(members[:4])}{', ...' if len(members) > 4 else ''}):"
+                        " no resource is its own ancestor; the file is corrupt",
+                    )
+                )
+                break
+            path[current] = len(path)
+            current = parents[current][0]
+        done.update(path)
+    return _collapsed(display, duplicates) + _collapsed(
+        display, sorted(cycles, key=lambda c: _order(c[0]))
+    )
+
+
+def _order(field: str) -> list[tuple[int, str]]:
+    """A field path's sort key: its indexes as numbers (``resources.2`` before ``.10``)."""
+    return [(int(part), "") if part.isdigit() else (-1, part) for part in field.split(".")]
