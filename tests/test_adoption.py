@@ -405,9 +405,7 @@ def adopting_with(root: Path, spec: dict[str, Any]) -> str:
     return write_gateway(root, "legacy", adopted | spec, stack="ibm")
 
 
-def test_validate_reports_a_kept_client_without_its_ids_and_render_still_renders(
-    tmp_path: Path,
-) -> None:
+def test_validate_and_render_report_a_kept_client_without_its_ids(tmp_path: Path) -> None:
     source = adopting_with(tmp_path, {"keycloak": {"clientId": UPSTREAM_CLIENT}})
 
     validated = run_cli("--root", str(tmp_path), "validate", "ibm")
@@ -421,8 +419,10 @@ def test_validate_reports_a_kept_client_without_its_ids_and_render_still_renders
         " spec.keycloak to give the gateway a new client 'openshell-legacy'",
         "1 problem(s); nothing written",
     ]
+    # Every command that reads declarations runs the same validation (issue 42, item 7).
     rendered_ = run_cli("--root", str(tmp_path), "render", "ibm", "--out", str(tmp_path / "o"))
-    assert rendered_.code == 0, rendered_.err
+    assert (rendered_.code, rendered_.err) == (2, validated.err)
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize(

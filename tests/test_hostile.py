@@ -201,7 +201,7 @@ def test_each_kind_of_breakage_is_named_by_file_and_field(
 def test_an_invalid_render_leaves_the_previous_output_untouched(tmp_path: Path) -> None:
     root, out = tmp_path / "project", tmp_path / "out"
     write_stack(root)
-    write_gateway(root, "team-a", {})
+    write_gateway(root, "team-a", {"signIn": "none"})
     assert render_cli(root, out).code == 0
     before = tree(out)
 
@@ -219,7 +219,7 @@ def test_render_all_writes_no_stack_when_one_is_invalid(tmp_path: Path) -> None:
     root, out = tmp_path / "project", tmp_path / "out"
     write_stack(root)
     write_stack(root, stack="other")
-    write_gateway(root, "fine", {}, stack="other")
+    write_gateway(root, "fine", {"signIn": "none"}, stack="other")
     write_gateway(root, "broken", {"cluster": "c2"})
 
     result = render_cli(root, out, stack="--all")
@@ -486,10 +486,10 @@ def test_validate_reports_a_gateway_nobody_can_sign_in_to(tmp_path: Path) -> Non
         "spec.signIn: no person can sign in: cluster 'c1' has no identity.keycloak and the"
         " gateway declares no spec.oidc; declare spec.oidc (your issuer) or spec.signIn: none"
     )
-    # The render still works: it shows the gateway as not configured.
+    # The render refuses it too, with the same problem (issue 42, item 7), and writes nothing.
     rendered = render_cli(root, tmp_path / "out", quiet=False)
-    assert rendered.code == 0
-    assert "NOT CONFIGURED" in rendered.out
+    assert (rendered.code, rendered.out, rendered.err) == (2, "", result.err)
+    assert not (tmp_path / "out").exists()
 
 
 NOBODY = (

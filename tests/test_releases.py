@@ -219,7 +219,7 @@ def test_a_broken_release_fails_every_stack_with_exit_2_and_nothing_written(
 ) -> None:
     root = tmp_path / "p"
     write_stack(root)
-    write_gateway(root, "team-a")
+    write_gateway(root, "team-a", {"signIn": "none"})
     write_release(root, "r1", supervisor="ghcr.io/acme/supervisor:1")
     out = tmp_path / "out"
     result = run_cli("--root", str(root), "render", "test", "--out", str(out))

@@ -232,20 +232,10 @@ def validated(
     prepare_all: Callable[[Path, Sequence[str]], list[Prepared]],
 ) -> list[LoadedStack]:
     """The stacks as ``validate`` checks them (``gatewayctl.cli.validate.cmd_validate``, without
-    ``--deploy``): ``prepare_all`` (each stack, and the rules across stacks), the sign-in rule
-    with the other problems, then the sign-in rule of stacks that load. InvalidInputError with
-    the same problems, in the same order, as ``validate``."""
-    from gatewayctl.resolve import identity
-    from gatewayctl.resolve import stack as resolve
-
-    try:
-        prepared = prepare_all(root, stacks)
-    except InvalidInputError as error:
-        unset = [p for stack in stacks for p in resolve.validate_rules(root, stack)]
-        raise InvalidInputError([*error.problems, *unset]) from None
-    if problems := [p for s in prepared for p in identity.validate_rules(s.loaded)]:
-        raise InvalidInputError(problems)
-    return [item.loaded for item in prepared]
+    ``--deploy``): ``prepare_all`` (``gatewayctl.cli.prepared._prepare_all``: each stack, the
+    rules across stacks and ``validate``'s own). InvalidInputError with the same problems, in
+    the same order, as ``validate``."""
+    return [item.loaded for item in prepare_all(root, stacks)]
 
 
 GRAPH_EPILOG = """\

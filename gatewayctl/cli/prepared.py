@@ -1,6 +1,12 @@
 """The stacks a command works on, prepared: each one validated (in workers with ``--jobs``),
 every problem of all of them raised at once; and the notes ``render`` and ``validate`` print
 about what they hold.
+
+Every command that reads declarations through here (``validate``, ``render``, ``diff``,
+``import-file``, ``operator-manifests``, ``graph``) runs the same validation, ``validate``'s
+own rules included (``gatewayctl.resolve.identity.validate_rules``: a gateway nobody can sign
+in to, an adopted gateway keeping its Keycloak client without Keycloak's ids of it): a
+declaration ``validate`` rejects is rejected by each, with the same problems.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ if TYPE_CHECKING:
 
 def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[preparation.Prepared]:
     # Named as a debug traceback shows it (tests/test_errors.py), though every command shares it.
-    from gatewayctl.resolve import inventory, preparation
+    from gatewayctl.resolve import identity, inventory, preparation
+    from gatewayctl.resolve import stack as resolve
 
     validated: list[parallel.Validated]
     if jobs > 1 and len(stacks) > 1:  # in workers (gatewayctl.engine.parallel)
@@ -41,7 +48,11 @@ def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[prepa
     loaded = {item.loaded.name: item.loaded for item in prepared}
     problems += inventory.coverage_problems(root, stacks, loaded)
     if problems:
-        raise InvalidInputError(problems)
+        # Every problem at once: validate's own rules too, not only once the others are fixed.
+        own = [p for stack in stacks for p in resolve.validate_rules(root, stack)]
+        raise InvalidInputError([*problems, *own])
+    if own := [p for item in prepared for p in identity.validate_rules(item.loaded)]:
+        raise InvalidInputError(own)
     return prepared
 
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all, warn
-from gatewayctl.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -51,26 +50,18 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.resolve import identity, readiness
-    from gatewayctl.resolve import stack as resolve
+    from gatewayctl.resolve import readiness
 
     names = arguments.stacks(args, args.root)
     jobs = arguments.jobs(args, len(names))
 
     def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
-        try:
-            return _prepare_all(root, stacks, jobs)
-        except InvalidInputError as error:
-            # Every problem at once: validate's own rules too, not only once the others are fixed.
-            own = [p for stack in stacks for p in resolve.validate_rules(root, stack)]
-            raise InvalidInputError([*error.problems, *own]) from None
+        return _prepare_all(root, stacks, jobs)
 
     if args.deploy:
         stacks = readiness.check(args.root, names, prepare_all)
     else:
         stacks = prepare_all(args.root, names)
-    if problems := [p for s in stacks for p in identity.validate_rules(s.loaded)]:
-        raise InvalidInputError(problems)
     notes = printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
     warn(notes, args.root, stacks)
     if printing.is_document(args):
