@@ -30,6 +30,64 @@ examples:
 """
 """The epilog of the top parser, ``render`` and ``validate``."""
 
+# --- the project root -----------------------------------------------------------------------
+
+PROJECT_FILE = "Pulumi.yaml"
+PROJECT_FILE_LIMIT = 64 * 1024
+"""Bytes of a ``Pulumi.yaml`` read to find its project's name (the project's is a few lines)."""
+ROOT_HELP = (
+    "project root (default: the current directory or the nearest above it with this project's"
+    " Pulumi.yaml)"
+)
+
+
+def _project_name(path: Path) -> str | None:
+    """The top-level ``name:`` of a ``Pulumi.yaml`` (plain or quoted), read from its start."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(PROJECT_FILE_LIMIT).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in head.splitlines():
+        if line.startswith("name:"):
+            value = line.removeprefix("name:").split(" #", 1)[0].strip()
+            return value.strip("'\"") or None
+    return None
+
+
+def project_root(start: Path, *, required: bool = True) -> Path:
+    """The project a command works on when ``--root`` is not given: ``start`` (the current
+    directory) or the nearest directory above it with a ``Pulumi.yaml``, which must be this
+    project's (``name: hypershell-gateways``). Never the checkout the tool is installed from:
+    a ``gatewayctl`` on PATH works on the clone it is run in. :class:`UsageError` when there is
+    none, or the nearest is another project's; with ``required`` false (a command that reads
+    no project: ``schema``, ``explain``, ``completion``) ``start`` instead."""
+    from gatewayctl.errors import printable
+    from gatewayctl.inputs.stackfile import PROJECT
+
+    start = start.absolute()
+    for directory in (start, *start.parents):
+        candidate = directory / PROJECT_FILE
+        if not candidate.is_file():
+            continue
+        name = _project_name(candidate)
+        if name == PROJECT:
+            return directory
+        if not required:
+            return start
+        shown = repr(printable(name)[:128]) if name else "no name"
+        raise UsageError(
+            f"{printable(str(candidate))} is of project {shown}, not {PROJECT!r}: run in a"
+            f" checkout of {PROJECT} or give --root"
+        )
+    if not required:
+        return start
+    raise UsageError(
+        f"no {PROJECT_FILE} of project {PROJECT!r} in {printable(str(start))} or above it: run in a"
+        " checkout of the project or give --root"
+    )
+
+
 STACK_HELP = "stack name, as in Pulumi.<stack>.yaml"
 STACKS_HELP = "stack name(s)"
 QUIET_HELP = "no notes on stderr, only the result"
@@ -156,3 +214,4 @@ def check_file(
 
     if problems := outputs.file_problems(out, root, ours=ours, kind=kind, flag=flag):
         raise InvalidInputError(problems)
+

@@ -112,7 +112,7 @@ def add(commands: arguments.Commands, top: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     com.add_argument("shell", choices=["bash", "zsh"], metavar="SHELL", help="bash or zsh")
-    com.set_defaults(func=functools.partial(cmd_completion, top=top))
+    com.set_defaults(func=functools.partial(cmd_completion, top=top), reads_project=False)
 
 
 def cmd_completion(

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gatewayctl import ROOT, interrupts
+from gatewayctl import interrupts
 from gatewayctl.cli import (
     arguments,
     completion,
@@ -86,9 +86,7 @@ def parser() -> argparse.ArgumentParser:
         epilog=arguments.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    top.add_argument(
-        "--root", type=Path, default=ROOT, help="project root (default: this checkout)"
-    )
+    top.add_argument("--root", type=Path, default=None, help=arguments.ROOT_HELP)
     top.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     top.add_argument("--version", action=_Version, help="print the project's version and exit")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -120,6 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     errors = Console(stderr=True, highlight=False, emoji=False)
     # The one place an error becomes an exit code (gatewayctl.errors: the kinds).
     try:
+        if args.root is None:  # never the checkout the tool is installed from
+            args.root = arguments.project_root(
+                Path.cwd(), required=getattr(args, "reads_project", True)
+            )
         # Every output of the command is kept, or none (an error or an interrupt undoes them).
         with interrupts.transaction():
             code: int = args.func(args, console)

@@ -53,7 +53,7 @@ def add(commands: arguments.Commands) -> None:
         help="print the field reference instead (docs/reference.md): one table per object of"
         " the schema, with each field's type, default and description",
     )
-    sch.set_defaults(func=cmd_schema)
+    sch.set_defaults(func=cmd_schema, reads_project=False)
     exp = commands.add_parser(
         "explain",
         help="describe one field of a declaration file: type, default, its fields",
@@ -66,7 +66,7 @@ def add(commands: arguments.Commands) -> None:
     exp.add_argument(
         "field", metavar="FIELD", help="dotted path of the field, as in the YAML (spec.replicas)"
     )
-    exp.set_defaults(func=cmd_explain)
+    exp.set_defaults(func=cmd_explain, reads_project=False)
 
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
