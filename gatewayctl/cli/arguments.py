@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gatewayctl.errors import InvalidInputError, UsageError
+from gatewayctl.errors import InvalidInputError, Problem, UsageError
 
 EPILOG = """\
 exit codes: 0 ok; 2 invalid input (every problem listed as `path:line:column: field: problem`,
@@ -215,3 +215,23 @@ def check_file(
     if problems := outputs.file_problems(out, root, ours=ours, kind=kind, flag=flag):
         raise InvalidInputError(problems)
 
+
+def distinct_problems(named: Iterable[tuple[str, Path | None]]) -> list[Problem]:
+    """Two outputs of one command that are one path, or one inside the other (``--output F
+    --json F``: the second write would replace the first): a problem for the later flag, checked
+    before anything is written. ``named``: each output's flag and path (None: not given)."""
+    given = [(flag, path, path.resolve()) for flag, path in named if path is not None]
+    problems = []
+    for index, (flag, path, target) in enumerate(given):
+        for other, _, earlier in given[:index]:
+            if target == earlier or earlier in target.parents or target in earlier.parents:
+                problems.append(
+                    Problem(
+                        str(path),
+                        flag,
+                        f"is also where {other} writes (or holds it, or is inside it); give"
+                        " each output a path of its own",
+                    )
+                )
+                break
+    return problems

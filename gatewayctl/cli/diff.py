@@ -113,6 +113,10 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
         problems += outputs.file_problems(
             args.json, root, ours=steps.is_document, kind="a diff steps file", flag="--json"
         )
+    cache = ("the diff cache", root / diff_cache.DIRECTORY)
+    problems += arguments.distinct_problems(
+        [cache, ("--output", args.output), ("--json", args.json)]
+    )
     if problems:
         raise InvalidInputError(problems)
     limit = 0 if args.no_limit else None

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from gatewayctl import interrupts
+from gatewayctl import interrupts, reading
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs.stackfile import (
     STACK_FILE_SUFFIXES,
@@ -54,7 +54,7 @@ def marker_text(files: Iterable[str]) -> str:
 
 
 def _marker_text(directory: Path) -> str:
-    return (directory / MARKER).read_text(encoding="utf-8", errors="replace")
+    return reading.read_text(directory / MARKER, reading.EXISTING_LIMIT)
 
 
 def _listed(directory: Path) -> set[str]:
@@ -135,6 +135,8 @@ def _protected(out: Path, root: Path, declared: Declared = _declarations) -> str
 def _writable(out: Path) -> str | None:
     ancestor = out.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
+        if ancestor.is_symlink():  # a link to nothing: its directory can never be made
+            return f"{ancestor} is a symbolic link to nothing"
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         return f"{ancestor} is not a directory"
@@ -197,7 +199,7 @@ def _file_problem(out: Path, root: Path, ours: Callable[[str], bool], kind: str)
     if out.is_symlink() or (out.exists() and not out.is_file()):
         return "exists and is not a regular file"
     if out.exists():
-        text = out.read_text(encoding="utf-8", errors="replace")
+        text = reading.read_text(out, reading.EXISTING_LIMIT)
         if not ours(text):
             return (
                 f"exists and is not {kind} this tool wrote; it is never overwritten: remove"

@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error, printable
+from gatewayctl.reading import STATUS_LIMIT, TooLargeError, read_bounded
 from gatewayctl.status.models import (
     DEPLOYMENT_VERSIONS,
     FEATURES,
@@ -74,7 +75,9 @@ def _problem(path: str, message: str, field_: str = "") -> InvalidInputError:
 def read_one(path: Path, display: str) -> tuple[str, DeploymentV3 | PreviewDigest]:
     """The kind (``checkpoint``, ``refresh`` or ``preview``) and content of one file."""
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, STATUS_LIMIT)
+    except TooLargeError as error:
+        raise _problem(display, f"{error}; {EXPECTED}") from None
     except FileNotFoundError:
         raise _problem(display, "no such file") from None
     except IsADirectoryError:
