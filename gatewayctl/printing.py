@@ -125,6 +125,30 @@ def problems_document(problems: Iterable[Problem]) -> dict[str, Any]:
     }
 
 
+def usage_document(message: str) -> dict[str, Any]:
+    """A command line the tool cannot use (a usage error), as :func:`problems_document` has
+    it: one problem of no file (``path`` null, ``field`` empty)."""
+    problem = {"path": None, "line": None, "column": None, "field": "", "message": message}
+    return {"problems": [{**problem, "text": message}]}
+
+
+def requested_format(argv: Sequence[str]) -> str | None:
+    """The document format a command line asks for (``-o``/``--output``/``--format`` ``json``
+    or ``yaml``, the last one given), read from the words themselves: for a command line the
+    parser refused, which has no parsed format."""
+    found = None
+    for index, word in enumerate(argv):
+        flag, equals, value = word.partition("=")
+        if not equals:
+            if word.startswith("-o") and len(word) > 2 and not word.startswith("--"):
+                flag, value = "-o", word[2:]
+            elif index + 1 < len(argv):
+                value = argv[index + 1]
+        if flag in {"-o", "--output", "--format"} and value in DOCUMENT_FORMATS:
+            found = value
+    return found
+
+
 class Notes:
     """Notes on stderr, unless ``quiet``. ``shown`` keeps each note's text (without the
     ``note: `` it is printed with), for a document that lists them."""

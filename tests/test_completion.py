@@ -79,7 +79,7 @@ def test_another_shell_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["completion", "fish"])
     assert exited.value.code == 2
     assert capsys.readouterr().err == (
-        "usage: python -m gatewayctl completion [-h] [--debug] SHELL\n"
-        "python -m gatewayctl completion: error: argument SHELL: invalid choice: 'fish'"
+        "usage: gatewayctl completion [-h] [--debug] SHELL\n"
+        "gatewayctl completion: error: argument SHELL: invalid choice: 'fish'"
         " (choose from 'bash', 'zsh')\n"
     )

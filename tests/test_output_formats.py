@@ -129,7 +129,13 @@ def test_validate_prints_the_result_on_stdout_and_its_notes_on_stderr() -> None:
 
 def test_validate_json_and_yaml() -> None:
     outcome = run_cli("validate", "aws", "--all", "-o", "json", "-q")
-    assert (outcome.code, outcome.out) == (2, "")  # a usage error: nothing on stdout
+    # A usage error: its problem as a document too (issue 42, item 16).
+    message = "name one STACK or pass --all"
+    problem = {"path": None, "line": None, "column": None, "field": "", "message": message}
+    assert (outcome.code, json.loads(outcome.out)) == (
+        2,
+        {"problems": [{**problem, "text": message}]},
+    )
     outcome = run_cli("validate", "aws", "-o", "json")
     assert outcome.code == 0
     expected = {

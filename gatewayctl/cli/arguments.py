@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from gatewayctl.errors import InvalidInputError, Problem, UsageError
 
@@ -20,13 +20,13 @@ nothing written; also as GitHub annotations when GITHUB_ACTIONS=true); 1 any oth
 traceback with --debug or GATEWAYCTL_DEBUG=1, for a bug report).
 
 examples:
-  python -m gatewayctl validate aws          # config and declarations only; fast, for PR checks
-  python -m gatewayctl validate aws --deploy # also ready for `pulumi up`: CA bundles, real secrets
-  python -m gatewayctl render ibm            # → build/rendered/ibm/{manifests/,plan.json}
-  python -m gatewayctl render --all          # every Pulumi.<stack>.yaml
-  python -m gatewayctl diff aws --base origin/main   # Markdown report of what a PR changes
-  python -m gatewayctl promote openshell-0.0.110 --to aws   # bind a release (releases/)
-  python -m gatewayctl status ibm --from refresh.json state.json  # sync/health per gateway
+  gatewayctl validate aws          # config and declarations only; fast, for PR checks
+  gatewayctl validate aws --deploy # also ready for `pulumi up`: CA bundles, real secrets
+  gatewayctl render ibm            # → build/rendered/ibm/{manifests/,plan.json}
+  gatewayctl render --all          # every Pulumi.<stack>.yaml
+  gatewayctl diff aws --base origin/main   # Markdown report of what a PR changes
+  gatewayctl promote openshell-0.0.110 --to aws   # bind a release (releases/)
+  gatewayctl status ibm --from refresh.json state.json  # sync/health per gateway
 """
 """The epilog of the top parser, ``render`` and ``validate``."""
 
@@ -108,6 +108,14 @@ class Parser(argparse.ArgumentParser):
         if self._describe is not None:
             self.description, self._describe = self._describe(), None
         return super().format_help()
+
+    refused: str | None = None
+    """The message of the last command line a parser refused (exit 2), for the problems
+    document ``gatewayctl.cli.main`` prints under ``-o json|yaml``."""
+
+    def error(self, message: str) -> NoReturn:
+        Parser.refused = f"{self.prog}: {message}"
+        super().error(message)
 
 
 if TYPE_CHECKING:

@@ -20,18 +20,18 @@ DIFF_EPILOG = """\
 exit codes: 0 no changes; 3 changes; 2 invalid input (the working tree's problems listed as
 `path: field: problem`, or an unknown --base ref); 1 any other error (git, the base render).
 
-The base ref is checked out into a temporary git worktree and rendered by its own program
-(`python -m gatewayctl render`, same interpreter); a ref without the stack or without an offline
+The base ref is checked out into a temporary git worktree and rendered by its own program (its
+own `gatewayctl render`, by this interpreter); a ref without the stack or without an offline
 render is an empty side. Needs no Pulumi CLI, backend, cluster or credentials. The working tree
 renders while the base does; the base's render is kept in build/diff-cache/ (checked before
 each use, never holding a secret), so the next diff against the same base renders only the
 working tree.
 
 examples:
-  python -m gatewayctl diff local --base main
-  python -m gatewayctl diff --all --base origin/main --output build/diff.md
-  python -m gatewayctl diff local --base main --no-limit --output build/diff-full.md
-  python -m gatewayctl diff local --base main --replace team-a-pki-ca-key
+  gatewayctl diff local --base main
+  gatewayctl diff --all --base origin/main --output build/diff.md
+  gatewayctl diff local --base main --no-limit --output build/diff-full.md
+  gatewayctl diff local --base main --replace dev-pki-ca-key
 """
 
 

@@ -21,8 +21,18 @@ exit codes: 0 ok; 2 invalid input (an unknown stack, or deploy/operator.yaml: ev
 listed as `path: field: problem`); 1 any other error.
 
 examples:
-  python -m gatewayctl driver ibm aws              # ibm: ci / aws: operator
-  python -m gatewayctl driver --list ci ibm aws    # ["ibm"]: the stacks the workflows deploy
+  gatewayctl driver ibm aws              # ibm: ci / aws: operator
+  gatewayctl driver --list ci ibm aws    # ["ibm"]: the stacks the workflows deploy
+"""
+
+
+STACKS_EPILOG = """\
+exit codes: 0 ok; 2 invalid input (a stack file whose name is no stack name, or no stack file
+at all: every problem listed as `path: field: problem`); 1 any other error.
+
+examples:
+  gatewayctl stacks             # ["aws","ibm","local"]: one diff job per stack
+  gatewayctl stacks -o yaml     # the same list in YAML
 """
 
 
@@ -47,6 +57,8 @@ def add(commands: arguments.Commands) -> None:
         description="Print every stack of the project as a JSON list, sorted: the pull-request"
         " workflow runs one diff job per stack from it. Exit 2 when a stack file's name is no"
         " stack name or there is none.",
+        epilog=STACKS_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     printing.format_option(lst, ["json", "yaml"], help="json (default: a list on one line) or yaml")
     lst.set_defaults(func=cmd_stacks)

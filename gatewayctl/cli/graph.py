@@ -244,9 +244,9 @@ exit codes: 0 ok; 2 invalid input (the problems `validate` reports, every one li
 other error.
 
 examples:
-  python -m gatewayctl graph --all                       # Mermaid, for a Markdown page
-  python -m gatewayctl graph aws ibm --format dot -o build/gateways.dot
-  python -m gatewayctl graph --all --format dot | dot -Tsvg > gateways.svg
+  gatewayctl graph --all                       # Mermaid, for a Markdown page
+  gatewayctl graph aws ibm --format dot -o build/gateways.dot
+  gatewayctl graph --all --format dot | dot -Tsvg > gateways.svg
 """
 
 

@@ -20,8 +20,8 @@ exit codes: 0 ok (also when no declaration adopts a namespace: nothing is writte
 input (every problem listed as `path: field: problem`); 1 any other error.
 
 examples:
-  python -m gatewayctl import-file ibm       # → build/import/ibm.json, and the commands to run
-  python -m gatewayctl import-file ibm --out /tmp/ibm-import.json
+  gatewayctl import-file ibm       # → build/import/ibm.json, and the commands to run
+  gatewayctl import-file ibm --out /tmp/ibm-import.json
 """
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gatewayctl import interrupts
+from gatewayctl import interrupts, printing
 from gatewayctl.cli import (
     arguments,
     completion,
@@ -80,7 +80,7 @@ class _Version(argparse.Action):
 
 def parser() -> argparse.ArgumentParser:
     top = arguments.Parser(
-        prog="python -m gatewayctl",
+        prog="gatewayctl",
         description="Validate and render HyperShell gateway stacks offline, with no Pulumi CLI,"
         " backend, cluster or credentials.",
         epilog=arguments.EPILOG,
@@ -110,7 +110,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    arguments.Parser.refused = None
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exited:  # --help, --version, or a command line argparse refuses
+        words = sys.argv[1:] if argv is None else argv
+        refused, format = arguments.Parser.refused, printing.requested_format(words)
+        if exited.code == EXIT_INVALID and refused is not None and format is not None:
+            printing.print_document(printing.usage_document(safe(refused)), format)
+        raise
     # Full-width tables in logs and CI, where there is no terminal to measure.
     from rich.console import Console
 
@@ -129,9 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gatewayctl.inputs.locations import locate
 
         problems = locate(error.problems, args.root)
-        if getattr(args, "format", None) in {"json", "yaml"}:  # gatewayctl.printing
-            from gatewayctl import printing
-
+        if printing.is_document(args):
             printing.print_document(printing.problems_document(problems), args.format)
         for problem in problems:
             errors.print(f"error: {problem}", markup=False, soft_wrap=True)
@@ -140,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _annotate(problems, args.root)
         return EXIT_INVALID
     except UsageError as error:
+        if printing.is_document(args):  # the problems document, as for invalid input
+            printing.print_document(printing.usage_document(safe(str(error))), args.format)
         errors.print(f"error: {safe(str(error))}", markup=False, soft_wrap=True)
         return EXIT_INVALID
     except KeyboardInterrupt:  # in process; `python -m gatewayctl` handles signals itself

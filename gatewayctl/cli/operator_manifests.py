@@ -20,8 +20,8 @@ operator owns that is not valid or not ready to deploy as `validate --deploy` ch
 problem listed as `path: field: problem`, nothing written); 1 any other error.
 
 examples:
-  python -m gatewayctl operator-manifests    # → build/operator/stack-<stack>.yaml
-  python -m gatewayctl operator-manifests --out /tmp/operator
+  gatewayctl operator-manifests    # → build/operator/stack-<stack>.yaml
+  gatewayctl operator-manifests --out /tmp/operator
 """
 
 

@@ -20,9 +20,9 @@ input (an unknown release, stack or cluster, or a stack that would not validate 
 binding: every problem listed as `path: field: problem`, nothing written); 1 any other error.
 
 examples:
-  python -m gatewayctl promote openshell-0.0.110 --to local
-  python -m gatewayctl promote openshell-0.0.110 --to aws/rosa-us-east-1
-  python -m gatewayctl promote openshell-0.0.110 --to aws --dry-run
+  gatewayctl promote openshell-0.0.110 --to local
+  gatewayctl promote openshell-0.0.110 --to aws/rosa-us-east-1
+  gatewayctl promote openshell-0.0.110 --to aws --dry-run
 """
 
 

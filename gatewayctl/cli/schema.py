@@ -20,8 +20,8 @@ SCHEMA_EPILOG = """\
 exit codes: 0 ok; 1 any other error.
 
 examples:
-  python -m gatewayctl schema > schemas/gateway.schema.json
-  python -m gatewayctl schema --markdown > docs/reference.md
+  gatewayctl schema > schemas/gateway.schema.json
+  gatewayctl schema --markdown > docs/reference.md
 """
 
 
@@ -29,8 +29,8 @@ EXPLAIN_EPILOG = """\
 exit codes: 0 ok; 2 no such field (with the closest known paths); 1 any other error.
 
 examples:
-  python -m gatewayctl explain spec.credentials.vault
-  python -m gatewayctl explain spec.deletionPolicy
+  gatewayctl explain spec.credentials.vault
+  gatewayctl explain spec.deletionPolicy
 """
 
 

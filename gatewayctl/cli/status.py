@@ -34,10 +34,10 @@ the state's age, what differs) to stderr; colour only on a terminal, never with 
 
 examples:
   pulumi refresh --preview-only --json > refresh.json && pulumi stack export > state.json
-  python -m gatewayctl status ibm --from refresh.json --from state.json
-  python -m gatewayctl status ibm -o wide --from refresh.json state.json
-  python -m gatewayctl status ibm team-a --from refresh.json state.json   # its resource tree
-  python -m gatewayctl status ibm --from refresh.json state.json --format markdown
+  gatewayctl status ibm --from refresh.json --from state.json
+  gatewayctl status ibm -o wide --from refresh.json state.json
+  gatewayctl status ibm team-a --from refresh.json state.json   # its resource tree
+  gatewayctl status ibm --from refresh.json state.json --format markdown
 """
 
 
