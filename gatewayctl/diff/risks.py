@@ -12,7 +12,9 @@ Always kept whatever the report's size bound, across every stack of the diff, in
   groups as broad;
 - **adopts**: added gateways that take over a namespace of the upstream controller;
 - **not committed**: declarations (``gateways/``) and stack files of the working tree that git
-  does not hold as they are: the report includes them, the pull request does not.
+  does not hold as they are: the report includes them, the pull request does not. Their paths
+  are the project's (below its repository's root too), each a code span (:func:`code_span`):
+  a file name is never Markdown.
 
 Each kind lists at most :data:`RISK_ROWS` lines and counts the rest, so the section stays small.
 Data in (:class:`~.compare.StackDiff`, :class:`Uncommitted`), Markdown out; :func:`uncommitted`
@@ -21,6 +23,7 @@ asks git.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +33,7 @@ import yaml
 from gatewayctl.diff import repository
 from gatewayctl.diff.compare import StackDiff
 from gatewayctl.diff.operations import REPLACE_FLAG
+from gatewayctl.errors import printable
 
 RISK_ROWS = 20
 """Lines per kind of risk before the rest is counted."""
@@ -67,8 +71,11 @@ def _declaration(path: str) -> bool:
 
 def uncommitted(root: Path) -> tuple[Uncommitted, ...]:
     """The declarations and stack files ``git status`` reports under ``root`` (untracked files
-    git ignores are not). Empty outside a repository: the diff fails there anyway."""
+    git ignores are not), their paths relative to ``root``: git's porcelain paths are the
+    repository's, and a project may sit below its repository's root. Empty outside a
+    repository: the diff fails there anyway."""
     try:
+        prefix = repository.git(root, "rev-parse", "--show-prefix")  # "" at the top
         status = repository.git(
             root,
             "status",
@@ -87,6 +94,9 @@ def uncommitted(root: Path) -> tuple[Uncommitted, ...]:
         if len(record) < 4:
             continue
         code, path = record[:2], record[3:]
+        if not path.startswith(prefix):
+            continue
+        path = path[len(prefix) :]
         if not _declaration(path):
             continue
         letter = "?" if code == "??" else (code[1] if code[1] != " " else code[0])
@@ -184,10 +194,25 @@ def _adopts(diff: StackDiff) -> list[str]:
     ]
 
 
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span, whatever it holds (a file name may hold anything but
+    ``/`` and NUL): control characters and line breaks as escapes (:func:`printable`), so no
+    line of its own can start a heading; a fence one backtick longer than its longest run of
+    backticks, padded by a space where the text would touch the fence (CommonMark 0.31,
+    "Code spans"), so it cannot close early. Inside a code span nothing is markup: no emphasis,
+    link or HTML."""
+    shown = printable(text)
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    spaced = shown.startswith(" ") and shown.endswith(" ") and shown.strip() != ""
+    pad = " " if shown.startswith("`") or shown.endswith("`") or spaced else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
 def _uncommitted(files: Sequence[Uncommitted]) -> list[str]:
     return [
-        f"- `{u.path}` ({u.state}): this report includes it as the working tree has it; the"
-        " pull request does not until it is committed"
+        f"- {code_span(u.path)} ({u.state}): this report includes it as the working tree has"
+        " it; the pull request does not until it is committed"
         for u in files
     ]
 
