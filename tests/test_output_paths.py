@@ -78,6 +78,11 @@ def test_two_outputs_of_one_command_may_not_share_a_path(tmp_path: Path) -> None
         f" it); {message}"
     )
     assert not report.exists() and not (root / "build").exists()
+    # A path no check can use is its own check's problem, never a crash of this one.
+    unusable = str(tmp_path / "a\0b")
+    ran = run_cli("--root", str(root), "diff", "ibm", "--base", "HEAD", "--json", unusable)
+    problem = f"{tmp_path}/a\\x00b: --json: is not a usable path (embedded null byte)"
+    assert (ran.code, ran.out, ran.err) == (2, "", refused(problem))
 
 
 def test_an_existing_file_too_large_to_check_is_never_read_whole(

@@ -228,7 +228,13 @@ def distinct_problems(named: Iterable[tuple[str, Path | None]]) -> list[Problem]
     """Two outputs of one command that are one path, or one inside the other (``--output F
     --json F``: the second write would replace the first): a problem for the later flag, checked
     before anything is written. ``named``: each output's flag and path (None: not given)."""
-    given = [(flag, path, path.resolve()) for flag, path in named if path is not None]
+    given: list[tuple[str, Path, Path]] = []
+    for flag, path in named:
+        try:
+            if path is not None:
+                given.append((flag, path, path.resolve()))
+        except (OSError, ValueError, RuntimeError):  # unusable: its own check says so
+            continue
     problems = []
     for index, (flag, path, target) in enumerate(given):
         for other, _, earlier in given[:index]:
