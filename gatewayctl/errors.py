@@ -261,10 +261,18 @@ def _path_end(text: str, start: int) -> int:
     return min(ends, default=len(text))
 
 
+def _secret_name(key: str) -> bool:
+    """One of :data:`SECRET_NAMES`, or a misspelling of one (``dbAdminPasword``), which the
+    problem names with its suggestion: a pasted secret is never this close to a name."""
+    import difflib  # only where a clusterSecrets path is shown
+
+    return key in SECRET_NAMES or bool(difflib.get_close_matches(key, SECRET_NAMES, 1, 0.85))
+
+
 def _shown_keys(path: str) -> str:
     keys = path.split(".")
     for depth, key in enumerate(keys):
-        known = _CLUSTER_NAME.fullmatch(key) if depth == 0 else depth == 1 and key in SECRET_NAMES
+        known = _CLUSTER_NAME.fullmatch(key) if depth == 0 else depth == 1 and _secret_name(key)
         if not known:
             return ".".join([*keys[:depth], HIDDEN])
     return path

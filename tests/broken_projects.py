@@ -6,6 +6,7 @@ projects broken once or several times.
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import yaml
 from hypothesis import reject
 from hypothesis import strategies as st
 
+from gatewayctl.errors import SECRET_NAMES
 from gatewayctl.inputs.stackfile import CONFIG_KEYS
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from tests.builders import CONFIG_FILE, PREFIX, declaration
@@ -567,7 +569,10 @@ def missing_secret_entry(draw: st.DrawFn, project: Project) -> None:
 
 def unknown_secret_field(draw: st.DrawFn, project: Project) -> None:
     key = draw(st.sampled_from(sorted(project.clusters)))
-    name = draw(UNKNOWN_KEYS.filter(lambda k: k not in {"dbAdminPassword", "kubeconfig"}))
+    # No misspelling of a secret's name either: those are named (gatewayctl.errors).
+    name = draw(
+        UNKNOWN_KEYS.filter(lambda k: not difflib.get_close_matches(k, SECRET_NAMES, 1, 0.85))
+    )
     project.secrets = copy.deepcopy(project.secrets)
     project.secrets[key][name] = "x"
     _secrets(project)
