@@ -19,13 +19,16 @@ keycloak) cannot be built here: the module proxy serves no version of
 ``github.com/pulumi/pulumi-{tls,random,postgresql,keycloak}/provider`` (every tag commit of the
 last 60 releases of each tried: 403), nor of the Terraform providers three of them wrap
 (``cyrilgdn/terraform-provider-postgresql``, ``keycloak/terraform-provider-keycloak``,
-``hashicorp/terraform-provider-tls`` at the pinned commit). ``HybridMonitor`` therefore answers
-those four packages' registrations and invokes from the offline engine's mocks (the same
+``hashicorp/terraform-provider-tls`` at the pinned commit). tls and random are served by
+stand-in plugins the engine starts (``e2e/providers``: the provider protocol, real keys,
+certificates and random values). ``HybridMonitor`` answers the other two packages'
+registrations and invokes (:data:`MOCKED_PACKAGES`) from the offline engine's mocks (the same
 placeholders the offline render uses) and sends everything else — the stack, every component,
-every Kubernetes provider and object — to the real engine, which plans, diffs, creates, reads
-and deletes them with the real pulumi-kubernetes provider against the real API server. The
-Kubernetes objects built from those resources' outputs (TLS Secrets, the database credentials
-Secret) carry the placeholders.
+every Kubernetes provider and object, every tls and random resource — to the real engine,
+which plans, diffs, creates, reads and deletes them with the real pulumi-kubernetes provider
+against the real API server and with the stand-ins. The Kubernetes objects built from the
+mocked resources' outputs (the database credentials' role name, the Keycloak client secret)
+carry the placeholders.
 """
 
 from __future__ import annotations
@@ -49,10 +52,13 @@ from pulumi.automation._server import LanguageServer
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import language_pb2_grpc, resource_pb2
 
+from e2e import providers as standins
 from gatewayctl.engine.offline import RecordingMocks, RecordingMonitor, _finish
 
-MOCKED_PACKAGES = frozenset({"tls", "random", "postgresql", "keycloak"})
-"""Packages whose providers cannot be built here (module docstring)."""
+BRIDGED_PACKAGES = frozenset({"tls", "random", "postgresql", "keycloak"})
+"""The program's packages whose real providers cannot be built here (module docstring)."""
+MOCKED_PACKAGES = BRIDGED_PACKAGES - frozenset(standins.PACKAGES)
+"""Those still answered in the program's process: no stand-in plugin serves them yet."""
 
 InvokeAnswer = Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]
 """An answer to a mocked package's invoke from a real server instead of the mocks: called with
@@ -276,6 +282,10 @@ class Engine:
     extra_env: dict[str, str] = field(default_factory=dict)
     skip_dry_run_checkpoints: bool = True
     """False only for the engine bench's "before" column (checkpoints written on dry runs too)."""
+
+    def __post_init__(self) -> None:
+        # The stand-in plugins (e2e/providers), found on PATH as the kubernetes plugin is.
+        self.plugin_dirs = [*self.plugin_dirs, standins.install(self.home / "standin-plugins")]
 
     def env(self, project_dir: Path) -> dict[str, str]:
         path = os.pathsep.join(

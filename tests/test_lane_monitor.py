@@ -7,7 +7,7 @@ from typing import Any
 
 from pulumi.runtime.proto import resource_pb2
 
-from e2e.engine import HybridMonitor
+from e2e.engine import MOCKED_PACKAGES, HybridMonitor
 
 
 class Received:
@@ -32,7 +32,7 @@ def test_mocked_urns_are_stripped_and_a_clean_request_passes_as_it_is() -> None:
     real = Received()
     monitor = HybridMonitor(real)
     key = monitor.RegisterResource(
-        resource_pb2.RegisterResourceRequest(type="tls:index/privateKey:PrivateKey", name="k")
+        resource_pb2.RegisterResourceRequest(type="postgresql:index/role:Role", name="k")
     )
     assert key.urn in monitor.mocked_urns
     other = "urn:pulumi:s::p::kubernetes:core/v1:Namespace::ns"
@@ -48,3 +48,16 @@ def test_mocked_urns_are_stripped_and_a_clean_request_passes_as_it_is() -> None:
     monitor.RegisterResource(clean)
     assert real.requests[-1] is clean
     assert [r.name for r in real.requests] == ["tls", "cm"]
+
+
+def test_tls_and_random_go_to_the_engine_and_the_others_stay_mocked() -> None:
+    """The stand-in plugins (e2e/providers) serve tls and random: their registrations reach
+    the real monitor; postgresql and keycloak are still answered in the program."""
+    assert {"postgresql", "keycloak"} == MOCKED_PACKAGES
+    real = Received()
+    monitor = HybridMonitor(real)
+    for type_ in ("tls:index/privateKey:PrivateKey", "random:index/randomBytes:RandomBytes"):
+        request = resource_pb2.RegisterResourceRequest(type=type_, name="x")
+        monitor.RegisterResource(request)
+        assert real.requests[-1] is request
+    assert monitor.mocked_urns == set()
