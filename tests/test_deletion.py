@@ -327,16 +327,38 @@ def test_removing_a_gateway_whose_policy_is_delete_is_data_loss_in_the_diff(
 
     diff = compare(STACK, full, without_bravo)
 
-    assert diff.data_loss == (LOSS,)
+    assert diff.data_loss == (kek_lost("bravo"), LOSS)
+    assert diff.left_behind == ()
     report = build_report([diff], base_label="b", command="c")
     # In the risks, before every stack's summary: kept however short the report is cut.
     risks, summary = report.split("## Offline diff: stack", 1)
-    assert risks.startswith("## Risks\n\n**Destroys** (2):\n\n")
+    assert risks.startswith("## Risks\n\n**Destroys** (3):\n\n")
     assert f"\n- stack `{STACK}`: **data loss**: {LOSS}\n" in risks
     assert "| `bravo` | removed |" in summary.split("**Kubernetes objects:**")[0]
 
 
-def test_removing_a_gateway_whose_policy_is_retain_loses_no_data(tmp_path: Path) -> None:
+def kek_lost(gateway: str) -> str:
+    return (
+        f"gateway `{gateway}` is removed: its KEK Secret `openshell-gateway-credential-kek` is"
+        " deleted: the credentials stored in its database are encrypted with that key and can"
+        " no longer be read. Export the key first (`kubectl get secret` in the gateway's"
+        " namespace) to keep them"
+    )
+
+
+def database_left(gateway: str) -> str:
+    return (
+        f"gateway `{gateway}` is removed: its PostgreSQL database `gw_{gateway}` and its role"
+        " stay on the server (deletionPolicy Retain), managed by no stack: export or drop them"
+        " by hand"
+    )
+
+
+def test_removing_a_gateway_whose_policy_is_retain_keeps_its_database_but_not_its_key(
+    tmp_path: Path,
+) -> None:
+    """Issue 42 item 5: the database stays, orphaned, and the key its stored credentials are
+    encrypted with is deleted with the namespace; both are risks."""
     root = project(tmp_path, THREE)
     full = Side(files=rendered(root).files)
     for name in ("alpha", "charlie"):  # Retain, written and by default
@@ -345,8 +367,43 @@ def test_removing_a_gateway_whose_policy_is_retain_loses_no_data(tmp_path: Path)
     diff = compare(STACK, full, Side(files=rendered(root).files))
 
     assert [g.name for g in diff.gateways if g.status == "removed"] == ["alpha", "charlie"]
-    assert diff.data_loss == ()
-    assert "Data loss" not in build_report([diff], base_label="b", command="c")
+    assert diff.data_loss == (kek_lost("alpha"), kek_lost("charlie"))
+    assert diff.left_behind == (database_left("alpha"), database_left("charlie"))
+    report = build_report([diff], base_label="b", command="c")
+    assert "drops its PostgreSQL database" not in report
+    assert "**Leaves behind** (2):" in report
+    assert f"- stack `{STACK}`: {database_left('alpha')}" in report
+
+
+def test_a_driver_switch_is_a_risk_for_the_data_of_the_driver_it_leaves(tmp_path: Path) -> None:
+    """Issue 42 item 5: off ``kek``, the key Secret is deleted (the report used to say "None:
+    nothing is destroyed"); off ``vault``, what the gateway stored in Vault stays there."""
+    vault = {
+        "driver": "vault",
+        "vault": {"address": "https://vault.example.com", "role": "openshell-alpha"},
+    }
+    root = project(tmp_path, {"alpha": {**THREE["alpha"], "credentials": vault}})
+    on_vault = Side(files=rendered(root).files)
+    write_gateway(root, "alpha", THREE["alpha"])  # back to the default, kek
+    on_kek = Side(files=rendered(root).files)
+
+    off_vault = compare(STACK, on_vault, on_kek)
+    assert off_vault.data_loss == ()
+    assert off_vault.left_behind == (
+        "gateway `alpha`: the credentials it stored in Vault `https://vault.example.com` (KV"
+        " mount `secret`) stay there, no longer read by it",
+    )
+    off_kek = compare(STACK, on_kek, on_vault)
+    assert off_kek.data_loss == (
+        "gateway `alpha`: its KEK Secret `openshell-gateway-credential-kek` is deleted: the"
+        " credentials stored in its database are encrypted with that key and can no longer be"
+        " read. Export the key first (`kubectl get secret` in the gateway's namespace) to keep"
+        " them",
+    )
+    assert off_kek.left_behind == ()
+    report = build_report([off_kek], base_label="b", command="c")
+    assert "None: nothing is destroyed" not in report
+    assert report.startswith("## Risks\n\n**Destroys** (1):\n\n")
 
 
 def test_a_working_tree_without_the_stack_deletes_nothing(tmp_path: Path) -> None:

@@ -79,12 +79,13 @@ def test_the_real_program_s_risks_lead_the_report(tmp_path: Path) -> None:
     assert section.splitlines()[:5] == [
         "## Risks",
         "",
-        "**Destroys** (2):",
+        "**Destroys** (3):",
         "",
         f"- stack `{STACK}`: gateway `bravo` is removed: namespace `openshell-bravo` on cluster"
         " `west` and every object in it are deleted",
     ]
     assert f"- stack `{STACK}`: **data loss**: gateway `bravo` is removed" in section
+    assert "**data loss**: gateway `bravo` is removed: its KEK Secret" in section
     assert (
         f"**Retain -> Delete** (1):\n\n- stack `{STACK}`, gateway `alpha`: `deletionPolicy`"
         " Retain -> Delete: PostgreSQL database `gw_alpha`"
@@ -93,7 +94,8 @@ def test_the_real_program_s_risks_lead_the_report(tmp_path: Path) -> None:
         f"**Adopts** (1):\n\n- stack `{STACK}`: gateway `charlie` **adopts** namespace"
         " `legacy-charlie` on cluster `east` from the upstream controller"
     ) in section
-    # The same order every time: destroys, replaces, flips, grants, adopts, not committed.
+    # The same order every time: destroys, leaves behind, replaces, flips, grants, adopts,
+    # not committed.
     titles = re.findall(r"^\*\*([^*]+)\*\* \(\d+\):$", section, re.MULTILINE)
     assert titles == ["Destroys", "Retain -> Delete", "Adopts"]
     assert section.endswith(f"{risks.VOCABULARY}\n\n")

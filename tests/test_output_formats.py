@@ -530,6 +530,7 @@ def test_diff_format_json_is_the_summary_and_output_still_the_markdown(tmp_path:
         ],
         "hazards": [],
         "dataLoss": [],
+        "leftBehind": [],
         "deletionPolicyFlips": [],
     }
     markdown = report.read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
-from gatewayctl.diff.losses import data_losses, deletion_flips
+from gatewayctl.diff.losses import deletion_flips, tenant_data
 from gatewayctl.diff.operations import Operation, hazards, predict
 from gatewayctl.diff.plan import (
     DATA_DIGEST,
@@ -102,7 +102,11 @@ class StackDiff:
     """Creates that meet an object the same ``up`` deletes later, renamed cluster keys
     (:func:`.operations.hazards`)."""
     data_loss: tuple[str, ...] = ()
-    """Databases the next ``up`` drops, not retained (:mod:`.losses`)."""
+    """Tenant data the next ``up`` destroys: databases not retained, KEK Secrets, Keycloak
+    clients (:func:`.losses.tenant_data`)."""
+    left_behind: tuple[str, ...] = ()
+    """Tenant data the next ``up`` leaves where it is, managed or read by nothing: retained
+    databases, credential stores (:func:`.losses.tenant_data`)."""
     delete_flips: tuple[str, ...] = ()
     """Databases retained on delete at the base and not in the working tree
     (:func:`.losses.deletion_flips`)."""
@@ -334,6 +338,9 @@ def compare(
     gateways, resources = compare_plans(base_plan, head_plan)
     access, sign_in = access_changes(base_plan, head_plan)
     operations = tuple(predict(base_plan, head_plan, replaced_keys(head_plan, replace)))
+    # A side with a note is treated as empty: nothing of it is deleted by an `up`.
+    held = tenant_data(base_plan, head_plan) if head.note is None else ([], [])
+    losses = (tuple(held[0]), tuple(held[1]))
     head_files = scrubber.files(head.files)
     objects = compare_objects(scrubber.files(base.files), head_files)
     objects += secret_data_changes(base_plan, head_plan, head_files, (o.path for o in objects))
@@ -351,7 +358,8 @@ def compare(
         operations=operations,
         hazards=tuple(hazards(base_plan, head_plan, operations)),
         # A side with a note is treated as empty: nothing of it is deleted by an `up`.
-        data_loss=tuple(data_losses(base_plan, head_plan)) if head.note is None else (),
+        data_loss=losses[0],
+        left_behind=losses[1],
         delete_flips=tuple(deletion_flips(base_plan, head_plan)),
         access=tuple(access),
         sign_in=tuple(sign_in),

@@ -1,14 +1,25 @@
-"""Data loss: the PostgreSQL databases the next ``up`` drops (issue 25 item 5).
+"""What holds a tenant's data, and what a change does to it (issue 25 item 5, issue 42 item 5).
 
-A gateway with ``deletionPolicy: Delete`` registers its role and database without
-``retainOnDelete`` (``components/database.py``); removing its declaration, or moving it to
-another stack, deletes both and everything the gateway stored in them. The base plan says
-which: each ``Database`` it registers with ``retainOnDelete`` false that the working tree no
-longer registers. The warning sits in the always-kept summary of the report.
+One rule, :func:`tenant_data`, for a removed gateway and a changed one alike, over the two
+plans. Every holder the base registers that the working tree no longer registers is either
+**destroyed** (``data_losses``: the engine deletes it) or **left behind** (``left_behind``:
+it stays where it is, no longer managed or read):
+
+- the PostgreSQL database and role (``components/database.py``): dropped with
+  ``deletionPolicy: Delete`` (no ``retainOnDelete``), left on the server with ``Retain``;
+- the KEK Secret ``openshell-gateway-credential-kek`` (``components/credentials.py``): the key
+  the credentials stored in the database are encrypted with; deleting it (the gateway removed,
+  or switched to another driver) makes them unreadable;
+- the Keycloak client (``keycloak:openid/client:Client``): deleted with its roles and every
+  user's grant of them;
+- the credential store a driver names in ``gateway.toml`` (``credential_drivers``): a Vault KV
+  mount or a Secrets namespace, outside the program; what the gateway stored there stays
+  when the gateway or its driver goes (in the gateway's own namespace it goes with it).
 """
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,27 +28,116 @@ from gatewayctl.diff.plan import index, owning_gateway
 DATABASE = "postgresql:index/database:Database"
 
 
+SECRET = "kubernetes:core/v1:Secret"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+CLIENT = "keycloak:openid/client:Client"
+KEK_SECRET = "openshell-gateway-credential-kek"  # components.naming.KEK_SECRET
+CONFIG_FILE = "gateway.toml"  # components.gateway_config.CONFIG_FILE
+
+
 def data_losses(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
-    """One warning per database of ``base`` that ``head`` deletes, not retained."""
+    """What ``head`` destroys of the tenants' data in ``base`` (:func:`tenant_data`)."""
+    return tenant_data(base, head)[0]
+
+
+def left_behind(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """What ``head`` leaves behind of the tenants' data in ``base`` (:func:`tenant_data`)."""
+    return tenant_data(base, head)[1]
+
+
+def _who(gateway: str | None, removed: bool, name: str) -> str:
+    if gateway is None:
+        return f"the stack: `{name}` is deleted"
+    return f"gateway `{gateway}` is removed" if removed else f"gateway `{gateway}`"
+
+
+def _stores(resource: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``credential_drivers`` table of a gateway's ``gateway.toml`` ConfigMap."""
+    text = ((resource.get("inputs") or {}).get("data") or {}).get(CONFIG_FILE)
+    if not isinstance(text, str):
+        return {}
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return {}
+    stores = document.get("openshell", {}).get("credential_drivers", {})
+    return stores if isinstance(stores, dict) else {}
+
+
+def _store(driver: str, table: Mapping[str, Any]) -> str:
+    if driver == "vault":
+        return f"Vault `{table.get('address')}` (KV mount `{table.get('mount')}`)"
+    return f"Secrets in namespace `{table.get('namespace')}`"
+
+
+def tenant_data(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(destroyed, left behind): one line per holder of tenant data in ``base`` that ``head``
+    deletes or stops using (the module docstring)."""
     old, new = index(base), index(head)
     remaining = {g.get("name") for g in head.get("gateways", []) if isinstance(g, Mapping)}
-    found = []
+    namespaces = {
+        g.get("name"): g.get("namespace")
+        for g in base.get("gateways", [])
+        if isinstance(g, Mapping)
+    }
+    destroyed: list[str] = []
+    kept: list[str] = []
     for key in sorted(old.keys() - new.keys()):
         resource = old[key]
-        if key[0] != DATABASE or resource.get("retainOnDelete") is not False:
-            continue  # retained, or a base whose plan does not say
+        inputs = resource.get("inputs") or {}
         gateway = owning_gateway(key, old)
-        database = (resource.get("inputs") or {}).get("name", key[1])
-        if gateway is not None and gateway not in remaining:
-            who = f"gateway `{gateway}` is removed and its deletionPolicy is Delete"
-        else:
-            who = f"{f'gateway `{gateway}`' if gateway else 'the stack'}: `{key[1]}` is deleted"
-        found.append(
-            f"{who}: the next `up` drops its PostgreSQL database `{database}` and its role, and"
-            " everything the gateway stored in them. To keep them, set `deletionPolicy: Retain`"
-            " and run `pulumi up` before the removal."
-        )
-    return found
+        removed = gateway is not None and gateway not in remaining
+        who = _who(gateway, removed, key[1])
+        retained = resource.get("retainOnDelete") is True
+        if key[0] == DATABASE:
+            database = inputs.get("name", key[1])
+            if resource.get("retainOnDelete") is False:
+                reason = " and its deletionPolicy is Delete" if removed else ""
+                destroyed.append(
+                    f"{who}{reason}: the next `up` drops its PostgreSQL database `{database}` and"
+                    " its role, and everything the gateway stored in them. To keep them, set"
+                    " `deletionPolicy: Retain` and run `pulumi up` before the removal."
+                )
+            elif retained:
+                kept.append(
+                    f"{who}: its PostgreSQL database `{database}` and its role stay on the server"
+                    " (deletionPolicy Retain), managed by no stack: export or drop them by hand"
+                )
+        elif key[0] == SECRET and (inputs.get("metadata") or {}).get("name") == KEK_SECRET:
+            fate = "left in place" if retained else "deleted"
+            (kept if retained else destroyed).append(
+                f"{who}: its KEK Secret `{KEK_SECRET}` is {fate}: the credentials stored in its"
+                " database are encrypted with that key and"
+                f"{' stay readable only with it' if retained else ' can no longer be read'}."
+                " Export the key first (`kubectl get secret` in the gateway's namespace) to keep"
+                " them"
+            )
+        elif key[0] == CLIENT:
+            client = inputs.get("clientId", key[1])
+            destroyed.append(
+                f"{who}: its Keycloak client `{client}` is deleted, with the roles and grants"
+                " made on it"
+            )
+    for key in sorted(old):
+        if key[0] != CONFIG_MAP:
+            continue
+        before = _stores(old[key])
+        after = _stores(new[key]) if key in new else {}
+        gateway = owning_gateway(key, old)
+        removed = gateway is not None and gateway not in remaining
+        for driver, table in sorted(before.items()):
+            if not isinstance(table, Mapping) or after.get(driver) == table:
+                continue
+            own = driver == "kubernetes-secrets" and table.get("namespace") == namespaces.get(
+                gateway
+            )
+            if own and removed:
+                continue  # deleted with the namespace, which the report names
+            kept.append(
+                f"{_who(gateway, removed, key[1])}: the credentials it stored in"
+                f" {_store(driver, table)} stay there, no longer read by it"
+            )
+    return destroyed, kept
 
 
 def deletion_flips(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:

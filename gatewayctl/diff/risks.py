@@ -44,8 +44,8 @@ VOCABULARY = (
 )
 """The report's one vocabulary, said once under the risks."""
 NO_RISK = (
-    "None: nothing is destroyed or replaced, no database stops being retained, no one gains a"
-    " role, nothing is adopted and every declaration is committed."
+    "None: nothing is destroyed, left behind or replaced, no database stops being retained, no"
+    " one gains a role, nothing is adopted and every declaration is committed."
 )
 DECLARATIONS = ("gateways/",)
 """Where declarations live; with the stack files (``Pulumi.<stack>.yaml``)."""
@@ -143,6 +143,10 @@ def _destroys(diff: StackDiff) -> list[str]:
     return lines
 
 
+def _left(diff: StackDiff) -> list[str]:
+    return [f"- stack `{diff.stack}`: {line}" for line in diff.left_behind]
+
+
 def _name(manifest: str) -> str:
     """``metadata.name`` of a rendered manifest (the render writes one object per file)."""
     try:
@@ -223,6 +227,7 @@ def section(diffs: Sequence[StackDiff], files: Sequence[Uncommitted] = ()) -> st
         return ""
     kinds = (
         ("Destroys", [line for d in diffs for line in _destroys(d)]),
+        ("Leaves behind", [line for d in diffs for line in _left(d)]),
         ("Replaces", [line for d in diffs for line in _replaces(d)]),
         (
             "Retain -> Delete",

@@ -103,6 +103,7 @@ def stack_summary(diff: StackDiff) -> dict[str, Any]:
         ],
         "hazards": list(diff.hazards),
         "dataLoss": list(diff.data_loss),
+        "leftBehind": list(diff.left_behind),
         "deletionPolicyFlips": list(diff.delete_flips),
     }
 
