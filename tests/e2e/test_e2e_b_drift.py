@@ -223,8 +223,11 @@ def test_an_addition_refresh_cannot_see_is_named_from_a_refreshed_state(
     live = cluster.get("networkpolicy", name, namespace=namespace)
     assert live["spec"]["podSelector"] == narrowed
     # `up --replace` is no remedy: with no replace reason from the provider the engine creates
-    # the replacement first (with force: an apply onto the same object) and then deletes "the
-    # original", the same object. Measured: no policy is left at all.
+    # the replacement first and then deletes "the original", the same object. Measured with the
+    # provider the lane builds (pulumi-kubernetes 4.25.0, with force: an apply onto the same
+    # object): no policy is left at all. That is the data loss 4.29.0 fixed (CHANGELOG 4.29.0,
+    # #2926: creates are client-side since); with the pinned 4.34.2 the replacement's create
+    # fails with AlreadyExists and the narrowed policy stays. Neither heals it.
     pulumi(
         engine,
         project,

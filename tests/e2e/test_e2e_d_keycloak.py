@@ -209,12 +209,12 @@ def test_provisioner_with_the_readme_roles_makes_every_call(
     )
     # data keycloak_group / keycloak_user (group.go GetGroupByPath, user.go GetUserByUsername)
     group = _ok(keycloak.admin("GET", f"/{REALM}/group-by-path/team-a", token), 200).json()
-    users = _ok(
-        keycloak.admin(
-            "GET", f"/{REALM}/users", token, params={"username": "alice", "exact": "true"}
-        ),
-        200,
+    # user.go GetUserByUsername sends no `exact`: Keycloak answers every user whose name
+    # contains it, and the provider keeps the one whose name is the same (lower-cased).
+    found = _ok(
+        keycloak.admin("GET", f"/{REALM}/users", token, params={"username": "alice"}), 200
     ).json()
+    users = [u for u in found if u["username"].lower() == "alice"]
     assert [u["username"] for u in users] == ["alice"]
     # keycloak_group_roles / keycloak_user_roles (group_roles.go: POST role-mappings/clients/{id})
     roles = _ok(keycloak.admin("GET", f"/{REALM}/clients/{uuid}/roles", token), 200).json()
