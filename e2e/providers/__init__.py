@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib.resources
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -55,7 +54,6 @@ def main(argv: list[str]) -> None:
         print(f"usage: python -m e2e.providers {{{','.join(PACKAGES)}}} ENGINE", file=sys.stderr)
         raise SystemExit(2)
     sys.argv = [f"pulumi-resource-{package}", *argv[1:]]
-    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     if package == "tls":
         from e2e.providers import tls
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from pulumi.provider.experimental import provider as p
 from pulumi.provider.experimental.property_value import Computed, PropertyValue
@@ -133,8 +133,6 @@ class Kind:
 
 class StandIn(p.Provider):
     """A provider serving ``kinds`` (see the module docstring)."""
-
-    SENT_BACK_AS_SECRET: ClassVar[str] = "secret"
 
     def __init__(self, package: str, kinds: Sequence[Kind]) -> None:
         self.package = package

@@ -2,8 +2,8 @@
 
 One rule, :func:`tenant_data`, for a removed gateway and a changed one alike, over the two
 plans. Every holder the base registers that the working tree no longer registers is either
-**destroyed** (``data_losses``: the engine deletes it) or **left behind** (``left_behind``:
-it stays where it is, no longer managed or read):
+**destroyed** (the engine deletes it) or **left behind** (it stays where it is, no longer
+managed or read):
 
 - the PostgreSQL database and role (``components/database.py``): dropped with
   ``deletionPolicy: Delete`` (no ``retainOnDelete``), left on the server with ``Retain``;
@@ -23,6 +23,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
+from components import naming
 from gatewayctl.diff.plan import index, owning_gateway
 
 DATABASE = "postgresql:index/database:Database"
@@ -31,18 +32,7 @@ DATABASE = "postgresql:index/database:Database"
 SECRET = "kubernetes:core/v1:Secret"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 CLIENT = "keycloak:openid/client:Client"
-KEK_SECRET = "openshell-gateway-credential-kek"  # components.naming.KEK_SECRET
 CONFIG_FILE = "gateway.toml"  # components.gateway_config.CONFIG_FILE
-
-
-def data_losses(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
-    """What ``head`` destroys of the tenants' data in ``base`` (:func:`tenant_data`)."""
-    return tenant_data(base, head)[0]
-
-
-def left_behind(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
-    """What ``head`` leaves behind of the tenants' data in ``base`` (:func:`tenant_data`)."""
-    return tenant_data(base, head)[1]
 
 
 def _who(gateway: str | None, removed: bool, name: str) -> str:
@@ -103,11 +93,11 @@ def tenant_data(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[list[
                     f"{who}: its PostgreSQL database `{database}` and its role stay on the server"
                     " (deletionPolicy Retain), managed by no stack: export or drop them by hand"
                 )
-        elif key[0] == SECRET and (inputs.get("metadata") or {}).get("name") == KEK_SECRET:
+        elif key[0] == SECRET and (inputs.get("metadata") or {}).get("name") == naming.KEK_SECRET:
             fate = "left in place" if retained else "deleted"
             (kept if retained else destroyed).append(
-                f"{who}: its KEK Secret `{KEK_SECRET}` is {fate}: the credentials stored in its"
-                " database are encrypted with that key and"
+                f"{who}: its KEK Secret `{naming.KEK_SECRET}` is {fate}: the credentials stored"
+                " in its database are encrypted with that key and"
                 f"{' stay readable only with it' if retained else ' can no longer be read'}."
                 " Export the key first (`kubectl get secret` in the gateway's namespace) to keep"
                 " them"
