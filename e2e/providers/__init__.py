@@ -12,6 +12,7 @@ package's ``pulumi-plugin.json``) and starts it with the engine's address as its
 
 from __future__ import annotations
 
+import importlib
 import importlib.resources
 import json
 import sys
@@ -54,11 +55,5 @@ def main(argv: list[str]) -> None:
         print(f"usage: python -m e2e.providers {{{','.join(PACKAGES)}}} ENGINE", file=sys.stderr)
         raise SystemExit(2)
     sys.argv = [f"pulumi-resource-{package}", *argv[1:]]
-    if package == "tls":
-        from e2e.providers import tls
-
-        tls.main()
-    else:
-        from e2e.providers import random
-
-        random.main()
+    # Each package's module (e2e/providers/<package>.py) serves it with its main().
+    importlib.import_module(f"e2e.providers.{package}").main()
