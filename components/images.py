@@ -28,6 +28,11 @@ _REFERENCE = re.compile(
     rf"(?::(?P<tag>{_TAG}))?"
     rf"(?:@(?P<digest>{_DIGEST}))?"
 )
+REFERENCE_PATTERN = (
+    f"^(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?:@(?:{_DIGEST}))?$"
+)
+"""The grammar of :data:`_REFERENCE` as one anchored pattern without named groups (a JSON
+Schema ``pattern``: ECMA-262 reads it as Python does)."""
 _NAME_MAX = 255
 _REGISTRY_PORT = re.compile(r":([0-9]+)$")  # after the host or the bracketed IPv6 literal
 _PORT_MAX = 65535

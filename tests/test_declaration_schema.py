@@ -110,7 +110,7 @@ FIELDS:
       The Vault role the gateway logs in as (through the Kubernetes auth method).
   mount (string, default "secret")
       The KV mount path the credentials are kept under.
-  authMethod (string, default "kubernetes")
+  authMethod (one of "kubernetes", default "kubernetes")
       How the gateway logs in to Vault: ``kubernetes`` only (its ServiceAccount token).
   kubernetesAuthMount (string, default "kubernetes")
       The path the Kubernetes auth method is mounted at.

@@ -8,20 +8,30 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from components import credentials, naming
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.model import (
+    DNS_LABEL_BODY,
     DnsLabel,
     ImageReference,
-    LabelKey,
-    LabelValue,
+    JsonSchema,
+    Labels,
     Model,
     ReleaseName,
     check_dns_label,
+    dns_label_schema,
+    unnamed,
 )
 from gatewayctl.inputs.signin import AccessSpec, KeycloakClientSpec, OidcSpec
 
@@ -59,16 +69,27 @@ def _namespace(value: object) -> object:
 
 
 class Metadata(Model):
-    name: Annotated[str, BeforeValidator(_gateway_name)]
+    name: Annotated[
+        str,
+        BeforeValidator(_gateway_name),
+        dns_label_schema(naming.max_gateway_name_length()),
+    ]
     """The gateway's name and identity: a DNS-1123 label, the declaration's file name."""
-    labels: dict[LabelKey, LabelValue] = Field(default_factory=dict)
+    labels: Labels = Field(default_factory=dict)
     """Free labels; a shared inventory selects gateways by them."""
+
+
+HOST_PATTERN = (
+    f"^(?=.{{1,253}}$)(?:{DNS_LABEL_BODY}\\.)+(?![0-9]+$)(?!0x[0-9a-f]*$){DNS_LABEL_BODY}$"
+)
+"""A host clients reach by name (``components.hostnames.check_host``, checked when the stack
+is resolved): a lowercase DNS name of at least two labels whose last is not numeric."""
 
 
 class ExposureSpec(Model):
     enabled: bool = True
     """False: no Route or GRPCRoute, and no address."""
-    host: str | None = None
+    host: Annotated[str, JsonSchema({"pattern": HOST_PATTERN})] | None = None
     """Explicit external host; default ``gw-<namespace>.<baseDomain>``. Under the base domain
     it must be that slot."""
 
@@ -127,26 +148,54 @@ def _credential_namespace(value: object) -> object:
 
 
 class KubernetesSecretsSpec(Model):
-    namespace: Annotated[str, BeforeValidator(_credential_namespace)] | None = None
+    namespace: (
+        Annotated[
+            str,
+            BeforeValidator(_credential_namespace),
+            dns_label_schema(**reserved.system_namespace_schema()),
+        ]
+        | None
+    ) = None
     """Where the Secrets are kept; default the gateway's own namespace. Another namespace
     must exist, belong to no other gateway and be no namespace of the platform."""
 
 
+VAULT_ADDRESS_PATTERN = "^https?://[^\\s/?#@]+(?:/[^\\s?#]*)?$"
+"""``credentials.check_vault_address``: http(s), a host, no user info, query or fragment."""
+_IDENTIFIER = JsonSchema(
+    {"pattern": "^[a-zA-Z0-9][a-zA-Z0-9._/-]*$", "maxLength": credentials.IDENTIFIER_MAX}
+)
+"""``credentials.check_identifier``."""
+_VAULT_PATH = JsonSchema(
+    {
+        "pattern": "^(?!.*//)(?!.*/$)(?!(?:.*/)?[.][.]?(?:/|$))[a-zA-Z0-9][a-zA-Z0-9._/-]*$",
+        "maxLength": credentials.IDENTIFIER_MAX,
+    }
+)
+"""``credentials.check_vault_path``: an identifier of non-empty segments, none ``.``/``..``."""
+
+
 class VaultSpec(Model):
-    address: Annotated[str, BeforeValidator(_checked(credentials.check_vault_address))]
+    address: Annotated[
+        str,
+        BeforeValidator(_checked(credentials.check_vault_address)),
+        JsonSchema({"pattern": VAULT_ADDRESS_PATTERN, "maxLength": credentials.ADDRESS_MAX}),
+    ]
     """Vault's http(s) URL."""
-    role: Annotated[str, BeforeValidator(_checked(credentials.check_identifier))]
+    role: Annotated[str, BeforeValidator(_checked(credentials.check_identifier)), _IDENTIFIER]
     """The Vault role the gateway logs in as (through the Kubernetes auth method)."""
-    mount: Annotated[str, BeforeValidator(_checked(credentials.check_vault_path))] = (
+    mount: Annotated[str, BeforeValidator(_checked(credentials.check_vault_path)), _VAULT_PATH] = (
         credentials.VAULT_DEFAULT_MOUNT
     )
     """The KV mount path the credentials are kept under."""
-    auth_method: Annotated[str, BeforeValidator(_checked(credentials.check_auth_method))] = Field(
-        credentials.VAULT_DEFAULT_AUTH_METHOD, alias="authMethod"
-    )
+    auth_method: Annotated[
+        str,
+        BeforeValidator(_checked(credentials.check_auth_method)),
+        JsonSchema({"enum": sorted(credentials.VAULT_AUTH_METHODS)}),
+    ] = Field(credentials.VAULT_DEFAULT_AUTH_METHOD, alias="authMethod")
     """How the gateway logs in to Vault: ``kubernetes`` only (its ServiceAccount token)."""
     kubernetes_auth_mount: Annotated[
-        str, BeforeValidator(_checked(credentials.check_vault_path))
+        str, BeforeValidator(_checked(credentials.check_vault_path)), _VAULT_PATH
     ] = Field(credentials.VAULT_DEFAULT_KUBERNETES_AUTH_MOUNT, alias="kubernetesAuthMount")
     """The path the Kubernetes auth method is mounted at."""
     timeout_seconds: int = Field(
@@ -158,7 +207,27 @@ class VaultSpec(Model):
     """How long one request to Vault may take, 1-3600 seconds."""
 
 
+def _only_with(driver: str, field: str, *, required: bool) -> dict[str, Any]:
+    """``field`` is set only with ``driver`` (and must be, when ``required``)."""
+    return {
+        "if": {"properties": {"driver": {"const": driver}}, "required": ["driver"]},
+        "then": (
+            {"required": [field], "properties": {field: {"type": "object"}}} if required else {}
+        ),
+        "else": {"properties": {field: {"type": "null"}}},
+    }
+
+
 class CredentialsSpec(Model):
+    # The driver's blocks (``_matches_driver``), for editors; ``driver`` defaults to kek.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                _only_with("kubernetes-secrets", "kubernetesSecrets", required=False),
+                _only_with("vault", "vault", required=True),
+            ]
+        }
+    )
     driver: Literal["kek", "kubernetes-secrets", "vault"] = "kek"
     """``kek``: encrypted in the database with a key in a Secret; ``kubernetes-secrets``: in
     Secrets; ``vault``: in a HashiCorp Vault KV mount."""
@@ -229,7 +298,18 @@ def _amount(quantity: str) -> Fraction:
     return Fraction(match["number"]) * _SCALE.get(match["suffix"] or "", Fraction(1))
 
 
-Quantity = Annotated[str, BeforeValidator(_quantity)]
+Quantity = Annotated[
+    str,
+    BeforeValidator(_quantity),
+    JsonSchema(
+        {
+            # A YAML number is its decimal text: any non-negative number reads as one.
+            "type": ["string", "number"],
+            "pattern": unnamed(f"^{_QUANTITY.pattern}$"),
+            "minimum": 0,
+        }
+    ),
+]
 
 
 class ResourceRequests(Model):
@@ -268,12 +348,39 @@ class ResourcesSpec(Model):
         return self
 
 
+def _excludes(field: str, *others: str, value: object = None) -> dict[str, Any]:
+    """With ``field`` set (to ``value``, when given), none of ``others`` may be."""
+    condition: dict[str, Any] = {"required": [field]}
+    if value is not None:
+        condition["properties"] = {field: {"const": value}}
+    return {
+        "if": condition,
+        "then": {"not": {"anyOf": [{"required": [other]} for other in others]}},
+    }
+
+
 class GatewaySpec(Model):
+    # One way to sign in (``_one_way_to_sign_in``), for editors.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                _excludes("signIn", "oidc", "access", "keycloak", value="none"),
+                _excludes("oidc", "keycloak", "access"),
+            ]
+        }
+    )
     cluster: DnsLabel | None = None
     """Key of the stack's clusters (``Pulumi.<stack>.yaml``); optional when the stack has one."""
     # Checked against them when validated with the context ``{"clusters": [...]}``, so an
     # unknown cluster is reported with every other problem.
-    namespace: Annotated[str, BeforeValidator(_namespace)] | None = None
+    namespace: (
+        Annotated[
+            str,
+            BeforeValidator(_namespace),
+            dns_label_schema(naming.max_namespace_length(), **reserved.system_namespace_schema()),
+        ]
+        | None
+    ) = None
     """The tenant namespace; default ``openshell-<name>``. Set it to adopt an upstream
     gateway's existing namespace."""
     exposure: ExposureSpec = ExposureSpec()
@@ -289,9 +396,20 @@ class GatewaySpec(Model):
     deletion_policy: Literal["Retain", "Delete"] = Field("Retain", alias="deletionPolicy")
     """``Retain`` keeps the PostgreSQL role and database when the gateway is removed;
     ``Delete`` drops them (the data is lost)."""
-    database_name: Annotated[str, BeforeValidator(_database_name)] | None = Field(
-        None, alias="databaseName"
-    )
+    database_name: (
+        Annotated[
+            str,
+            BeforeValidator(_database_name),
+            JsonSchema(
+                {
+                    "pattern": "^[a-z_][a-z0-9_]*$",
+                    "maxLength": naming.POSTGRES_IDENTIFIER_MAX,
+                    **reserved.gateway_database_schema(),
+                }
+            ),
+        ]
+        | None
+    ) = Field(None, alias="databaseName")
     """Role and database name; default ``gw_<name>``. Set it to adopt an upstream gateway's
     existing database (upstream names it ``gw_<gateway id>``)."""
     credentials: CredentialsSpec = CredentialsSpec()

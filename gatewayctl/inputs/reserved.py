@@ -75,6 +75,13 @@ OPERATOR_SETTINGS = "deploy/operator.yaml"
 """The operator's settings (``gatewayctl.deploy.operator``), whose ``namespace`` is reserved."""
 
 
+def system_namespace_schema() -> dict[str, object]:
+    """:func:`system_namespace` as JSON Schema keywords (``gatewayctl.inputs.model.none_of``)."""
+    from gatewayctl.inputs.model import none_of
+
+    return none_of(_SYSTEM_NAMESPACES, _SYSTEM_NAMESPACE_PREFIXES)
+
+
 def system_namespace(name: str) -> bool:
     """A namespace of the platform or of cluster-wide software, never a tenant's."""
     return name in _SYSTEM_NAMESPACES or name.startswith(_SYSTEM_NAMESPACE_PREFIXES)
@@ -217,6 +224,16 @@ def role_problem(name: str, *, login: bool = False) -> str | None:
     if not login and name in MANAGED_LOGINS:
         return f"{name!r} is a reserved role: {MANAGED_LOGINS[name]}"
     return None
+
+
+def gateway_database_schema() -> dict[str, object]:
+    """JSON Schema keywords refusing what :func:`database_problem` or :func:`role_problem`
+    (not a login) refuses: the name of a gateway's database is its role's too."""
+    from gatewayctl.inputs.model import none_of
+
+    names = {*POSTGRES_ROLES, *MANAGED_ROLES, *MANAGED_LOGINS}
+    names |= POSTGRES_DATABASES | set(MANAGED_DATABASES)
+    return none_of(names, {"pg_", *MANAGED_ROLE_PREFIXES})
 
 
 def database_problem(name: str) -> str | None:

@@ -87,6 +87,8 @@ def type_name(schema: Node, node: Node) -> str:
     if "enum" in node:
         return "one of " + ", ".join(json.dumps(value) for value in node["enum"])
     kind = node.get("type", "any")
+    if isinstance(kind, list):
+        return " or ".join(kind)
     if kind == "array":
         return f"array of {type_name(schema, node.get('items', {}))}"
     if kind == "object" and "properties" not in node:

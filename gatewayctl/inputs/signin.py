@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from components.hostnames import check_host
-from gatewayctl.inputs.model import PATH_MAX, Model, ProjectPath
+from gatewayctl.inputs.model import PATH_MAX, JsonSchema, Model, ProjectPath, unnamed
 
 _HTTPS_URL = re.compile(
     r"https://(?P<host>[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?"
@@ -47,7 +47,11 @@ def _https_url(value: object) -> object:
     return value.rstrip("/")
 
 
-HttpsUrl = Annotated[str, BeforeValidator(_https_url)]
+HttpsUrl = Annotated[
+    str,
+    BeforeValidator(_https_url),
+    JsonSchema({"pattern": unnamed(f"^{_HTTPS_URL.pattern}$"), "maxLength": PATH_MAX}),
+]
 
 _KEYCLOAK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
 
@@ -64,7 +68,9 @@ def _keycloak_name(value: object) -> object:
     return value
 
 
-KeycloakName = Annotated[str, BeforeValidator(_keycloak_name)]
+KeycloakName = Annotated[
+    str, BeforeValidator(_keycloak_name), JsonSchema({"pattern": f"^{_KEYCLOAK_NAME.pattern}$"})
+]
 
 
 class KeycloakServer(Model):
@@ -95,21 +101,33 @@ class IdentityConfig(Model):
     none``."""
 
 
+_PRINTABLE = JsonSchema({"pattern": "^(?!\\s)(?!.*\\s$)[^\\x00-\\x1f\\x7f]+$"})
+"""``OidcSpec._printable``: no control character, no white space at either end."""
+Claim = Annotated[str, _PRINTABLE]
+
+
 class OidcSpec(Model):
     """Bring your own issuer: ``[openshell.gateway.oidc]`` as the gateway reads it."""
 
+    # Both role names or neither (``_roles_together``), for editors.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "dependentRequired": {"adminRole": ["userRole"], "userRole": ["adminRole"]}
+        }
+    )
+
     issuer: HttpsUrl
     """The issuer's https URL; the gateway reads its discovery document and keys from it."""
-    audience: str = Field("openshell-cli", min_length=1, max_length=255)
+    audience: Claim = Field("openshell-cli", min_length=1, max_length=255)
     """The audience the gateway requires in tokens (``aud``)."""
-    roles_claim: str | None = Field(None, alias="rolesClaim", min_length=1, max_length=255)
+    roles_claim: Claim | None = Field(None, alias="rolesClaim", min_length=1, max_length=255)
     """The claim holding the user's roles; unset: the gateway's default."""
-    admin_role: str | None = Field(None, alias="adminRole", min_length=1, max_length=255)
+    admin_role: Claim | None = Field(None, alias="adminRole", min_length=1, max_length=255)
     """The role granting admin; set with ``userRole`` or neither."""
-    user_role: str | None = Field(None, alias="userRole", min_length=1, max_length=255)
+    user_role: Claim | None = Field(None, alias="userRole", min_length=1, max_length=255)
     """The role granting use; set with ``adminRole`` or neither (neither: every signed-in user
     is a user, no one an admin)."""
-    scopes_claim: str | None = Field(None, alias="scopesClaim", min_length=1, max_length=255)
+    scopes_claim: Claim | None = Field(None, alias="scopesClaim", min_length=1, max_length=255)
     """The claim holding the token's scopes; unset: the gateway's default."""
     jwks_ttl_seconds: int = Field(3600, alias="jwksTtlSeconds", ge=60, le=86400)
     """How long the gateway caches the issuer's keys, 60-86400 seconds."""
@@ -180,7 +198,18 @@ def _principals(value: object) -> object:
     return value
 
 
-Principals = Annotated[list[str], BeforeValidator(_principals)]
+Principals = Annotated[
+    list[
+        Annotated[
+            str,
+            JsonSchema(
+                {"pattern": f"^(?:group:(?:/{_GROUP_SEGMENT.pattern})+|user:{_USERNAME.pattern})$"}
+            ),
+        ]
+    ],
+    BeforeValidator(_principals),
+    JsonSchema({"uniqueItems": True}),
+]
 
 
 class AccessSpec(Model):
@@ -201,7 +230,7 @@ def _uuid(value: object) -> object:
     return value
 
 
-KeycloakId = Annotated[str, BeforeValidator(_uuid)]
+KeycloakId = Annotated[str, BeforeValidator(_uuid), JsonSchema({"pattern": f"^{_UUID.pattern}$"})]
 
 
 class KeycloakImportIds(Model):
