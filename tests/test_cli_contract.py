@@ -116,11 +116,16 @@ def test_every_help_names_the_tool_as_it_is_run_and_gives_exit_codes_and_example
 def test_stacks_help_gives_its_exit_codes_and_examples() -> None:
     text = _helps()["stacks"]
     assert text.endswith(
-        "exit codes: 0 ok; 2 invalid input (a stack file whose name is no stack name, or no stack"
-        " file\nat all: every problem listed as `path: field: problem`); 1 any other error.\n\n"
+        "exit codes: 0 ok; 2 invalid input (a stack file whose name is no stack name, no stack"
+        " file at\nall, an unknown STACK; with --changed, a STACK whose diff is not recorded in"
+        " DIR or a record\nthat is not the diff's JSON: every problem listed as `path: field:"
+        " problem`); 1 any other\nerror.\n\n"
         "examples:\n"
         '  gatewayctl stacks             # ["aws","ibm","local"]: one diff job per stack\n'
         "  gatewayctl stacks -o yaml     # the same list in YAML\n"
+        "  gatewayctl stacks --changed build/diff-summary ibm aws\n"
+        '                                # ["aws"]: of ibm and aws, those whose recorded offline\n'
+        "                                # diff changes (the pull request's previews)\n"
     )
     out = run_cli("stacks")
     assert (out.code, out.out, out.err) == (0, '["aws","ibm","local"]\n', "")

@@ -196,9 +196,11 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "make setup",
         "make test",
         "make validate",
-        "python -m gatewayctl diff --base --output",
+        "python -m gatewayctl diff --all --base --format",
+        "python -m gatewayctl diff --base --output --format",
         "python -m gatewayctl driver --list",
         "python -m gatewayctl stacks",
+        "python -m gatewayctl stacks --changed",
         "python -m gatewayctl validate --deploy",
         "pulumi login",
         "pulumi preview",
@@ -285,7 +287,7 @@ def planning(name: str) -> dict[str, Any]:
 @pytest.mark.parametrize("name", ["deploy.yml", "drift.yml"])
 def test_the_workflows_ask_who_drives_each_stack(tmp_path: Path, name: str) -> None:
     driver = planning(name)
-    assert driver["env"] == {"CANDIDATES": "ibm aws"}  # local (kind) is never deployed from CI
+    assert driver["env"]["CANDIDATES"] == "ibm aws"  # local (kind) is never deployed from CI
     fake(tmp_path / "bin", "make", 'echo "make $*" >> make-calls\n')
     fake(tmp_path / ".venv" / "bin", "python", FAKE_DRIVER)
     env = {
@@ -306,6 +308,78 @@ def test_the_workflows_ask_who_drives_each_stack(tmp_path: Path, name: str) -> N
         assert outputs["operator"] == '["aws"]'
         expected_outputs["operator"] = "${{ steps.driver.outputs.operator }}"
     assert load(name)["jobs"]["stacks"]["outputs"] == expected_outputs
+
+
+FAKE_PUSH_TOOLS = """\
+echo "$*" >> python-calls
+case "$*" in
+  *"gatewayctl diff"*) echo '{"stacks": []}'; exit "$FAKE_DIFF" ;;
+  *"--list ci"*) printf '%s\\n' "$FAKE_CI" ;;
+  *"--list operator"*) printf '%s\\n' "$FAKE_OPERATOR" ;;
+esac
+"""
+FAKE_GIT = """\
+echo "git $*" >> git-calls
+case "$1" in
+  cat-file) exit "$FAKE_KNOWN" ;;
+  diff) exit "$FAKE_PINS" ;;
+esac
+"""
+BEFORE = "0123456789abcdef0123456789abcdef01234567"
+LIST_CI = "-m gatewayctl driver --list ci ibm aws"
+LIST_CHANGED = "-m gatewayctl driver --list ci --changed build/diff-summary ibm aws"
+DIFF_ALL = f"-m gatewayctl diff --all --base {BEFORE} --format json"
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("event", "known", "pins", "diff", "calls"),
+    [
+        ("workflow_dispatch", "0", "0", "0", [LIST_CI]),
+        ("push", "1", "0", "0", [LIST_CI]),
+        ("push", "0", "1", "0", [LIST_CI]),
+        ("push", "0", "0", "1", [DIFF_ALL, LIST_CI]),
+        ("push", "0", "0", "2", [DIFF_ALL, LIST_CI]),
+        ("push", "0", "0", "3", [DIFF_ALL, LIST_CHANGED]),
+        ("push", "0", "0", "0", [DIFF_ALL, LIST_CHANGED]),
+    ],
+)
+def test_a_push_deploys_only_the_stacks_it_changes(
+    tmp_path: Path, event: str, known: str, pins: str, diff: str, calls: list[str]
+) -> None:
+    driver = planning("deploy.yml")
+    assert driver["env"] == {
+        "CANDIDATES": "ibm aws",
+        "EVENT": "${{ github.event_name }}",
+        "BEFORE": "${{ github.event.before }}",
+    }
+    (checkout,) = [s for s in steps_of("deploy.yml", "stacks") if "checkout" in s.get("uses", "")]
+    assert checkout["with"]["fetch-depth"] == 0  # the commit before the push is there
+    fake(tmp_path / "bin", "make", "true\n")
+    fake(tmp_path / "bin", "git", FAKE_GIT)
+    fake(tmp_path / ".venv" / "bin", "python", FAKE_PUSH_TOOLS)
+    env = {
+        "CANDIDATES": "ibm aws",
+        "EVENT": event,
+        "BEFORE": BEFORE,
+        "FAKE_KNOWN": known,
+        "FAKE_PINS": pins,
+        "FAKE_DIFF": diff,
+        "FAKE_CI": '["ibm"]',
+        "FAKE_OPERATOR": '["aws"]',
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    code, outputs = run_script(driver["run"], tmp_path, env)
+    assert code == 0
+    made = (tmp_path / "python-calls").read_text().splitlines()
+    assert made == [*calls, "-m gatewayctl driver --list operator ibm aws"]
+    assert outputs == {"ci": '["ibm"]', "operator": '["aws"]'}
+    if DIFF_ALL in calls:
+        assert (tmp_path / "build/diff-summary/push.json").read_text() == '{"stacks": []}\n'
+        assert (tmp_path / "git-calls").read_text().splitlines() == [
+            f"git cat-file -e {BEFORE}^{{commit}}",
+            f"git diff --quiet {BEFORE} HEAD -- uv.lock .pulumi.version Pulumi.yaml",
+        ]
 
 
 @needs_bash

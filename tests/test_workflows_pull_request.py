@@ -68,9 +68,12 @@ def test_pull_request_comment_is_sticky_per_stack_and_not_for_forks() -> None:
 REPOSITORY = "acme/gateways"
 
 
-def pr_context(*, fork: bool, secrets: dict[str, str], stack: str = "ibm") -> dict[str, Any]:
+def pr_context(
+    *, fork: bool, secrets: dict[str, str], stack: str = "ibm", preview: str = '["ibm","aws"]'
+) -> dict[str, Any]:
     head = "mallory/gateways" if fork else REPOSITORY
     return {
+        "needs": {"changed": {"outputs": {"preview": preview}}},
         "github": {
             "repository": REPOSITORY,
             "event": {"pull_request": {"head": {"repo": {"full_name": head}}}},
@@ -89,13 +92,17 @@ def job_env(name: str, job: str, context: dict[str, Any]) -> dict[str, str]:
 
 def test_the_preview_runs_only_in_its_protected_environment_and_never_for_forks() -> None:
     job = load("pull-request.yml")["jobs"]["preview"]
-    assert job["needs"] == ["credentials", "diff"]
-    assert job["strategy"]["matrix"]["stack"] == ["ibm", "aws"]  # local is not deployed
+    assert job["needs"] == ["credentials", "changed"]
     for stack in ("ibm", "aws"):
         context = pr_context(fork=False, secrets={}, stack=stack)
         assert interpolate(job["environment"], context) == f"preview-{stack}"
     assert evaluate(job["if"], pr_context(fork=True, secrets={})) is False
     assert evaluate(job["if"], pr_context(fork=False, secrets={})) is True
+    # Only the stacks whose offline render changes (the `changed` job), none: no job at all.
+    for listed, runs in (("[]", False), ('["aws"]', True), ('["ibm","aws"]', True)):
+        context = pr_context(fork=False, secrets={}, preview=listed)
+        assert evaluate(job["if"], context) is runs
+        assert evaluate(job["strategy"]["matrix"]["stack"], context) == json.loads(listed)
 
 
 def secret_references(name: str) -> list[tuple[str, str, str]]:
@@ -247,6 +254,7 @@ def test_pull_request_diff_step_treats_3_as_changes_and_2_or_1_as_failures(
         "python",
         """\
         echo "$*" > python-args
+        echo "the summary"
         while [ $# -gt 0 ]; do
           if [ "$1" = "--output" ]; then printf 'the report\\n' > "$2"; fi
           shift
@@ -261,6 +269,7 @@ def test_pull_request_diff_step_treats_3_as_changes_and_2_or_1_as_failures(
         "STACK": "ibm",
         "BASE_REF": "main",
         "REPORT": "build/report.md",
+        "SUMMARY": "build/diff-summary/ibm.json",
         "RUN_URL": "https://example.invalid/run/1",
     }
     result, outputs = run_script(script, tmp_path, env)
@@ -269,7 +278,9 @@ def test_pull_request_diff_step_treats_3_as_changes_and_2_or_1_as_failures(
     assert outputs.get("changes") == changes
     args = (tmp_path / "python-args").read_text(encoding="utf-8").split()
     expected = ["-m", "gatewayctl", "diff", "ibm", "--base", "origin/main", "--output"]
-    assert args == [*expected, "build/report.md"]
+    assert args == [*expected, "build/report.md", "--format", "json"]
+    # The summary (stdout) is the record the `changed` job reads.
+    assert (tmp_path / "build/diff-summary/ibm.json").read_text() == "the summary\n"
     report = (tmp_path / "build/report.md").read_text(encoding="utf-8")
     if step_code == 0:
         assert report == "the report\n"
@@ -348,3 +359,64 @@ def test_one_check_says_whether_every_stacks_diff_completed(
     (only,) = job["steps"]
     result, _ = run_script(only["run"], tmp_path, env)
     assert result == code
+
+
+# --- pull requests: previews only for the stacks whose render changes ---------------------------
+
+
+def test_each_diff_job_uploads_its_summary_for_the_previews() -> None:
+    job = load("pull-request.yml")["jobs"]["diff"]
+    assert job["env"]["SUMMARY"] == "build/diff-summary/${{ matrix.stack }}.json"
+    upload = step("pull-request.yml", "diff", "Record whether the stack changes")
+    assert upload["uses"].startswith(
+        "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02"
+    )
+    # Only after a diff that completed (no `if: always()`): a failed diff leaves no record,
+    # and the `changed` job, which needs every diff job, does not run.
+    assert "if" not in upload
+    assert upload["with"] == {
+        "name": "diff-summary-${{ matrix.stack }}",
+        "path": "${{ env.SUMMARY }}",
+        "if-no-files-found": "error",
+        "retention-days": 1,
+    }
+    changed = load("pull-request.yml")["jobs"]["changed"]
+    assert changed["needs"] == "diff"
+    assert changed["outputs"] == {"preview": "${{ steps.list.outputs.preview }}"}
+    download = step("pull-request.yml", "changed", "Every diff job's record")
+    assert download["uses"].startswith(
+        "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093"
+    )
+    assert download["with"] == {
+        "pattern": "diff-summary-*",
+        "path": "build/diff-summary",
+        "merge-multiple": True,
+    }
+
+
+@needs_bash
+def test_the_changed_job_lists_the_deployed_stacks_whose_render_changes(tmp_path: Path) -> None:
+    listing = step("pull-request.yml", "changed", "python -m gatewayctl stacks --changed")
+    job = load("pull-request.yml")["jobs"]["changed"]
+    assert job["env"] == {"CANDIDATES": "ibm aws"}
+    # The same candidates deploy.yml deploys.
+    deploy = step("deploy.yml", "stacks", "(python -m gatewayctl driver)")
+    assert deploy["env"]["CANDIDATES"] == job["env"]["CANDIDATES"]
+    fake(tmp_path / "bin", "make", 'echo "make $*" >> make-calls\n')
+    fake(
+        tmp_path / ".venv" / "bin",
+        "python",
+        'echo "$*" >> python-calls\nprintf \'["aws"]\\n\'\n',
+    )
+    env = {**job["env"], "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    code, outputs = run_script(listing["run"], tmp_path, env)
+    assert code == 0
+    assert (tmp_path / "make-calls").read_text() == "make setup\n"
+    assert (tmp_path / "python-calls").read_text() == (
+        "-m gatewayctl stacks --changed build/diff-summary ibm aws\n"
+    )
+    assert outputs == {"preview": '["aws"]'}
+    # A stack without a record fails the job (exit 2), so no preview runs blind.
+    fake(tmp_path / ".venv" / "bin", "python", "exit 2\n")
+    code, outputs = run_script(listing["run"], tmp_path, env)
+    assert (code, outputs) == (2, {})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gatewayctl.cli import arguments
@@ -23,16 +24,23 @@ listed as `path: field: problem`); 1 any other error.
 examples:
   gatewayctl driver ibm aws              # ibm: ci / aws: operator
   gatewayctl driver --list ci ibm aws    # ["ibm"]: the stacks the workflows deploy
+  gatewayctl driver --list ci --changed build/diff-summary ibm aws
+                                         # [] when the push leaves ibm's render unchanged
 """
 
 
 STACKS_EPILOG = """\
-exit codes: 0 ok; 2 invalid input (a stack file whose name is no stack name, or no stack file
-at all: every problem listed as `path: field: problem`); 1 any other error.
+exit codes: 0 ok; 2 invalid input (a stack file whose name is no stack name, no stack file at
+all, an unknown STACK; with --changed, a STACK whose diff is not recorded in DIR or a record
+that is not the diff's JSON: every problem listed as `path: field: problem`); 1 any other
+error.
 
 examples:
   gatewayctl stacks             # ["aws","ibm","local"]: one diff job per stack
   gatewayctl stacks -o yaml     # the same list in YAML
+  gatewayctl stacks --changed build/diff-summary ibm aws
+                                # ["aws"]: of ibm and aws, those whose recorded offline
+                                # diff changes (the pull request's previews)
 """
 
 
@@ -60,6 +68,13 @@ def add(commands: arguments.Commands) -> None:
         epilog=STACKS_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    lst.add_argument(
+        "stacks",
+        nargs="*",
+        metavar="STACK",
+        help="only these stacks (default: every stack of the project)",
+    )
+    _changed_option(lst)
     printing.format_option(lst, ["json", "yaml"], help="json (default: a list on one line) or yaml")
     lst.set_defaults(func=cmd_stacks)
 
@@ -76,6 +91,7 @@ def add(commands: arguments.Commands) -> None:
         choices=["ci", "operator"],
         help="print only a JSON list of the STACKs with this driver (a workflow matrix)",
     )
+    _changed_option(drv)
     printing.format_option(
         drv,
         ["text", "json", "yaml"],
@@ -85,31 +101,66 @@ def add(commands: arguments.Commands) -> None:
     drv.set_defaults(func=cmd_driver)
 
 
+def _changed_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--changed",
+        metavar="DIR",
+        type=Path,
+        help="keep only the stacks whose offline diff recorded in DIR changes their render"
+        " (DIR/*.json: what `gatewayctl diff --format json` printed); a stack with no record"
+        " there is an error (exit 2), never unchanged",
+    )
+
+
 def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
-    """Every stack here, as a JSON list (a workflow matrix: one job per stack)."""
+    """Every stack here (or those named), as a JSON list (a workflow matrix: one job per
+    stack); with ``--changed``, those whose recorded offline diff changes."""
     from gatewayctl.inputs import stackfile
 
-    _list(stackfile.requested_stacks(args.root, None), args.format)
+    stacks = stackfile.requested_stacks(args.root, None)
+    if args.stacks:
+        _known(args.root, args.stacks)
+        stacks = list(dict.fromkeys(args.stacks))
+    _list(_only_changed(args, stacks), args.format)
     return EXIT_OK
 
 
-def cmd_driver(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.inputs import operator_settings, stackfile
+def _known(root: Path, stacks: Sequence[str]) -> None:
+    from gatewayctl.inputs import stackfile
     from gatewayctl.inputs.stackfile import stack_file
 
-    known = stackfile.all_stacks(args.root)
+    known = stackfile.all_stacks(root)
     unknown = [
         Problem(stack_file(stack), "", f"no such stack; the stacks here are {', '.join(known)}")
-        for stack in args.stacks
+        for stack in stacks
         if stack not in known
     ]
     if unknown:
         raise InvalidInputError(unknown)
+
+
+def _only_changed(args: argparse.Namespace, stacks: Sequence[str]) -> list[str]:
+    if args.changed is None:
+        return list(stacks)
+    from gatewayctl.deploy.changed import changed_stacks
+
+    directory = args.changed if args.changed.is_absolute() else Path.cwd() / args.changed
+    return changed_stacks(directory, stacks)
+
+
+def cmd_driver(args: argparse.Namespace, console: Console) -> int:
+    from gatewayctl import printing
+    from gatewayctl.inputs import operator_settings
+
+    _known(args.root, args.stacks)
     drivers = operator_settings.drivers(args.root, args.stacks)
+    if args.changed is not None and args.list is None:
+        raise InvalidInputError(
+            [Problem("--changed", "", "filters a list: use it with --list ci or --list operator")]
+        )
     if args.list is not None:
         listed = [stack for stack in drivers if drivers[stack] == args.list]
-        _list(listed, args.format)
+        _list(_only_changed(args, listed), args.format)
     elif printing.is_document(args):
         printing.print_document({"drivers": drivers}, args.format)
     else:
