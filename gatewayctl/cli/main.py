@@ -30,6 +30,7 @@ from gatewayctl.cli import (
     driver,
     graph,
     import_file,
+    move,
     operator_manifests,
     promote,
     render,
@@ -97,6 +98,7 @@ def parser() -> argparse.ArgumentParser:
     import_file.add(commands)
     operator_manifests.add(commands)
     promote.add(commands)
+    move.add(commands)
     driver.add(commands)  # stacks, driver
     status.add(commands)
     schema.add(commands)  # schema, explain

@@ -1,0 +1,180 @@
+"""Shards, for real (issue 39 point 4): two stacks of one cluster reading one inventory by a
+label, and a gateway moved from one to the other with the state move ``gatewayctl move``
+prints, keeping its tenant: no object of it is deleted, created or replaced, in the cluster or
+in PostgreSQL, and each stack's next ``up`` finds it where its program declares it.
+
+The stacks are made from the committed ``local`` stack (its cluster, pointed at the lane's API
+server and PostgreSQL by ``make_project``), with three gateways of their own that sign no one
+in (``signIn: none``), so that nothing here depends on the Keycloak realms other files set up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from e2e.cluster import Cluster
+from e2e.engine import Engine, Result
+from e2e.project import E2EProject, make_project
+from gatewayctl.cli import main as cli
+from tests.e2e.lane import figure, pulumi
+
+SOURCE, DEST = "e2e-shard-a", "e2e-shard-b"
+INVENTORY = "inventory"
+SELECTOR = "hypershell-gateways:selector"
+MOVED = "shard-x"
+SHARDS = {"shard-x": "a", "shard-y": "a", "shard-z": "b"}
+
+
+def _declaration(name: str, shard: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "hypershell.redhat.io/v1alpha1",
+        "kind": "Gateway",
+        "metadata": {"name": name, "labels": {"shard": shard}},
+        "spec": {"exposure": {"enabled": False}, "signIn": "none", "deletionPolicy": "Retain"},
+    }
+
+
+def _label(root: Path, name: str, shard: str) -> None:
+    path = root / INVENTORY / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(_declaration(name, shard), sort_keys=False))
+
+
+def _commit(root: Path, message: str) -> None:
+    git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid"]
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", message], cwd=root, check=True)
+
+
+@pytest.fixture(scope="module")
+def shards(workdir: Path, cluster: Cluster) -> tuple[E2EProject, E2EProject]:
+    """One project directory holding both stacks (a state move is between stacks of one
+    project), reading ``inventory/`` by the label ``shard``."""
+    source = make_project(
+        workdir / "projects", stack=SOURCE, source="local", context=cluster.context(), gateways=[]
+    )
+    document = yaml.safe_load(source.config_file.read_text())
+    config = document["config"]
+    config["hypershell-gateways:declarationsDir"] = INVENTORY
+    for stack, shard in ((SOURCE, "a"), (DEST, "b")):
+        config[SELECTOR] = {"matchLabels": {"shard": shard}}
+        path = source.root / f"Pulumi.{stack}.yaml"
+        path.write_text(yaml.safe_dump(document, sort_keys=False))
+    (source.root / INVENTORY).mkdir()
+    for name, shard in SHARDS.items():
+        _label(source.root, name, shard)
+    _commit(source.root, "two shards")
+    return source, E2EProject(source.root, DEST)
+
+
+def _steps(result: Result) -> Counter[tuple[str, str]]:
+    """(op, type) of every step of a ``preview --json``."""
+    return Counter(
+        (s["op"], s["urn"].split("::")[2].split("$")[-1]) for s in result.json()["steps"]
+    )
+
+
+def _tenant(cluster: Cluster, namespace: str) -> dict[str, Any]:
+    """What must survive the move: the objects' identities (uid) and the Secrets' values."""
+    return {
+        "namespace": cluster.get("namespace", namespace)["metadata"]["uid"],
+        "deployment": cluster.get("deployment", "openshell-gateway", namespace)["metadata"]["uid"],
+        "server-tls": cluster.get("secret", "openshell-server-tls", namespace)["data"],
+        "db-credentials": cluster.get("secret", "openshell-gateway-db-credentials", namespace)[
+            "data"
+        ],
+    }
+
+
+def test_a_gateway_moves_between_shards_keeping_its_tenant(
+    engine: Engine,
+    cluster: Cluster,
+    kube_env: dict[str, str],
+    shards: tuple[E2EProject, E2EProject],
+) -> None:
+    source, dest = shards
+    for project in (source, dest):
+        engine.run(
+            ["stack", "init", project.stack, "--cwd", str(project.root)],
+            cwd=project.root,
+            env=kube_env,
+        )
+        pulumi(engine, project, kube_env, "up", "--yes", "--skip-preview")
+    namespace = f"openshell-{MOVED}"
+    before = _tenant(cluster, namespace)
+
+    # The pull request relabels the gateway for the other shard; `move` checks it and prints
+    # the state move.
+    _label(source.root, MOVED, "b")
+    _commit(source.root, f"move {MOVED} to shard b")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(
+            [
+                "--root",
+                str(source.root),
+                "move",
+                MOVED,
+                "--from",
+                SOURCE,
+                "--to",
+                DEST,
+                "-o",
+                "json",
+            ]
+        )
+    assert code == 0
+    plan = json.loads(out.getvalue())
+    state_move = plan["commands"][0].split()
+    assert state_move[:3] == ["pulumi", "state", "move"]
+    urn = state_move[-1].strip("'")
+    assert urn == f"urn:pulumi:{SOURCE}::hypershell-gateways::hypershell:gateway:Gateway::{MOVED}"
+    moved = engine.run(
+        [
+            "state",
+            "move",
+            "--source",
+            SOURCE,
+            "--dest",
+            DEST,
+            "--yes",
+            urn,
+            "--cwd",
+            str(source.root),
+        ],
+        cwd=source.root,
+        env=kube_env,
+    )
+    assert moved.returncode == 0
+
+    # The destination holds the gateway as its program declares it: nothing to do.
+    dest_preview = pulumi(engine, dest, kube_env, "preview", "--json")
+    dest_steps = _steps(dest_preview)
+    assert {op for op, _ in dest_steps} == {"same"}, dest_steps
+    # The source: nothing of the gateway is deleted or replaced; only the copies of the
+    # providers the move took with it (a provider owns nothing) may go.
+    source_steps = _steps(pulumi(engine, source, kube_env, "preview", "--json"))
+    changed = {(op, kind) for op, kind in source_steps if op != "same"}
+    assert all(op == "delete" and kind.startswith("pulumi:providers:") for op, kind in changed), (
+        changed
+    )
+
+    for project in (source, dest):
+        pulumi(engine, project, kube_env, "up", "--yes", "--skip-preview")
+    assert _tenant(cluster, namespace) == before
+    for project in (source, dest):
+        again = pulumi(engine, project, kube_env, "preview", "--expect-no-changes", check=False)
+        assert again.returncode == 0, again.stdout[-3000:]
+    figure(
+        f"shards: {MOVED} moved {SOURCE} -> {DEST} by one state move;"
+        f" destination preview {sum(dest_steps.values())} steps, all same;"
+        f" source: {sorted(changed)} besides same"
+    )
