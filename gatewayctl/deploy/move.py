@@ -8,7 +8,12 @@ its state moves with one URN: ``pulumi state move`` moves a resource with all it
 list of resources to move"; ``pkg/resource/graph/dependency_graph.go`` ``ChildrenOf`` is every
 descendant), copies the providers they use into the destination, or uses the destination's
 own when its inputs are equal ("the provider is equal for the purpose of resources depending
-on it"), and drops dependencies on resources it leaves behind (printed as broken). Nothing is
+on it"), and drops dependencies on resources it leaves behind (printed as broken). A copied
+provider whose parent does not move is re-parented to the stack (``r.Parent =
+rootStack.URN``), so it is not the provider the destination's program declares under its
+cluster component: the next ``up`` moves the resources to the declared one (equal inputs, no
+change) and deletes the copy, which owns nothing. The real-engine lane shows exactly that
+(tests/e2e/test_e2e_i_shards.py). Nothing is
 deleted or created in the cluster, PostgreSQL or Keycloak: the next ``up`` of the destination
 finds every resource in its state with the same inputs, and the source's finds none of them.
 
@@ -53,7 +58,7 @@ class MovePlan:
         """The operator's commands, in order."""
         return [
             f"pulumi state move --source {self.source} --dest {self.dest} --yes '{self.urn}'",
-            f"pulumi preview --stack {self.dest} --expect-no-changes",
+            f"pulumi preview --stack {self.dest}",
             f"pulumi preview --stack {self.source}",
         ]
 
@@ -183,12 +188,13 @@ def procedure(plan: MovePlan) -> list[str]:
         f" while nothing deploys {plan.source} or {plan.dest} (no push to main, no drift"
         " correction), move the gateway's state, its children with it:",
         f"   {state_move}",
-        "2. Check that the destination holds the gateway as its program declares it:",
+        "2. Check both stacks: neither may create, update, replace or delete anything of the"
+        " gateway. The only steps allowed are deletes of provider resources: the copies the"
+        " move made (re-parented to the stack, so not the providers the program declares) or"
+        " left behind; a provider owns nothing in the cluster.",
         f"   {preview_dest}",
-        "3. Check the source: nothing of the gateway may be deleted or replaced there (the",
-        "   provider copies the move leaves behind may be deleted; they own nothing):",
         f"   {preview_source}",
-        "4. Merge the pull request at once: each stack's next `up` then finds the gateway where"
+        "3. Merge the pull request at once: each stack's next `up` then finds the gateway where"
         " the program declares it. Before the merge, an `up` of the destination from main would"
         " delete the gateway, and one of the source would try to create it again.",
     ]

@@ -24,7 +24,7 @@ from e2e.keycloak import Keycloak, running_keycloak
 from e2e.project import E2EProject, make_project
 from tests import pg_server
 from tests.e2e.adoption import Adoption, adopt
-from tests.e2e.lane import FIGURES, UPSTREAM, Deployed, built, deploy, need
+from tests.e2e.lane import FIGURES, NOT_BUILT, UPSTREAM, Deployed, built, deploy, need
 
 SHARED_GATEWAY = ("openshift-ingress", "openshell-grpc-gateway")
 NODE_READER = "openshell-gateway-node-reader"
@@ -224,8 +224,56 @@ def pytest_report_header() -> list[str]:
     ]
 
 
+# --- every engine test ran, or the run says why not (issue 43 item 4) -------------------------
+
+RAN: list[str] = []
+SKIPPED: dict[str, str] = {}
+"""The engine tests that ran, and those skipped with the reason, by node id."""
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        SKIPPED[report.nodeid] = str(reason).removeprefix("Skipped: ")
+    elif report.when == "call":
+        RAN.append(report.nodeid)
+
+
+def unbuilt_skip(reason: str) -> bool:
+    """A skip of ``need`` (tests/e2e/lane.py): an item CI's build deadline left unbuilt."""
+    return reason.startswith(NOT_BUILT)
+
+
+def skip_problem(complete: bool, skipped: dict[str, str]) -> str | None:
+    """Why the run must fail for its skips, or None: with everything built no engine test may
+    skip; with CI's deadline only those whose items were not built may."""
+    wrong = sorted(n for n, reason in skipped.items() if complete or not unbuilt_skip(reason))
+    if not wrong:
+        return None
+    why = "everything was built" if complete else "their items were built"
+    return f"{len(wrong)} engine test(s) skipped although {why}: {', '.join(wrong)}"
+
+
+def _build_complete() -> bool:
+    return build.built_paths() is not None
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if skip_problem(_build_complete(), SKIPPED) is not None and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if FIGURES:
         terminalreporter.section("real-engine figures")
         for line in FIGURES:
             terminalreporter.write_line(line)
+    complete = _build_complete()
+    problem = skip_problem(complete, SKIPPED)
+    if problem is not None:
+        terminalreporter.write_line(f"FAILED: {problem}", red=True)
+    unbuilt = sorted(n for n, reason in SKIPPED.items() if unbuilt_skip(reason))
+    last = f"engine tests: {len(RAN)} ran, {len(SKIPPED)} skipped"
+    if unbuilt:
+        last += f" ({len(unbuilt)} for items CI's build deadline left unbuilt)"
+    terminalreporter.write_line(last + ("" if complete else "; the lane's build is incomplete"))

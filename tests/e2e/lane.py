@@ -41,12 +41,16 @@ def built(partial: bool) -> dict[str, dict[str, Any]]:
     return paths
 
 
+NOT_BUILT = "not built in this run"
+"""How ``need``'s skip reason starts: the only skip a lane run may have (conftest)."""
+
+
 def need(paths: Mapping[str, Any], *items: str) -> None:
     """Skip the test, naming what is missing, when the deadline left items unbuilt."""
     missing = [item for item in items if item not in paths]
     if missing:
         pytest.skip(
-            f"not built in this run: {', '.join(missing)} (CI's build deadline on a cold "
+            f"{NOT_BUILT}: {', '.join(missing)} (CI's build deadline on a cold "
             'cache, docs/real-engine.md "CI"; `make e2e` without a deadline builds everything)'
         )
 
