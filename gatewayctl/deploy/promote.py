@@ -30,6 +30,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 from gatewayctl import interrupts
 from gatewayctl.engine import outputs
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError
+from gatewayctl.inputs.environment import KEY as ENVIRONMENT_KEY
+from gatewayctl.inputs.environment import environment_file
 from gatewayctl.inputs.releases import RELEASES_DIR, known, load_releases
 from gatewayctl.inputs.stackfile import PROJECT, all_stacks, read_stack_config, requested_stacks
 from gatewayctl.inputs.yamlfile import parse_yaml_mapping
@@ -225,6 +227,21 @@ def _moves(before: LoadedStack, after: LoadedStack) -> tuple[Move, ...]:
 def promote(root: Path, release: str, target: str) -> Promotion:
     """The promotion of ``release`` to ``target``, checked, not written."""
     stack, cluster = parse_target(root, target)
+    display, own = read_stack_config(root, stack, merge=False)
+    shared = own.get(ENVIRONMENT_KEY)
+    if shared is not None:
+        raise InvalidInputError(
+            [
+                Problem(
+                    display,
+                    f"{PROJECT}:{ENVIRONMENT_KEY}",
+                    f"the clusters of stack {stack!r} are in {environment_file(str(shared))},"
+                    " shared by every stack of the environment: bind the release there"
+                    f" (clusters.<cluster>.{RELEASE_KEY}), one change for all of them;"
+                    " promote edits a stack file's own clusters",
+                )
+            ]
+        )
     releases, problems = load_releases(root)
     if problems:
         raise InvalidInputError(problems)

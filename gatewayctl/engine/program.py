@@ -22,6 +22,7 @@ from components.identity_types import KeycloakServerArgs, server_key
 from gatewayctl import ROOT
 from gatewayctl.engine import drain
 from gatewayctl.errors import InvalidInputError
+from gatewayctl.inputs.environment import with_environment
 from gatewayctl.inputs.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.inputs.stackfile import (
     BOOL_KEYS,
@@ -29,6 +30,7 @@ from gatewayctl.inputs.stackfile import (
     PROJECT,
     STRING_KEYS,
     parse_stack_config,
+    stack_file,
 )
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.resolve.resolved import LoadedStack
@@ -164,7 +166,11 @@ def main(
         | {key: config.get_object(key) for key in OBJECT_KEYS}
         | {key: config.get_object(key) for key in BOOL_KEYS}  # JSON true/false, as written
     )
-    stack = _stack(root, {k: v for k, v in raw.items() if v is not None}, loaded)
+    own = {k: v for k, v in raw.items() if v is not None}
+    # The environment the stack names brings the keys its stacks share (its file in the
+    # project, read here as the tools read it: gatewayctl.inputs.environment).
+    merged = with_environment(root, stack_file(pulumi.get_stack()), own, project=PROJECT)
+    stack = _stack(root, merged, loaded)
     # The plain value, read only to validate its structure before any resource is registered;
     # ``build`` wraps every value back into a secret Output. (pulumi.Config.get_object on a
     # secret key returns the decrypted value; the SDK's warning for that is disabled,

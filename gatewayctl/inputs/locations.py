@@ -26,6 +26,8 @@ from yaml.error import Mark
 from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
 from gatewayctl.errors import Problem
+from gatewayctl.inputs.environment import KEY as ENVIRONMENT_KEY
+from gatewayctl.inputs.environment import environment_file
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import MAX_FILE_BYTES, compose_yaml
 
@@ -51,10 +53,51 @@ def locate(problems: Iterable[Problem], root: Path) -> list[Problem]:
             if read is not None:
                 field = problem.located_as or problem.field
                 mark = find(read[0], field, at_key=problem.at_key, keys=read[1])
+                if mark is None:
+                    problem, mark = _in_environment(root, problem, read, trees)
             if mark is not None:
                 problem = dataclasses.replace(problem, line=mark.line + 1, column=mark.column + 1)
         located.append(problem)
     return located
+
+
+def _in_environment(
+    root: Path,
+    problem: Problem,
+    read: tuple[Node, Keys],
+    trees: dict[str, tuple[Node, Keys] | None],
+) -> tuple[Problem, Mark | None]:
+    """A stack file's problem of a key the environment it names holds (``gatewayctl.inputs.
+    environment``): the problem moved to the environment's file, with its place there."""
+    name = _config_value(read[0], ENVIRONMENT_KEY, read[1])
+    if name is None:
+        return problem, None
+    path = environment_file(name)
+    if path not in trees:
+        tree = _tree(root, path)
+        trees[path] = None if tree is None else (tree, Keys())
+    env = trees[path]
+    field = (problem.located_as or problem.field).removeprefix(f"{PROJECT}:")
+    if env is None or _walk(env[0], field, problem.at_key, env[1]) is None:
+        return problem, None
+    mark = find(env[0], field, at_key=problem.at_key, keys=env[1])
+    moved = dataclasses.replace(
+        problem, path=path, field=problem.field.removeprefix(f"{PROJECT}:"), located_as=""
+    )
+    return moved, mark
+
+
+def _config_value(tree: Node, key: str, keys: Keys) -> str | None:
+    """The plain string a stack file's ``config.<project>:<key>`` holds, if any."""
+    node: Node = tree
+    for part in (_CONFIG, f"{PROJECT}:{key}"):
+        if not isinstance(node, MappingNode):
+            return None
+        pair = keys.of(node)[0].get(part)
+        if pair is None:
+            return None
+        node = pair[1]
+    return node.value if isinstance(node, ScalarNode) and isinstance(node.value, str) else None
 
 
 def _tree(root: Path, relative: str) -> Node | None:

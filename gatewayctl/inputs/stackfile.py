@@ -20,11 +20,13 @@ from pydantic import ValidationError
 from components import naming
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
 from gatewayctl.inputs.clusters import StackConfig
+from gatewayctl.inputs.environment import KEY as ENVIRONMENT_KEY
+from gatewayctl.inputs.environment import with_environment
 from gatewayctl.inputs.yamlfile import SECRETS_KEY, parse_yaml_mapping, read_yaml_mapping
 from gatewayctl.typos import closest
 
 PROJECT = "hypershell-gateways"
-STRING_KEYS = ("declarationsDir",)
+STRING_KEYS = ("declarationsDir", "environment")
 OBJECT_KEYS = ("images", "clusters", "selector")
 BOOL_KEYS = ("production", "selfHeal")
 CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS + BOOL_KEYS
@@ -86,10 +88,11 @@ def requested_stacks(root: Path, stack: str | None) -> list[str]:
 
 
 def read_stack_config(
-    root: Path, stack: str, text: str | None = None
+    root: Path, stack: str, text: str | None = None, *, merge: bool = True
 ) -> tuple[str, dict[str, Any]]:
     """Read ``Pulumi.<stack>.yaml`` (or ``text``, its content about to be written); return its
-    path for messages and the project's keys."""
+    path for messages and the project's keys, merged with the environment the stack names
+    (``gatewayctl.inputs.environment``) unless ``merge`` is False (the file's own keys)."""
     display = stack_file(stack)
     try:
         if text is None:
@@ -125,7 +128,8 @@ def read_stack_config(
             problems.append(Problem(display, key, message, at_key=True))
     if problems:
         raise InvalidInputError(problems)
-    return display, {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+    own = {k.removeprefix(prefix): v for k, v in config.items() if k.startswith(prefix)}
+    return display, with_environment(root, display, own, project=PROJECT) if merge else own
 
 
 def _near_project(namespace: str) -> bool:
@@ -155,7 +159,8 @@ def _unknown_key(meant: str | None) -> str:
 
 
 def parse_stack_config(display: str, raw: Mapping[str, Any]) -> StackConfig:
-    values = {key: raw[key] for key in CONFIG_KEYS if key in raw}
+    # ``environment`` is resolved into the keys it brings (read_stack_config), not a setting.
+    values = {key: raw[key] for key in CONFIG_KEYS if key in raw and key != ENVIRONMENT_KEY}
     unknown = sorted(set(raw) - set(CONFIG_KEYS) - {SECRETS_KEY})
     # A misspelt key names the key it meant; that key's own problems (missing) are left out.
     candidates = [k for k in (*CONFIG_KEYS, SECRETS_KEY) if k not in raw]

@@ -12,6 +12,7 @@ from typing import Any
 
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs import stackfile
+from gatewayctl.inputs.environment import with_environment
 from gatewayctl.inputs.secrets import (
     KEYCLOAK_SECRET,
     SECURE_PLACEHOLDER,
@@ -88,7 +89,10 @@ def offline_config(
 
     Declaration, config and secret problems are reported together.
     """
-    display, raw = read_stack_config(root, stack, text)
+    # The program is handed the stack file's own keys, as `pulumi up` hands them; it reads the
+    # environment they name itself (gatewayctl.engine.program), as the checks here do.
+    display, own = read_stack_config(root, stack, text, merge=False)
+    raw = with_environment(root, display, own, project=PROJECT)
     problems: list[Problem] = []
     try:
         loaded: LoadedStack | None = load_stack(root, stack, raw)
@@ -97,25 +101,25 @@ def offline_config(
         loaded = None
     notes = plaintext_notes(loaded, raw.get(SECRETS_KEY)) if loaded is not None else ()
     counter = [0]
-    raw = replace_secure(raw, counter)
+    own = replace_secure(own, counter)
     clusters = raw.get("clusters")
     names = sorted(clusters, key=str) if isinstance(clusters, dict) else []
-    if raw.get(SECRETS_KEY) == SECURE_PLACEHOLDER:
+    if own.get(SECRETS_KEY) == SECURE_PLACEHOLDER:
         # The whole object is one `secure:` value: its shape is unknown offline.
-        raw[SECRETS_KEY] = {
+        own[SECRETS_KEY] = {
             name: {"dbAdminPassword": SECURE_PLACEHOLDER}
             | ({KEYCLOAK_SECRET: SECURE_PLACEHOLDER} if name in keycloak_clusters(clusters) else {})
             for name in names
         }
     if names:  # else the clusters are the problem: no secret can be matched to one
         problems += _secret_problems(
-            stack, display, raw.get(SECRETS_KEY), names, keycloak_clusters(clusters)
+            stack, display, own.get(SECRETS_KEY), names, keycloak_clusters(clusters)
         )
     if problems or loaded is None:
         raise InvalidInputError(problems)
     config = {
         f"{PROJECT}:{key}": value if isinstance(value, str) else json.dumps(value)
-        for key, value in raw.items()
+        for key, value in own.items()
     }
     return loaded, config, counter[0], notes
 

@@ -4,8 +4,11 @@ prints, keeping its tenant: no object of it is deleted, created or replaced, in 
 in PostgreSQL, and each stack's next ``up`` finds it where its program declares it.
 
 The stacks are made from the committed ``local`` stack (its cluster, pointed at the lane's API
-server and PostgreSQL by ``make_project``), with three gateways of their own that sign no one
-in (``signIn: none``), so that nothing here depends on the Keycloak realms other files set up.
+server and PostgreSQL by ``make_project``), as the shards of one environment: the cluster said
+once in ``environments/e2e-shards.yaml``, which the program reads under the real engine, each
+stack file holding its inventory, selector and secrets. Their three gateways sign
+no one in (``signIn: none``), so that nothing here depends on the Keycloak realms other files
+set up.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from tests.e2e.lane import figure, pulumi
 
 SOURCE, DEST = "e2e-shard-a", "e2e-shard-b"
 INVENTORY = "inventory"
-SELECTOR = "hypershell-gateways:selector"
+PROJECT = "hypershell-gateways"
+SELECTOR = f"{PROJECT}:selector"
+ENVIRONMENT = "e2e-shards"
 MOVED = "shard-x"
 SHARDS = {"shard-x": "a", "shard-y": "a", "shard-z": "b"}
 
@@ -62,17 +67,27 @@ def _commit(root: Path, message: str) -> None:
 @pytest.fixture(scope="module")
 def shards(workdir: Path, cluster: Cluster) -> tuple[E2EProject, E2EProject]:
     """One project directory holding both stacks (a state move is between stacks of one
-    project), reading ``inventory/`` by the label ``shard``."""
+    project) of one environment, reading ``inventory/`` by the label ``shard``."""
     source = make_project(
         workdir / "projects", stack=SOURCE, source="local", context=cluster.context(), gateways=[]
     )
-    document = yaml.safe_load(source.config_file.read_text())
-    config = document["config"]
-    config["hypershell-gateways:declarationsDir"] = INVENTORY
+    # What the shards share said once (gatewayctl.inputs.environment): the cluster, as
+    # make_project pointed it at this machine. Each stack file keeps its own: the
+    # environment's name, the inventory, its selector and its secrets.
+    config = yaml.safe_load(source.config_file.read_text())["config"]
+    shared = {"clusters": config.pop(f"{PROJECT}:clusters")}
+    config[f"{PROJECT}:declarationsDir"] = INVENTORY
+    environments = source.root / "environments"
+    environments.mkdir()
+    (environments / f"{ENVIRONMENT}.yaml").write_text(yaml.safe_dump(shared, sort_keys=False))
     for stack, shard in ((SOURCE, "a"), (DEST, "b")):
-        config[SELECTOR] = {"matchLabels": {"shard": shard}}
+        own = {
+            **config,
+            f"{PROJECT}:environment": ENVIRONMENT,
+            SELECTOR: {"matchLabels": {"shard": shard}},
+        }
         path = source.root / f"Pulumi.{stack}.yaml"
-        path.write_text(yaml.safe_dump(document, sort_keys=False))
+        path.write_text(yaml.safe_dump({"config": own}, sort_keys=False))
     (source.root / INVENTORY).mkdir()
     for name, shard in SHARDS.items():
         _label(source.root, name, shard)
