@@ -121,3 +121,66 @@ def test_changed_filters_a_drivers_list_only(
     code, _, err = _listed(capsys, "stacks", "--changed", str(tmp_path / "none"), "-o", "yaml")
     assert code == 2
     assert f"error: {tmp_path / 'none'}: not a directory of offline diff records" in err
+
+
+# --- deploy/stacks.yaml: which stacks CI deploys ------------------------------------------------
+
+
+def _deployed_project(root: Path, settings: str) -> None:
+    from tests.builders import write_stack, write_text
+
+    for stack in ("aws-1", "aws-2", "ibm", "local"):
+        write_stack(root, stack=stack)
+    write_text(root, "deploy/stacks.yaml", settings)
+
+
+def test_a_pattern_takes_every_shard_of_an_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _deployed_project(tmp_path, "deployed: [ibm, aws-*]\n")
+    assert _listed(capsys, "--root", str(tmp_path), "stacks", "--deployed") == (
+        0,
+        '["aws-1","aws-2","ibm"]\n',
+        "",
+    )
+    assert _listed(capsys, "--root", str(tmp_path), "driver", "--list", "ci", "--deployed")[:2] == (
+        0,
+        '["aws-1","aws-2","ibm"]\n',
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "problem"),
+    [
+        (
+            "deployed: [ibm, azure-*]\n",
+            "error: deploy/stacks.yaml:1:17: deployed.1: 'azure-*' matches no stack; the stacks"
+            " here are aws-1, aws-2, ibm, local",
+        ),
+        ("deployed: []\n", "error: deploy/stacks.yaml:1:11: deployed: expected a list of stack"),
+        (
+            "deployed: [IBM]\n",
+            "error: deploy/stacks.yaml:1:12: deployed.0: 'IBM' is no stack name or pattern",
+        ),
+        ("deploy: [ibm]\n", "error: deploy/stacks.yaml:1:1: deploy: unknown key; the file holds"),
+    ],
+)
+def test_a_deployed_entry_that_takes_nothing_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], settings: str, problem: str
+) -> None:
+    _deployed_project(tmp_path, settings)
+    code, _, err = _listed(capsys, "--root", str(tmp_path), "stacks", "--deployed", "-o", "yaml")
+    assert code == 2
+    assert err.splitlines()[0].startswith(problem), err
+
+
+def test_deployed_takes_the_place_of_stacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _deployed_project(tmp_path, "deployed: [ibm]\n")
+    code, _, err = _listed(capsys, "--root", str(tmp_path), "driver", "--deployed", "ibm")
+    assert code == 2
+    assert "--deployed: takes the place of STACKs: not both" in err
+    code, _, err = _listed(capsys, "--root", str(tmp_path), "driver")
+    assert code == 2
+    assert "STACK: name the stacks, or give --deployed" in err

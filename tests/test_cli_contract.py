@@ -118,15 +118,18 @@ def test_stacks_help_gives_its_exit_codes_and_examples() -> None:
     text = _helps()["stacks"]
     assert text.endswith(
         "exit codes: 0 ok; 2 invalid input (a stack file whose name is no stack name, no stack"
-        " file at\nall, an unknown STACK; with --changed, a STACK whose diff is not recorded in"
-        " DIR or a record\nthat is not the diff's JSON: every problem listed as `path: field:"
-        " problem`); 1 any other\nerror.\n\n"
+        " file at\nall, an unknown STACK, a problem of deploy/stacks.yaml with --deployed; with"
+        " --changed, a\nstack whose diff is not recorded in DIR or a record that is not the"
+        " diff's JSON: every problem\nlisted as `path: field: problem`); 1 any other error.\n\n"
         "examples:\n"
         '  gatewayctl stacks             # ["aws","ibm","local"]: one diff job per stack\n'
         "  gatewayctl stacks -o yaml     # the same list in YAML\n"
-        "  gatewayctl stacks --changed build/diff-summary ibm aws\n"
-        '                                # ["aws"]: of ibm and aws, those whose recorded offline\n'
-        "                                # diff changes (the pull request's previews)\n"
+        '  gatewayctl stacks --deployed  # ["aws","ibm"]: the stacks CI deploys'
+        " (deploy/stacks.yaml)\n"
+        "  gatewayctl stacks --changed build/diff-summary --deployed\n"
+        '                                # ["aws"]: of those, the ones whose recorded offline'
+        " diff\n"
+        "                                # changes (the pull request's previews)\n"
     )
     out = run_cli("stacks")
     assert (out.code, out.out, out.err) == (0, '["aws","ibm","local"]\n', "")

@@ -13,6 +13,7 @@ import yaml
 
 from gatewayctl.cli import main as cli
 from gatewayctl.deploy import operator
+from gatewayctl.deploy.deployed import deployed_stacks
 from gatewayctl.inputs import operator_settings
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import cluster, write_gateway, write_stack
@@ -80,7 +81,12 @@ def test_the_pull_request_preview_with_the_pack_covers_the_operators_stack() -> 
     preview = workflow("pull-request.yml")["jobs"]["preview"]
     owned = operator_settings.load_settings(ROOT).stacks
     assert owned == ["aws"]
-    assert set(owned) <= set(preview["strategy"]["matrix"]["stack"])
+    # The preview runs for the deployed stacks whose render changes, the operator's among them
+    # (`changed`: stacks --changed --deployed; deploy/stacks.yaml lists aws).
+    assert (
+        preview["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.changed.outputs.preview) }}"
+    )
+    assert set(owned) <= set(deployed_stacks(ROOT))
     (step,) = [s for s in preview["steps"] if "pulumi/actions" in s.get("uses", "")]
     assert (step["with"]["command"], step["with"]["policyPacks"]) == ("preview", "policy")
 

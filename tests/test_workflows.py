@@ -198,9 +198,9 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "make validate",
         "python -m gatewayctl diff --all --base --format",
         "python -m gatewayctl diff --base --output --format",
-        "python -m gatewayctl driver --list",
+        "python -m gatewayctl driver --list --deployed",
         "python -m gatewayctl stacks",
-        "python -m gatewayctl stacks --changed",
+        "python -m gatewayctl stacks --changed --deployed",
         "python -m gatewayctl validate --deploy",
         "pulumi login",
         "pulumi preview",
@@ -287,11 +287,10 @@ def planning(name: str) -> dict[str, Any]:
 @pytest.mark.parametrize("name", ["deploy.yml", "drift.yml"])
 def test_the_workflows_ask_who_drives_each_stack(tmp_path: Path, name: str) -> None:
     driver = planning(name)
-    assert driver["env"]["CANDIDATES"] == "ibm aws"  # local (kind) is never deployed from CI
+    assert "CANDIDATES" not in driver.get("env", {})  # deploy/stacks.yaml says which
     fake(tmp_path / "bin", "make", 'echo "make $*" >> make-calls\n')
     fake(tmp_path / ".venv" / "bin", "python", FAKE_DRIVER)
     env = {
-        **driver["env"],
         "FAKE_CI": '["ibm"]',
         "FAKE_OPERATOR": '["aws"]',
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
@@ -300,11 +299,11 @@ def test_the_workflows_ask_who_drives_each_stack(tmp_path: Path, name: str) -> N
     assert code == 0
     assert (tmp_path / "make-calls").read_text() == "make setup\n"
     calls = (tmp_path / "python-calls").read_text().splitlines()
-    assert calls[0] == "-m gatewayctl driver --list ci ibm aws"
+    assert calls[0] == "-m gatewayctl driver --list ci --deployed"
     assert outputs["ci"] == '["ibm"]'
     expected_outputs = {"ci": "${{ steps.driver.outputs.ci }}"}
     if name == "deploy.yml":
-        assert calls[1] == "-m gatewayctl driver --list operator ibm aws"
+        assert calls[1] == "-m gatewayctl driver --list operator --deployed"
         assert outputs["operator"] == '["aws"]'
         expected_outputs["operator"] = "${{ steps.driver.outputs.operator }}"
     assert load(name)["jobs"]["stacks"]["outputs"] == expected_outputs
@@ -326,8 +325,8 @@ case "$1" in
 esac
 """
 BEFORE = "0123456789abcdef0123456789abcdef01234567"
-LIST_CI = "-m gatewayctl driver --list ci ibm aws"
-LIST_CHANGED = "-m gatewayctl driver --list ci --changed build/diff-summary ibm aws"
+LIST_CI = "-m gatewayctl driver --list ci --deployed"
+LIST_CHANGED = "-m gatewayctl driver --list ci --changed build/diff-summary --deployed"
 DIFF_ALL = f"-m gatewayctl diff --all --base {BEFORE} --format json"
 
 
@@ -349,7 +348,6 @@ def test_a_push_deploys_only_the_stacks_it_changes(
 ) -> None:
     driver = planning("deploy.yml")
     assert driver["env"] == {
-        "CANDIDATES": "ibm aws",
         "EVENT": "${{ github.event_name }}",
         "BEFORE": "${{ github.event.before }}",
     }
@@ -359,7 +357,6 @@ def test_a_push_deploys_only_the_stacks_it_changes(
     fake(tmp_path / "bin", "git", FAKE_GIT)
     fake(tmp_path / ".venv" / "bin", "python", FAKE_PUSH_TOOLS)
     env = {
-        "CANDIDATES": "ibm aws",
         "EVENT": event,
         "BEFORE": BEFORE,
         "FAKE_KNOWN": known,
@@ -372,7 +369,7 @@ def test_a_push_deploys_only_the_stacks_it_changes(
     code, outputs = run_script(driver["run"], tmp_path, env)
     assert code == 0
     made = (tmp_path / "python-calls").read_text().splitlines()
-    assert made == [*calls, "-m gatewayctl driver --list operator ibm aws"]
+    assert made == [*calls, "-m gatewayctl driver --list operator --deployed"]
     assert outputs == {"ci": '["ibm"]', "operator": '["aws"]'}
     if DIFF_ALL in calls:
         assert (tmp_path / "build/diff-summary/push.json").read_text() == '{"stacks": []}\n'
@@ -388,7 +385,6 @@ def test_invalid_operator_settings_stop_the_workflow(tmp_path: Path, name: str) 
     fake(tmp_path / "bin", "make", "true\n")
     fake(tmp_path / ".venv" / "bin", "python", FAKE_DRIVER)
     env = {
-        "CANDIDATES": "ibm aws",
         "FAKE_CODE": "2",
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
     }
@@ -416,14 +412,17 @@ def test_jobs_run_per_listed_stack_and_not_at_all_for_none(
         assert evaluate(definition["strategy"]["matrix"]["stack"], context) == json.loads(listed)
 
 
-def test_the_committed_settings_split_the_candidates(capsys: pytest.CaptureFixture[str]) -> None:
-    candidates = planning("deploy.yml")["env"]["CANDIDATES"].split()
-    assert planning("drift.yml")["env"]["CANDIDATES"].split() == candidates
+def test_the_committed_settings_split_the_deployed_stacks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # deploy/stacks.yaml: ibm and aws (local, kind, never); deploy/operator.yaml: stacks [aws].
+    assert cli.main(["stacks", "--deployed"]) == 0
+    assert json.loads(capsys.readouterr().out) == ["aws", "ibm"]
     lists = {}
     for driver in ("ci", "operator"):
-        assert cli.main(["driver", "--list", driver, *candidates]) == 0
+        assert cli.main(["driver", "--list", driver, "--deployed"]) == 0
         lists[driver] = json.loads(capsys.readouterr().out)
-    assert lists == {"ci": ["ibm"], "operator": ["aws"]}  # deploy/operator.yaml: stacks [aws]
+    assert lists == {"ci": ["ibm"], "operator": ["aws"]}
 
 
 def test_the_operator_stacks_are_checked_for_readiness_on_every_push() -> None:

@@ -23,6 +23,7 @@ listed as `path: field: problem`); 1 any other error.
 
 examples:
   gatewayctl driver ibm aws              # ibm: ci / aws: operator
+  gatewayctl driver --deployed           # the same for every stack of deploy/stacks.yaml
   gatewayctl driver --list ci ibm aws    # ["ibm"]: the stacks the workflows deploy
   gatewayctl driver --list ci --changed build/diff-summary ibm aws
                                          # [] when the push leaves ibm's render unchanged
@@ -31,16 +32,17 @@ examples:
 
 STACKS_EPILOG = """\
 exit codes: 0 ok; 2 invalid input (a stack file whose name is no stack name, no stack file at
-all, an unknown STACK; with --changed, a STACK whose diff is not recorded in DIR or a record
-that is not the diff's JSON: every problem listed as `path: field: problem`); 1 any other
-error.
+all, an unknown STACK, a problem of deploy/stacks.yaml with --deployed; with --changed, a
+stack whose diff is not recorded in DIR or a record that is not the diff's JSON: every problem
+listed as `path: field: problem`); 1 any other error.
 
 examples:
   gatewayctl stacks             # ["aws","ibm","local"]: one diff job per stack
   gatewayctl stacks -o yaml     # the same list in YAML
-  gatewayctl stacks --changed build/diff-summary ibm aws
-                                # ["aws"]: of ibm and aws, those whose recorded offline
-                                # diff changes (the pull request's previews)
+  gatewayctl stacks --deployed  # ["aws","ibm"]: the stacks CI deploys (deploy/stacks.yaml)
+  gatewayctl stacks --changed build/diff-summary --deployed
+                                # ["aws"]: of those, the ones whose recorded offline diff
+                                # changes (the pull request's previews)
 """
 
 
@@ -74,6 +76,7 @@ def add(commands: arguments.Commands) -> None:
         metavar="STACK",
         help="only these stacks (default: every stack of the project)",
     )
+    _deployed_option(lst)
     _changed_option(lst)
     printing.format_option(lst, ["json", "yaml"], help="json (default: a list on one line) or yaml")
     lst.set_defaults(func=cmd_stacks)
@@ -85,7 +88,8 @@ def add(commands: arguments.Commands) -> None:
         epilog=DRIVER_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    drv.add_argument("stacks", nargs="+", metavar="STACK", help=arguments.STACKS_HELP)
+    drv.add_argument("stacks", nargs="*", metavar="STACK", help=arguments.STACKS_HELP)
+    _deployed_option(drv)
     drv.add_argument(
         "--list",
         choices=["ci", "operator"],
@@ -99,6 +103,32 @@ def add(commands: arguments.Commands) -> None:
         " with --list, json (one line) or yaml",
     )
     drv.set_defaults(func=cmd_driver)
+
+
+def _deployed_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--deployed",
+        action="store_true",
+        help="the stacks CI deploys (deploy/stacks.yaml `deployed`: names and patterns such as"
+        " aws-*), instead of STACKs",
+    )
+
+
+def _chosen(args: argparse.Namespace, everything: Sequence[str] | None) -> list[str]:
+    """The STACKs named, the deployed ones (``--deployed``), else ``everything`` (None: one
+    of the two is required)."""
+    from gatewayctl.deploy.deployed import deployed_stacks
+
+    if args.deployed and args.stacks:
+        raise InvalidInputError([Problem("--deployed", "", "takes the place of STACKs: not both")])
+    if args.deployed:
+        return deployed_stacks(args.root)
+    if args.stacks:
+        _known(args.root, args.stacks)
+        return list(dict.fromkeys(args.stacks))
+    if everything is None:
+        raise InvalidInputError([Problem("STACK", "", "name the stacks, or give --deployed")])
+    return list(everything)
 
 
 def _changed_option(parser: argparse.ArgumentParser) -> None:
@@ -117,10 +147,7 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
     stack); with ``--changed``, those whose recorded offline diff changes."""
     from gatewayctl.inputs import stackfile
 
-    stacks = stackfile.requested_stacks(args.root, None)
-    if args.stacks:
-        _known(args.root, args.stacks)
-        stacks = list(dict.fromkeys(args.stacks))
+    stacks = _chosen(args, stackfile.requested_stacks(args.root, None))
     _list(_only_changed(args, stacks), args.format)
     return EXIT_OK
 
@@ -152,8 +179,7 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.inputs import operator_settings
 
-    _known(args.root, args.stacks)
-    drivers = operator_settings.drivers(args.root, args.stacks)
+    drivers = operator_settings.drivers(args.root, _chosen(args, None))
     if args.changed is not None and args.list is None:
         raise InvalidInputError(
             [Problem("--changed", "", "filters a list: use it with --list ci or --list operator")]
