@@ -700,3 +700,32 @@ def test_cli_operator_manifests_writes_nothing_on_a_settings_typo(
         " (no Pulumi.lcoal.yaml; stacks: aws, local)",
         "1 problem(s); nothing written",
     ]
+
+
+def test_a_pattern_gives_the_operator_every_shard_of_an_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `aws-*`: the operator owns every shard, one Stack each, a new shard included as soon as
+    # its stack file exists; a pattern matching nothing is a problem, as a name would be.
+    root = operator_project(
+        tmp_path / "p", ["aws", "aws-1", "aws-2", "ibm"], stacks=["aws-*"], envFromSecrets={}
+    )
+    assert cli.main(["--root", str(root), "driver", "aws-1", "aws-2", "aws", "ibm"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "aws-1: operator",
+        "aws-2: operator",
+        "aws: ci",
+        "ibm: ci",
+    ]
+    files = operator.operator_manifests(root, _prepare_all)
+    assert sorted(name for name in files if name.startswith("stack-")) == [
+        "stack-aws-1.yaml",
+        "stack-aws-2.yaml",
+    ]
+    root = operator_project(tmp_path / "q", ["aws", "ibm"], stacks=["azure-*"], envFromSecrets={})
+    with pytest.raises(InvalidInputError) as caught:
+        operator.operator_manifests(root, _prepare_all)
+    assert [str(p) for p in caught.value.problems] == [
+        "deploy/operator.yaml: stacks.0: 'azure-*' matches no stack of this project"
+        " (stacks: aws, ibm)"
+    ]

@@ -10,6 +10,7 @@ corrections. Nothing here is secret (Secrets are referenced by name).
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -179,9 +180,15 @@ def cli_version(root: Path) -> str:
 def owned_stacks(settings: OperatorSettings, stacks: Sequence[str]) -> list[str]:
     """The stacks of the project the operator owns, in ``stacks``' order."""
     if settings.stacks is not None:
-        return [stack for stack in stacks if stack in settings.stacks]
+        return [stack for stack in stacks if _listed(stack, settings.stacks)]
     excluded = settings.exclude or []
-    return [stack for stack in stacks if stack not in excluded]
+    return [stack for stack in stacks if not _listed(stack, excluded)]
+
+
+def _listed(stack: str, entries: Sequence[str]) -> bool:
+    """``stack`` is one of ``entries``, names or patterns with ``*`` (``aws-*``: every shard
+    of an environment, as deploy/stacks.yaml takes them)."""
+    return any(fnmatch.fnmatchcase(stack, entry) for entry in entries)
 
 
 def settings_problems(settings: OperatorSettings, stacks: Sequence[str]) -> list[Problem]:
@@ -212,15 +219,28 @@ def settings_problems(settings: OperatorSettings, stacks: Sequence[str]) -> list
     listed = ", ".join(stacks) if stacks else "none"
     named = [(f"stacks.{i}", stack) for i, stack in enumerate(settings.stacks or [])]
     named += [(f"exclude.{i}", stack) for i, stack in enumerate(settings.exclude or [])]
-    named += [(f"envFromSecrets.{stack}", stack) for stack in settings.env_from_secrets]
     problems += [
         Problem(
             SETTINGS,
             field,
+            (
+                f"{_shown(stack)} matches no stack of this project (stacks: {listed})"
+                if "*" in stack
+                else f"{_shown(stack)} names no stack of this project (no {stack_file(stack)};"
+                f" stacks: {listed})"
+            ),
+        )
+        for field, stack in named
+        if not any(fnmatch.fnmatchcase(known_stack, stack) for known_stack in stacks)
+    ]
+    problems += [
+        Problem(
+            SETTINGS,
+            f"envFromSecrets.{stack}",
             f"{_shown(stack)} names no stack of this project (no {stack_file(stack)};"
             f" stacks: {listed})",
         )
-        for field, stack in named
+        for stack in settings.env_from_secrets
         if stack not in known
     ]
     for field, names in (("stacks", settings.stacks), ("exclude", settings.exclude)):
