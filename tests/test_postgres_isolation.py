@@ -3,7 +3,8 @@
 Each stack is rendered offline (the same code as ``render``) and its plan.json replayed on a
 throwaway server (the ``postgres`` fixture): the SQL pulumi-postgresql issues for every
 ``postgresql:`` resource, each statement as the user of the provider the resource names.
-tests/pg_replay.py holds the statements, each method citing the terraform-provider-postgresql
+tests/pg_replay.py replays them with the statements of e2e/providers/pgsql.py (shared with
+the lane's stand-in provider), each function citing the terraform-provider-postgresql
 function it follows (resource_postgresql_role.go, resource_postgresql_database.go,
 resource_postgresql_grant.go, helpers.go).
 
