@@ -347,11 +347,11 @@ def set_database_owner(client: Client, name: str, owner: str) -> None:
     """``resourcePostgreSQLDatabaseUpdate`` → ``setDBOwner`` (only when ``owner`` changed),
     with the new owner granted to the current user around it (``withRolesGranted``)."""
     with pool(client) as execute:
-        with_roles_granted(
-            execute,
-            [owner],
-            lambda: execute(f"ALTER DATABASE {quote_ident(name)} OWNER TO {quote_ident(owner)}"),
-        )
+
+        def alter() -> None:
+            execute(f"ALTER DATABASE {quote_ident(name)} OWNER TO {quote_ident(owner)}")
+
+        with_roles_granted(execute, [owner], alter)
 
 
 def rename_database(client: Client, old: str, new: str) -> None:
