@@ -19,16 +19,17 @@ keycloak) cannot be built here: the module proxy serves no version of
 ``github.com/pulumi/pulumi-{tls,random,postgresql,keycloak}/provider`` (every tag commit of the
 last 60 releases of each tried: 403), nor of the Terraform providers three of them wrap
 (``cyrilgdn/terraform-provider-postgresql``, ``keycloak/terraform-provider-keycloak``,
-``hashicorp/terraform-provider-tls`` at the pinned commit). tls and random are served by
-stand-in plugins the engine starts (``e2e/providers``: the provider protocol, real keys,
-certificates and random values). ``HybridMonitor`` answers the other two packages'
-registrations and invokes (:data:`MOCKED_PACKAGES`) from the offline engine's mocks (the same
-placeholders the offline render uses) and sends everything else — the stack, every component,
-every Kubernetes provider and object, every tls and random resource — to the real engine,
-which plans, diffs, creates, reads and deletes them with the real pulumi-kubernetes provider
-against the real API server and with the stand-ins. The Kubernetes objects built from the
-mocked resources' outputs (the database credentials' role name, the Keycloak client secret)
-carry the placeholders.
+``hashicorp/terraform-provider-tls`` at the pinned commit). tls, random and postgresql are
+served by stand-in plugins the engine starts (``e2e/providers``: the provider protocol, real
+keys, certificates and random values, real roles, databases and grants made with the
+provider's SQL on the lane's PostgreSQL through a TLS front, ``e2e/pgtls.py``).
+``HybridMonitor`` answers the remaining package's registrations and invokes
+(:data:`MOCKED_PACKAGES`: keycloak) from the offline engine's mocks (the same placeholders the
+offline render uses) and sends everything else — the stack, every component, every Kubernetes
+provider and object, every tls, random and postgresql resource — to the real engine, which
+plans, diffs, creates, reads and deletes them with the real pulumi-kubernetes provider against
+the real API server and with the stand-ins. The Kubernetes objects built from the mocked
+resources' outputs (the Keycloak client secret) carry the placeholders.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def test_mocked_urns_are_stripped_and_a_clean_request_passes_as_it_is() -> None:
     real = Received()
     monitor = HybridMonitor(real)
     key = monitor.RegisterResource(
-        resource_pb2.RegisterResourceRequest(type="postgresql:index/role:Role", name="k")
+        resource_pb2.RegisterResourceRequest(type="keycloak:openid/client:Client", name="k")
     )
     assert key.urn in monitor.mocked_urns
     other = "urn:pulumi:s::p::kubernetes:core/v1:Namespace::ns"
@@ -50,13 +50,17 @@ def test_mocked_urns_are_stripped_and_a_clean_request_passes_as_it_is() -> None:
     assert [r.name for r in real.requests] == ["tls", "cm"]
 
 
-def test_tls_and_random_go_to_the_engine_and_the_others_stay_mocked() -> None:
-    """The stand-in plugins (e2e/providers) serve tls and random: their registrations reach
-    the real monitor; postgresql and keycloak are still answered in the program."""
-    assert {"postgresql", "keycloak"} == MOCKED_PACKAGES
+def test_the_standins_go_to_the_engine_and_the_others_stay_mocked() -> None:
+    """The stand-in plugins (e2e/providers) serve tls, random and postgresql: their
+    registrations reach the real monitor; keycloak is still answered in the program."""
+    assert {"keycloak"} == MOCKED_PACKAGES
     real = Received()
     monitor = HybridMonitor(real)
-    for type_ in ("tls:index/privateKey:PrivateKey", "random:index/randomBytes:RandomBytes"):
+    for type_ in (
+        "tls:index/privateKey:PrivateKey",
+        "random:index/randomBytes:RandomBytes",
+        "postgresql:index/role:Role",
+    ):
         request = resource_pb2.RegisterResourceRequest(type=type_, name="x")
         monitor.RegisterResource(request)
         assert real.requests[-1] is request

@@ -120,7 +120,11 @@ def test_versions_are_the_locked_sdk_packages() -> None:
 def test_install_writes_one_executable_script_per_package(tmp_path: Path) -> None:
     made = install(tmp_path / "bin")
     names = sorted(p.name for p in made.iterdir())
-    assert names == ["pulumi-resource-random", "pulumi-resource-tls"]
+    assert names == [
+        "pulumi-resource-postgresql",
+        "pulumi-resource-random",
+        "pulumi-resource-tls",
+    ]
     assert all(p.stat().st_mode & 0o111 for p in made.iterdir())
 
 

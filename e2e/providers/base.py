@@ -12,7 +12,9 @@ provider does around them is here, once:
 - **Diff** compares the checked inputs with the state and asks for a replacement when a
   changed input is one of the type's ``ForceNew``/``RequiresReplace`` attributes, from
   ``gatewayctl.diff.rules.forces_new``: the table the offline diff predicts with, so the
-  stand-ins and the prediction cannot disagree. An unknown input counts as changed. The bridge
+  stand-ins and the prediction cannot disagree. An unknown input counts as changed; an
+  Optional and Computed input (one of the type's ``outputs``) the declaration leaves out is
+  never a change (the Terraform plan keeps the state's value). The bridge
   never asks for delete-before-replace (``deleteBeforeReplace`` false).
 - **Preview**: a create or replace previews every output the provider computes as unknown
   (the Terraform plan's ``(known after apply)``), an update keeps the state's outputs.
@@ -171,6 +173,7 @@ class StandIn(p.Provider):
             k
             for k in kind.inputs
             if k not in request.ignore_changes
+            and not (k in kind.outputs and k not in news)  # Optional+Computed, left out
             and (has_unknown(news.get(k)) or news.get(k) != olds.get(k))
         )
         replaces = [k for k in changed if k in kind.force_new()]
@@ -229,7 +232,9 @@ class StandIn(p.Provider):
         kind.delete(request.resource_id, plain_map(request.properties))
 
 
-def run(package: str, version: str, kinds: Sequence[Kind]) -> None:
+def run(
+    package: str, version: str, kinds: Sequence[Kind], provider: type[StandIn] = StandIn
+) -> None:
     """Serve ``kinds`` as plugin ``pulumi-resource-<package>`` at ``version``: the engine
     starts the plugin with its address as the first argument and reads the port it prints."""
-    serve(sys.argv[1:], version, StandIn(package, kinds))
+    serve(sys.argv[1:], version, provider(package, kinds))

@@ -31,8 +31,11 @@ Exec = Callable[..., list[tuple[Any, ...]]]
 class Client(Protocol):
     """The provider's connection settings: its user and default database."""
 
-    user: str
-    database: str
+    @property
+    def user(self) -> str: ...
+
+    @property
+    def database(self) -> str: ...
 
     def session(self, database: str) -> contextlib.AbstractContextManager[Exec]:
         """An autocommit connection, as :attr:`user`, to ``database``."""
