@@ -2,9 +2,11 @@
 
 Each e2e stack is made from a committed one (its ``Pulumi.<stack>.yaml`` and declarations),
 changed only where it must be to reach this machine: every cluster's ``kubeconfigContext``
-names the lane's API server, and the secret values (``secure:`` in git, which only the
-owners' passphrase opens) become plain local ones. The program, components, releases and
-certificates are the repository's own.
+names the lane's API server, every cluster's ``database.adminHost``/``adminPort`` the lane's
+PostgreSQL for the project (its TLS front, ``e2e/pgtls.py``) and ``database.sslRootCert`` the
+lane's CA, written into the project's ``certs/`` (:data:`DATABASE_CA`), and the secret values
+(``secure:`` in git, which only the owners' passphrase opens) become plain local ones. The
+program, components, releases and the other certificates are the repository's own.
 """
 
 from __future__ import annotations
@@ -23,6 +25,31 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT = "hypershell-gateways"
 SECRETS = f"{PROJECT}:clusterSecrets"
 CLUSTERS = f"{PROJECT}:clusters"
+DATABASE_CA = "certs/e2e-postgres-ca.pem"
+"""The lane CA that issued the PostgreSQL front's certificate, as ``database.sslRootCert``."""
+
+
+def secret_value(key: str) -> str:
+    """The lane's plain value for every cluster's secret ``key`` (``dbAdminPassword``...)."""
+    return f"e2e-local-{key}"
+
+
+@dataclass(frozen=True)
+class LaneDatabase:
+    """Where the program reaches the lane's PostgreSQL for one project: the TLS front."""
+
+    host: str
+    port: int
+    ca_pem: str
+
+
+DatabaseFor = Callable[[str, Mapping[str, str]], LaneDatabase]
+"""The lane's PostgreSQL for a new project: called with the stack and each admin user's
+password (``database.adminUser`` → the stack's ``dbAdminPassword``), which it creates."""
+database_for: DatabaseFor | None = None
+"""Set by the real-engine suite (tests/e2e/conftest.py) for the session: every project
+:func:`make_project` makes is pointed at a PostgreSQL of its own (stacks share gateway names,
+and so role and database names). Unset, the committed database settings are kept."""
 
 
 def e2e_config(
@@ -38,7 +65,7 @@ def e2e_config(
     secrets: dict[str, dict[str, str]] = {}
     for name, values in config.get(SECRETS, {}).items():
         if name in kept:
-            secrets[name] = {key: f"e2e-local-{key}" for key in values}
+            secrets[name] = {key: secret_value(key) for key in values}
     config[SECRETS] = secrets
     config[f"{PROJECT}:declarationsDir"] = f"gateways/{stack}"
     return {"config": config}
@@ -76,6 +103,26 @@ class E2EProject:
         return run
 
 
+def admins(config: Mapping[str, Any]) -> dict[str, str]:
+    """Each cluster's ``database.adminUser`` and the lane's password for it."""
+    found: dict[str, str] = {}
+    for name, cluster in config["config"][CLUSTERS].items():
+        user = cluster["database"]["adminUser"]
+        password = config["config"][SECRETS].get(name, {}).get("dbAdminPassword")
+        assert found.get(user, password) == password, f"{user}: two passwords"
+        found[user] = password or secret_value("dbAdminPassword")
+    return found
+
+
+def point_at_database(root: Path, config: dict[str, Any], database: LaneDatabase) -> None:
+    """Every cluster's admin endpoint at ``database``, its CA at :data:`DATABASE_CA`."""
+    (root / DATABASE_CA).write_text(database.ca_pem)
+    for cluster in config["config"][CLUSTERS].values():
+        cluster["database"]["adminHost"] = database.host
+        cluster["database"]["adminPort"] = database.port
+        cluster["database"]["sslRootCert"] = DATABASE_CA
+
+
 def make_project(
     base: Path,
     *,
@@ -94,6 +141,8 @@ def make_project(
     for folder in ("releases", "certs"):
         shutil.copytree(ROOT / folder, root / folder)
     config = e2e_config(source, stack=stack, context=context, clusters=clusters)
+    if database_for is not None:
+        point_at_database(root, config, database_for(stack, admins(config)))
     (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     project = E2EProject(root, stack)
     project.declarations.mkdir(parents=True)

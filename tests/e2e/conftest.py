@@ -4,8 +4,10 @@ and pods), all built by ``e2e/build.py`` and started here on loopback for the se
 
 Run with ``make e2e`` (it builds first). Nothing here is faked: where a controller cannot run
 here (the OpenShift router, a Gateway API implementation) ``e2e.cluster.StatusStandIn`` sets the
-status it would set, and each test that depends on it says so. The four bridged providers that
-cannot be built are answered by the offline mocks (``e2e/engine.py`` says why and how).
+status it would set, and each test that depends on it says so. Of the four bridged providers
+that cannot be built, tls, random and postgresql are stand-in plugins with real effects (the
+postgresql one on a real PostgreSQL per project, tests/e2e/databases.py), keycloak is answered
+by the offline mocks (``e2e/engine.py`` says why and how).
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import pytest
 import yaml
 
 from e2e import build
+from e2e import project as e2e_project
 from e2e.cluster import Cluster, StatusStandIn, running_cluster, terminate_as_interrupt
 from e2e.engine import Engine
 from e2e.keycloak import Keycloak, running_keycloak
 from e2e.project import E2EProject, make_project
 from tests import pg_server
 from tests.e2e.adoption import Adoption, adopt
+from tests.e2e.databases import LaneDatabases
 from tests.e2e.lane import FIGURES, NOT_BUILT, UPSTREAM, Deployed, built, deploy, need
 
 SHARED_GATEWAY = ("openshift-ingress", "openshell-grpc-gateway")
@@ -33,6 +37,18 @@ NODE_READER = "openshell-gateway-node-reader"
 def pytest_configure(config: pytest.Config) -> None:
     # A terminated run stops its servers as Ctrl-C does (e2e/cluster.py).
     terminate_as_interrupt()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def databases() -> Iterator[LaneDatabases]:
+    """The lane's PostgreSQL, one server per project made (started when it is made)."""
+    made = LaneDatabases()
+    e2e_project.database_for = made
+    try:
+        yield made
+    finally:
+        e2e_project.database_for = None
+        made.close()
 
 
 @pytest.fixture(scope="session")
