@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
@@ -34,6 +35,31 @@ class StackDatabase:
 
     def superuser(self, dbname: str = "postgres") -> psycopg.Connection[tuple[object, ...]]:
         return self.server.superuser(dbname)
+
+    def login(self, ca: Path, user: str, password: str, dbname: str) -> str:
+        """``user@dbname`` as the server reports the session, or the server's refusal, over
+        the TLS front with ``sslmode=verify-full`` and ``ca``, as the program's providers
+        connect."""
+        try:
+            with psycopg.connect(
+                host=pgtls.HOSTNAME,
+                port=self.front.port,
+                user=user,
+                password=password,
+                dbname=dbname,
+                sslmode="verify-full",
+                sslrootcert=str(ca),
+                connect_timeout=10,
+            ) as conn:
+                row = conn.execute("SELECT current_user, current_database()").fetchone()
+                assert row is not None
+                return f"{row[0]}@{row[1]}"
+        except psycopg.OperationalError as error:
+            text = str(error)
+            for reason in ("password authentication failed", "permission denied for database"):
+                if reason in text:
+                    return reason
+            return text
 
 
 class LaneDatabases:

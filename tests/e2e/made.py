@@ -6,12 +6,20 @@ marked ``OFFLINE-PLACEHOLDER``, ``gatewayctl.engine.offline``) and values derive
 such a field is compared for what can be compared: the same PEM blocks, each of which parses
 (a certificate is one, a CA certificate is the tenant CA the server's TLS Secret carries), and
 a config hash that is the hash of the live config, certificates and database URI.
+
+The database credentials Secret carries a password the random stand-in drew and the
+postgresql stand-in set on the role (redacted in the render): :func:`credentials_problem`
+checks that it logs in as the Secret's ``user`` to its ``dbname`` on the lane's server (so the
+role and database exist and the password is the role's), that ``user`` and ``dbname`` are the
+same ``gw_<name>`` (and the rendered values where the render shows them: it redacts the
+Secret's data), and that the ``uri`` carries the same password.
 """
 
 from __future__ import annotations
 
 import base64
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +32,7 @@ from components.trusted_ca import CONFIG_MAP as TRUSTED_CA_CONFIG_MAP
 from components.trusted_ca import KEY as TRUSTED_CA_KEY
 from components.workload import config_hash
 from gatewayctl.engine.placeholders import PLACEHOLDER_MARK
+from gatewayctl.inputs.secrets import REDACTED
 
 BLOCK = re.compile(r"-----BEGIN ([A-Z ]+)-----\n.*?\n-----END \1-----\n?", re.S)
 Live = Mapping[tuple[str, str, str, str], Any]
@@ -82,4 +91,25 @@ def problem(
         ca = _data(live, "Secret", namespace, naming.SERVER_TLS_SECRET, "ca.crt")
         if found != ca:
             return "the backend CA is not the CA of the server's TLS Secret"
+    return None
+
+
+def credentials_problem(
+    rendered: Mapping[str, Any], live: Mapping[str, str], login: Callable[[str, str, str], str]
+) -> str | None:
+    """What is wrong with the live database credentials Secret (``live``: its data decoded)
+    for the rendered one; ``login(user, password, dbname)`` answers ``user@dbname`` when the
+    server lets the session in."""
+    data = rendered["stringData"]
+    for key in ("user", "dbname", "host", "port"):
+        # The render redacts the whole Secret's data; a value it shows must be the live one.
+        if data[key] != REDACTED and live.get(key) != data[key]:
+            return f"{key} {live.get(key)!r} live, {data[key]!r} rendered"
+    if live["user"] != live["dbname"]:  # gw_<name>: the role and its database
+        return f"user {live['user']!r} and dbname {live['dbname']!r} differ"
+    session = login(live["user"], live["password"], live["dbname"])
+    if session != f"{live['user']}@{live['dbname']}":
+        return f"the password does not log in as {live['user']} to {live['dbname']}: {session}"
+    if urllib.parse.quote(live["password"], safe="") not in live.get("uri", ""):
+        return "the uri carries another password"
     return None

@@ -20,7 +20,6 @@ import urllib.parse
 from collections import Counter
 from typing import Any
 
-import psycopg
 import pytest
 
 from components import naming
@@ -60,29 +59,7 @@ def credentials(cluster: Any, project: E2EProject) -> dict[str, dict[str, str]]:
 
 
 def login(databases: LaneDatabases, project: E2EProject, user: str, password: str, db: str) -> str:
-    """``user@db`` as the server reports the session, or the server's refusal; through the
-    TLS front with verify-full and the project's CA, as the program's providers connect."""
-    front = databases.by_stack[project.stack].front
-    try:
-        with psycopg.connect(
-            host="localhost",
-            port=front.port,
-            user=user,
-            password=password,
-            dbname=db,
-            sslmode="verify-full",
-            sslrootcert=str(project.root / DATABASE_CA),
-            connect_timeout=10,
-        ) as conn:
-            row = conn.execute("SELECT current_user, current_database()").fetchone()
-            assert row is not None
-            return f"{row[0]}@{row[1]}"
-    except psycopg.OperationalError as error:
-        text = str(error)
-        for reason in ("password authentication failed", "permission denied for database"):
-            if reason in text:
-                return reason
-        return text
+    return databases.by_stack[project.stack].login(project.root / DATABASE_CA, user, password, db)
 
 
 @pytest.mark.parametrize("stack", STACKS)
