@@ -13,14 +13,14 @@ in the project's working tree, the base being its git ``HEAD``):
   takes them);
 
 and the two must agree on every resource the engine manages: the stack, the components, the
-Kubernetes providers and objects, and the tls and random resources (served by the lane's
-stand-in plugins, ``e2e/providers``, whose replace rules are the diff's own table). A
-rotation is ``--replace`` on both sides (``gatewayctl diff --replace NAME``). The postgresql
-and keycloak resources are not judged here: their providers cannot be built (the Go module
-proxy serves no version of them, ``e2e/engine.py``) and no stand-in serves them yet, so the
-engine never sees them (``HybridMonitor`` answers them offline); their predictions rest on
-the provider-source rules of ``gatewayctl.diff.rules`` and their unit tests
-(``tests/test_diff_rules.py``), and each change prints how many of them were left unjudged.
+Kubernetes providers and objects, and the tls, random and postgresql resources (served by
+the lane's stand-in plugins, ``e2e/providers``, whose replace rules are the diff's own table).
+A rotation is ``--replace`` on both sides (``gatewayctl diff --replace NAME``). The keycloak
+resources are not judged here: their provider cannot be built (the Go module proxy serves no
+version of it, ``e2e/engine.py``) and no stand-in serves it yet, so the engine never sees
+them (``HybridMonitor`` answers them offline); their predictions rest on the provider-source
+rules of ``gatewayctl.diff.rules`` and their unit tests (``tests/test_diff_rules.py``), and
+each change prints how many of them were left unjudged.
 
 Then one real ``up`` of a head that changes several gateways at once (item 2): the objects
 that changed live (their bodies minus what the server manages, or their uid) are exactly the
@@ -514,7 +514,8 @@ def test_predicted_operations_match_the_engine(
         f"{change.name}: {agreed} of {len(engine_urns | (theirs.keys() - by_mock))} engine-managed"
         " resources"
         f" agree ({', '.join(f'{n} {op}' for op, n in sorted(counts.items())) or 'no change'});"
-        f" {unjudged_changed} of {len(unjudged)} postgresql/keycloak (or changed only by them)"
+        f" {unjudged_changed} of {len(unjudged)} {'/'.join(sorted(MOCKED_PACKAGES))}"
+        " (or changed only by them)"
         " not judged;"
         f" diff {diff_seconds:.1f} s, preview {time.monotonic() - started - diff_seconds:.1f} s"
     )
@@ -528,8 +529,9 @@ def test_agreement_over_the_corpus() -> None:
     figure(
         f"{STACK}: predicted operations, {TALLY.agreed} of {TALLY.total} engine-managed"
         f" resources agree over {len(CORPUS)} changes ({TALLY.changed} of them changed);"
-        f" {TALLY.unjudged_changed} changed (of {TALLY.unjudged}) keycloak/postgresql"
-        " resources not judged: providers not served by the Go module proxy"
+        f" {TALLY.unjudged_changed} changed (of {TALLY.unjudged})"
+        f" {'/'.join(sorted(MOCKED_PACKAGES)) or 'mocked'} resources not judged: no stand-in"
+        " plugin for their providers yet (not served by the Go module proxy)"
     )
     assert TALLY.agreed == TALLY.total
 

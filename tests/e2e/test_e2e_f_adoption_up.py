@@ -1,16 +1,19 @@
-"""Adoption, for real (issue 24 item 3): after ``pulumi import`` of the Kubernetes rows
-(tests/e2e/adoption.py), the first preview without force meets upstream's field manager, the
-forced one replaces and deletes nothing adopted (README, "Adopting gateways made by the
-upstream controller": what the first up does), and the forced ``up`` adopts, keeping the KEK and
-the Service, after which a preview has nothing to do.
+"""Adoption, for real (issue 24 item 3): after ``pulumi import`` of the Kubernetes and
+PostgreSQL rows (tests/e2e/adoption.py), the first preview without force meets upstream's field
+manager, the forced one replaces and deletes nothing adopted (README, "Adopting gateways made by
+the upstream controller": what the first up does), and the forced ``up`` adopts, keeping the KEK
+and the Service, after which a preview has nothing to do.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 
 from e2e.engine import Result
-from tests.e2e.adoption import CONTROLLER, Adoption
+from e2e.project import DATABASE_CA
+from tests.e2e.adoption import CONTROLLER, DATABASE, STACK, Adoption
+from tests.e2e.databases import LaneDatabases
 from tests.e2e.lane import figure
 
 
@@ -74,6 +77,12 @@ EXPECTED_PREVIEW = {
     "legacy-workload-trusted-ca": ("create", []),
     "legacy-workload-netpol-default-deny-ingress": ("create", []),
     **{name: ("create", []) for name in MADE},
+    # The revoke of PUBLIC's privileges through a provider logging in as the tenant role: never
+    # imported (the provider's Grant has no importer), made by the first up.
+    "legacy-database-db-owner": ("create", []),
+    "legacy-database-db-revoke-public": ("create", []),
+    # The imported role gets the program's password (ALTER ROLE ... PASSWORD).
+    "legacy-database-db-role": ("update", ["password"]),
     # Keys reissued: TLS Secrets and JWT keys, the database password (and so the URI).
     "legacy-pki-server-tls": ("update", REISSUED_TLS),
     "legacy-pki-client-tls": ("update", REISSUED_TLS),
@@ -156,9 +165,11 @@ def test_preview_replaces_and_deletes_nothing_adopted(adoption: Adoption) -> Non
     )
 
 
-def test_the_forced_up_adopts_and_a_second_preview_has_nothing_to_do(adoption: Adoption) -> None:
+def test_the_forced_up_adopts_and_a_second_preview_has_nothing_to_do(
+    adoption: Adoption, databases: LaneDatabases
+) -> None:
     events = adoption.up.events()
-    assert adoption.up.summary() == {"create": 4 + len(MADE), "update": 17, "same": 8}, (
+    assert adoption.up.summary() == {"create": 6 + len(MADE), "update": 18, "same": 10}, (
         adoption.up.summary()
     )
     assert [e for e in events if e.get("diagnosticEvent", {}).get("severity") == "error"] == []
@@ -167,6 +178,15 @@ def test_the_forced_up_adopts_and_a_second_preview_has_nothing_to_do(adoption: A
     assert after["kek"] == before["kek"]  # kept: stored credentials stay readable
     assert after["service"] == before["service"]  # same object, same cluster IP
     assert after["db-password"] != before["db-password"]  # reissued
+    # ... on the server too: upstream's password is refused, the Secret's logs in.
+    server = databases.by_stack[STACK]
+    ca = adoption.project.root / DATABASE_CA
+    for secret, expected in (
+        (before["db-password"], "password authentication failed"),
+        (after["db-password"], f"{DATABASE}@{DATABASE}"),
+    ):
+        password = base64.b64decode(secret).decode()
+        assert server.login(ca, DATABASE, password, DATABASE) == expected
     assert "hypershell.redhat.io/config-hash" in after["template"]  # the pod rolled
     assert "hypershell.redhat.io/config-hash" not in before["template"]
     figure(f"adopt: forced up in {adoption.seconds['up']:.1f} s; the next preview: no change")
