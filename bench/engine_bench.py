@@ -59,11 +59,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from e2e import build  # noqa: E402
+from e2e import project as e2e_project  # noqa: E402
 from e2e.cluster import running_cluster, terminate_as_interrupt  # noqa: E402
 from e2e.engine import CommandFailedError, Engine, HybridMonitor  # noqa: E402
 from e2e.project import E2EProject, make_project  # noqa: E402
 from gatewayctl.engine import drain, render  # noqa: E402
 from gatewayctl.resolve import preparation  # noqa: E402
+from tests.e2e.databases import LaneDatabases  # noqa: E402  (the lane's PostgreSQL per project)
 
 SHAPE = "dev"  # gateways/local/dev.yaml
 SERVERS = ("kube-apiserver", "etcd")
@@ -373,6 +375,10 @@ def main(argv: list[str] | None = None) -> int:
     counts: dict[int, int] = {}
     offline: dict[int, float] = {}
     sampler = TreeSampler()
+    # Each bench project reaches a PostgreSQL of its own, as the lane's do (the postgresql
+    # stand-in plugin makes every gateway's role, database and grant: e2e/providers).
+    databases = LaneDatabases()
+    e2e_project.database_for = databases
     try:
         with tempfile.TemporaryDirectory(prefix="engine-bench-") as tmp:
             work = Path(tmp)
@@ -412,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
                         rows.extend(run_column(engine, sampler, project, names, column, env, full))
     finally:
         sampler.close()
+        e2e_project.database_for = None
+        databases.close()
     report(rows, counts, offline)
     if args.json is not None:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
