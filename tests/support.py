@@ -1,5 +1,5 @@
 """The committed project as tests see it: its root, its stacks and their render (computed once
-per session), and the shared schemas and validators beside the repository."""
+per session), and the reference files it holds (``reference/``: schemas, upstream manifests)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,11 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-import pytest
-
 from gatewayctl.engine import render
 from gatewayctl.resolve import preparation
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+REFERENCE = ROOT / "reference"
 STACKS = ("aws", "ibm", "local")
 
 
@@ -23,14 +21,6 @@ STACKS = ("aws", "ibm", "local")
 def rendered(stack: str) -> render.Rendered:
     """The in-memory render of a committed stack (the same code path as the CLI)."""
     return render.execute(preparation.prepare(ROOT, stack))
-
-
-def shared_or_skip(relative: str) -> Path:
-    """A path under ../shared, or skip with the reason (a fresh clone has no ../shared)."""
-    path = SHARED / relative
-    if not path.exists():
-        pytest.skip(f"{path} is absent: the shared schemas and validators live beside the repo")
-    return path
 
 
 def bench_script(name: str) -> ModuleType:

@@ -204,8 +204,8 @@ def test_symbolic_link_outside_the_project_is_a_problem(tmp_path: Path) -> None:
 
 def test_symbolic_link_inside_the_project_is_read(tmp_path: Path) -> None:
     write_stack(tmp_path)
-    write_text(tmp_path, "shared/team-a.yaml", yaml.safe_dump(declaration("team-a")))
-    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("../../shared/team-a.yaml")
+    write_text(tmp_path, "common/team-a.yaml", yaml.safe_dump(declaration("team-a")))
+    (tmp_path / DECLARATIONS / "team-a.yaml").symlink_to("../../common/team-a.yaml")
 
     assert only_gateway(tmp_path).source == f"{DECLARATIONS}/team-a.yaml"
 

@@ -423,16 +423,16 @@ def test_every_type_the_render_registers_has_a_rule() -> None:
 
 
 def test_each_force_new_attribute_is_an_input_of_its_type_in_the_providers_schema() -> None:
-    from tests.support import shared_or_skip
+    from tests.support import REFERENCE
 
     for type_, attributes in BRIDGED_FORCE_NEW.items():
         package = type_.split(":", 1)[0]
-        schema = json.loads(shared_or_skip(f"schemas/pulumi/{package}.json").read_text())
+        schema = json.loads((REFERENCE / "pulumi" / f"{package}.json").read_text())
         inputs = schema["resources"][type_]["inputProperties"]
         assert attributes is None or attributes <= inputs.keys(), type_
     for type_, keys in PROVIDER_FORCE_NEW.items():
         package = type_.rsplit(":", 1)[-1]
         if package == "kubernetes":
-            continue  # not among the shared schemas: provider.go DiffConfig
-        schema = json.loads(shared_or_skip(f"schemas/pulumi/{package}.json").read_text())
+            continue  # not among reference/pulumi: provider.go DiffConfig
+        schema = json.loads((REFERENCE / "pulumi" / f"{package}.json").read_text())
         assert keys <= schema["provider"]["inputProperties"].keys(), type_

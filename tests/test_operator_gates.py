@@ -17,7 +17,7 @@ from gatewayctl.deploy.deployed import deployed_stacks
 from gatewayctl.inputs import operator_settings
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import cluster, write_gateway, write_stack
-from tests.support import ROOT, shared_or_skip
+from tests.support import REFERENCE, ROOT
 
 PAGE = ROOT / "docs" / "operator.md"
 
@@ -53,7 +53,7 @@ def test_the_operators_stack_names_no_policy_pack() -> None:
     "crd", ["pulumi.com/stack_v1.json", "auto.pulumi.com/update_v1alpha1.json"]
 )
 def test_neither_the_stack_nor_the_update_crd_has_a_policy_field(crd: str) -> None:
-    schema = json.loads(shared_or_skip(f"schemas/crds/{crd}").read_text(encoding="utf-8"))
+    schema = json.loads((REFERENCE / "crds" / crd).read_text(encoding="utf-8"))
     spec = schema["properties"]["spec"]["properties"]
     assert "refresh" in spec  # the field the operator's Stack does set
     assert policy_keys(list(spec)) == []
@@ -132,12 +132,11 @@ def page() -> str:
 
 
 def test_every_file_the_page_cites_exists() -> None:
-    cited = sorted(set(re.findall(r"`((?:\.\./shared/|\.github/|[\w]+/)[\w./-]*\.\w+)`", page())))
-    ours = [c for c in cited if not c.startswith(("agent/", "../shared/"))]
+    cited = sorted(set(re.findall(r"`((?:\.\./|\.github/|[\w]+/)[\w./-]*\.\w+)`", page())))
+    ours = [c for c in cited if not c.startswith("agent/")]  # agent/: the operator's repository
     assert len(ours) >= 10
+    assert "reference/crds/pulumi.com/stack_v1.json" in ours
     assert [c for c in ours if not (ROOT / c).is_file()] == []
-    for shared in (c for c in cited if c.startswith("../shared/")):
-        shared_or_skip(shared.removeprefix("../shared/"))
 
 
 def test_every_function_the_page_cites_is_defined_where_it_says() -> None:

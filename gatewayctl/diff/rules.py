@@ -13,7 +13,7 @@ unless the provider sets ``enableSecretMutable`` / ``enableConfigMapMutable`` (o
 name and namespace. The replacement deletes first when the object is named, and keeps its name
 and namespace (``deleteBeforeReplace`` in ``Diff``); otherwise it creates first.
 
-**Bridged providers** (their schemas, ``../shared/schemas/pulumi/*.json``, carry no
+**Bridged providers** (their schemas, ``reference/pulumi/*.json``, carry no
 ``willReplaceOnChanges``: it was trimmed, and the Terraform providers decide in
 ``PlanResourceChange`` anyway, so their ``ForceNew``/``RequiresReplace`` attributes are the
 rule, :data:`BRIDGED_FORCE_NEW`, cited per type). The bridge answers ``deleteBeforeReplace``

@@ -15,8 +15,9 @@ A release is one file ``releases/<name>.yaml``, shaped like the declarations::
         sandbox: ...
 
 Every image carries a digest (``@sha256:`` and exactly 64 lowercase hex characters, as
-upstream's ValidateImageReference accepts: ``../shared/reference/upstream-gateway-anatomy.md``
-§5); the tag before it is for people (the container runtime pulls by the digest).
+upstream's ValidateImageReference accepts: ``openshift-online/hypershell`` at ``3811224``,
+``components/control-plane/internal/gateway/validation.go``); the tag before it is for people
+(the container runtime pulls by the digest).
 
 Rules, each a problem ``path: field: problem`` (exit 2): the file is read by the strict YAML
 reader and parsed into :class:`Release` (unknown fields, a malformed digest, a tag without a

@@ -3,7 +3,7 @@ controller"): the set-up both adoption test files share, run once for the sessio
 (conftest's ``adoption`` fixture), and what they check it against.
 
 A tenant is made the way upstream's controller makes it: its namespace, then its templates
-(``shared/reference/upstream-manifests``, upstream's deploy order and placeholder order,
+(``reference/upstream-manifests``, upstream's deploy order and placeholder order,
 created with plain creates under the controller's field manager, not server-side apply), its
 Secrets as cert-manager, the certgen Job and the controller write them (none of those can run
 here: the Secrets are written with the keys, types and labels they write, from keys minted

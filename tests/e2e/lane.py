@@ -17,8 +17,9 @@ from e2e.engine import Engine, Result
 from e2e.project import E2EProject
 from gatewayctl.engine import render
 from gatewayctl.resolve import preparation
+from tests.support import REFERENCE
 
-UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-manifests"
+UPSTREAM = REFERENCE / "upstream-manifests"
 """Upstream's manifests, which the cluster's node-reader ClusterRole (conftest) and the adopted
 tenant (tests/e2e/adoption.py) are made from."""
 FIGURES: list[str] = []

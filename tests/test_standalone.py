@@ -1,0 +1,48 @@
+"""The repository stands alone (issue 43 item 1): what its tests and tools read is in it, with
+its sources (``reference/SOURCES.md``), and no tracked file points beside the checkout."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from tests.support import REFERENCE, ROOT
+
+BESIDE = "../" + "shared"
+"""The folder beside the checkout the tests once read (spelled so this file does not name it)."""
+
+
+def tracked() -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    return [name for name in listed.split("\0") if name]
+
+
+def test_no_tracked_file_names_the_folder_beside_the_checkout() -> None:
+    files = tracked()
+    assert "tests/schema_checks.py" in files and len(files) > 300
+    naming = []
+    for name in files:
+        path = ROOT / name
+        if path.is_symlink() or not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        naming += [f"{name}:{n}" for n, line in enumerate(text.splitlines(), 1) if BESIDE in line]
+    assert naming == []
+
+
+def test_every_reference_file_is_listed_with_its_source() -> None:
+    sources = (REFERENCE / "SOURCES.md").read_text(encoding="utf-8")
+    files = sorted(
+        p.relative_to(REFERENCE).as_posix()
+        for p in REFERENCE.rglob("*")
+        if p.is_file() and p.parent != REFERENCE and p.parent.name != "LICENSES"
+    )
+    assert len(files) == 6 + 4 + 7
+    listed = set(re.findall(r"`((?:crds|pulumi)/[\w./-]+\.json)`", sources))
+    manifests = [f for f in files if f.startswith("upstream-manifests/")]
+    assert [f for f in files if f not in listed and f not in manifests] == []
+    assert sorted(listed) == sorted(f for f in files if f not in manifests)
+    assert "`upstream-manifests/`" in sources
+    assert (REFERENCE / "LICENSES" / "Apache-2.0.txt").is_file()
