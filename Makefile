@@ -69,7 +69,7 @@ scan: setup $(CHECKOV)
 bench: setup
 	$(PY) bench/render_bench.py
 
-# The real-engine lane (README, "The real-engine lane"): build what is missing into the cache
+# The real-engine lane (docs/real-engine.md, "The real-engine lane"): build what is missing into the cache
 # outside the repository (e2e/versions.toml names every module and artifact; e2e/build.py
 # prints one line per step and its time), then run tests/e2e/ against the real Pulumi CLI,
 # pulumi-kubernetes and a Kubernetes control plane started on loopback for the run.

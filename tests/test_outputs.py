@@ -1,6 +1,6 @@
 """Where the tool writes (``gatewayctl.engine.outputs``): an output directory it wrote is replaced
 whole; paths that must not lose data are refused (what ``--out``/``--output`` may replace or
-overwrite); stack names (README, "Offline render and validation": the path rules).
+overwrite); stack names (docs/render.md, "Offline render and validation": the path rules).
 
 Each refused case asserts the exact ``path: --out: problem`` line, exit 2 and that nothing on
 disk changed (every file, directory and link, byte for byte).

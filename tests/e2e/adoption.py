@@ -1,4 +1,4 @@
-"""Adoption, for real (issue 24 item 3; README, "Adopting gateways made by the upstream
+"""Adoption, for real (issue 24 item 3; docs/adoption.md, "Adopting gateways made by the upstream
 controller"): the set-up both adoption test files share, run once for the session
 (conftest's ``adoption`` fixture), and what they check it against.
 
@@ -17,7 +17,7 @@ must find nothing to do.
 
 What the engine cannot do here: the Keycloak client and roles are rows of the import file for
 the keycloak provider, which cannot be built and has no stand-in plugin yet (e2e/engine.py;
-README, "The real-engine lane"). ``pulumi import`` of the whole file fails on those rows (the
+docs/real-engine.md, "The real-engine lane"). ``pulumi import`` of the whole file fails on those rows (the
 set-up runs it and keeps the error for a test), so the engine imports the other rows: the
 Kubernetes ones and the PostgreSQL role and database, which the postgresql stand-in plugin
 reads from the project's real PostgreSQL by name (tests/e2e/databases.py), as the provider's

@@ -170,7 +170,8 @@ def projects(workdir: Path, cluster: Cluster) -> dict[str, E2EProject]:
         for stack, (source, clusters) in E2E_STACKS.items()
     }
     # A `kubernetesSecrets` credential namespace other than the gateway's own must exist
-    # beforehand (README, "Credential drivers"): made here as its owner would make it.
+    # beforehand (docs/credential-drivers.md, "Credential drivers"): made here as its owner
+    # would make it.
     for project in made.values():
         for path in sorted(project.declarations.glob("*.yaml")):
             spec = yaml.safe_load(path.read_text()).get("spec", {})

@@ -1,7 +1,7 @@
 """Adoption, for real (issue 24 item 3): after ``pulumi import`` of the Kubernetes and
 PostgreSQL rows (tests/e2e/adoption.py), the first preview without force meets upstream's field
-manager, the forced one replaces and deletes nothing adopted (README, "Adopting gateways made by
-the upstream controller": what the first up does), and the forced ``up`` adopts, keeping the KEK
+manager, the forced one replaces and deletes nothing adopted (docs/adoption.md, "Adopting gateways made
+by the upstream controller": what the first up does), and the forced ``up`` adopts, keeping the KEK
 and the Service, after which a preview has nothing to do.
 """
 
@@ -68,7 +68,7 @@ SERVER_DEFAULTS = {
     ],
 }
 EXPECTED_PREVIEW = {
-    # README, "Adopting gateways made by the upstream controller": what the first up does.
+    # docs/adoption.md, "Adopting gateways made by the upstream controller": what the first up does.
     # Created: the patch that takes over the shared node-reader ClusterRole, the default-deny
     # NetworkPolicy upstream never makes, the trusted-CA ConfigMap (taken over by server-side
     # apply where upstream copied one, as here), the Exposure component (no objects: no ingress).

@@ -8,8 +8,8 @@ provider's own calls (``e2e/keycloak_provider.py``), and its resources are creat
 Keycloak from exactly the inputs the program registered, with the admin calls the provider
 makes (same module). Then a script plays each person: the device authorization grant with
 PKCE S256 (RFC 8628 and RFC 7636, as the OpenShell CLI signs in where no browser is at hand:
-README, "A user's sign-in flow"), the login form and the consent screen Keycloak serves, and
-the token request. Each access token is verified against the realm's keys and compared with
+docs/sign-in.md, "A user's sign-in flow"), the login form and the consent screen Keycloak serves,
+and the token request. Each access token is verified against the realm's keys and compared with
 the ``[openshell.gateway.oidc]`` table of the gateway's ``gateway.toml`` as the API server
 holds it (the ConfigMap the engine applied).
 
@@ -113,7 +113,7 @@ def _user(kc: Keycloak, token: str, name: str, groups: tuple[str, ...] | list[st
 
 @pytest.fixture(scope="module")
 def realm(keycloak: Keycloak) -> dict[str, Any]:
-    """The README's Keycloak prerequisites for realm ``signin`` (its frontend URL the stack's
+    """docs/sign-in.md's Keycloak prerequisites for realm ``signin`` (its frontend URL the stack's
     Keycloak URL), the groups and people of ``PEOPLE``, and the prefix users."""
     admin = keycloak.admin_token()
     body = {"realm": REALM, "enabled": True, "attributes": {"frontendUrl": FRONT}}
@@ -483,7 +483,7 @@ def test_user_lookup_misses_a_name_inside_100_names_that_sort_before_it(
     client: dict[str, Any], realm: dict[str, Any]
 ) -> None:
     """The provider's look-up has no ``exact=true``: a user whose name is inside more than 100
-    names that sort before it is not found (README, "Sign-in", names the limit)."""
+    names that sort before it is not found (docs/sign-in.md, "Sign-in", names the limit)."""
     session: ProviderSession = client["session"]
     with pytest.raises(LookupFailedError) as missed:
         get_user(session, REALM, "lee")
