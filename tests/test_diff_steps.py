@@ -29,16 +29,17 @@ def local_plan() -> dict[str, Any]:
 
 
 def test_urns_are_the_engines() -> None:
-    # As the real engine named them (tests/fixtures/engine/e2e-local-change-preview.json).
-    fixture = Path(__file__).parent / "fixtures" / "engine" / "e2e-local-change-preview.json"
+    # As the real engine named them (tests/fixtures/engine/local-change-preview.json, recorded
+    # as the local stack: tests/e2e/test_e2e_b_drift.py, record).
+    fixture = Path(__file__).parent / "fixtures" / "engine" / "local-change-preview.json"
     steps = json.loads(fixture.read_text())["steps"]
     deployment = next(s for s in steps if s["op"] == "update")
     stack = next(
-        s for s in steps if s["urn"].endswith("::pulumi:pulumi:Stack::" + PROJECT + "-e2e-local")
+        s for s in steps if s["urn"].endswith("::pulumi:pulumi:Stack::" + PROJECT + "-local")
     )
-    assert stack["urn"] == stack_urn("e2e-local", PROJECT)
+    assert stack["urn"] == stack_urn("local", PROJECT)
     parent = (
-        "urn:pulumi:e2e-local::hypershell-gateways::hypershell:gateway:Gateway"
+        "urn:pulumi:local::hypershell-gateways::hypershell:gateway:Gateway"
         "$hypershell:gateway:Workload::dev-workload"
     )
     resource = {
@@ -46,10 +47,10 @@ def test_urns_are_the_engines() -> None:
         "name": "dev-workload-deploy",
         "parent": parent,
     }
-    assert urn_of(resource, "e2e-local", PROJECT) == deployment["urn"]
+    assert urn_of(resource, "local", PROJECT) == deployment["urn"]
     top = {"type": "hypershell:gateway:Gateway", "name": "dev", "parent": stack["urn"]}
-    assert urn_of(top, "e2e-local", PROJECT) == (
-        "urn:pulumi:e2e-local::hypershell-gateways::hypershell:gateway:Gateway::dev"
+    assert urn_of(top, "local", PROJECT) == (
+        "urn:pulumi:local::hypershell-gateways::hypershell:gateway:Gateway::dev"
     )
 
 

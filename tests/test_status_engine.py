@@ -7,7 +7,9 @@ NetworkPolicy ``openshell-default-deny-ingress`` of ``offline`` edited, ConfigMa
 ``openshell-gateway-config`` of ``dev-build`` deleted), and a preview of a replicas change to
 ``dev``; ``added-*``: an addition the refresh's diff cannot see (the ``dev-build`` default-deny
 policy's selector narrowed), before and after a real ``pulumi refresh --yes``. Where the
-hand-made fixtures of tests/test_status.py disagree with these, these win.
+hand-made fixtures of tests/test_status.py disagree with these, these win. The lane's stack is
+the repository's ``local`` under another name; the recording names it ``local`` (``record``
+there), so ``status local`` reads them in the repository as docs/status.md runs it.
 """
 
 from __future__ import annotations
@@ -16,39 +18,25 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from e2e.project import make_project
 from tests.support import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "engine"
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The e2e-local project the fixtures were recorded from (e2e/project.py)."""
-    return make_project(
-        tmp_path_factory.mktemp("engine"), stack="e2e-local", source="local", context="kwok-e2e"
-    ).root
-
-
-def _status(project: Path, *names: str) -> tuple[int, Any]:
+def _status(*names: str) -> tuple[int, Any]:
     proc = subprocess.run(
         [
             sys.executable,
             "-m",
             "gatewayctl",
-            "--root",
-            str(project),
             "status",
-            "e2e-local",
+            "local",
             "--format",
             "json",
             "--from",
-            *[str(FIXTURES / f"e2e-local-{n}.json") for n in names],
+            *[str(FIXTURES / f"local-{n}.json") for n in names],
         ],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -63,8 +51,8 @@ def _by_gateway(report: Any) -> dict[str, Any]:
     return {g["name"]: g for g in report["gateways"]}
 
 
-def test_the_recorded_drift_names_exactly_the_drifted_gateways(project: Path) -> None:
-    code, report = _status(project, "drift-refresh", "drift-state")
+def test_the_recorded_drift_names_exactly_the_drifted_gateways() -> None:
+    code, report = _status("drift-refresh", "drift-state")
     assert code == 3, report
     gateways = _by_gateway(report)
     assert sorted(gateways) == ["dev", "dev-build", "offline"]
@@ -75,28 +63,26 @@ def test_the_recorded_drift_names_exactly_the_drifted_gateways(project: Path) ->
     }
 
 
-def test_the_recorded_clean_and_healed_states_are_synced(project: Path) -> None:
+def test_the_recorded_clean_and_healed_states_are_synced() -> None:
     for tag in ("clean", "healed"):
-        code, report = _status(project, f"{tag}-refresh", f"{tag}-state")
+        code, report = _status(f"{tag}-refresh", f"{tag}-state")
         assert code == 0, (tag, report)
         assert {g["sync"] for g in report["gateways"]} == {"Synced"}
 
 
-def test_the_recorded_preview_of_a_change_names_its_gateway(project: Path) -> None:
-    code, report = _status(project, "change-preview")
+def test_the_recorded_preview_of_a_change_names_its_gateway() -> None:
+    code, report = _status("change-preview")
     assert code == 3, report
     assert [n for n, g in _by_gateway(report).items() if g["sync"] != "Synced"] == ["dev"]
 
 
-def test_an_addition_the_refresh_cannot_see_is_named_from_the_refreshed_state(
-    project: Path,
-) -> None:
+def test_an_addition_the_refresh_cannot_see_is_named_from_the_refreshed_state() -> None:
     """``added-*``: the default-deny policy of ``dev-build`` narrowed by kubectl, then a real
     ``pulumi refresh --yes``: the refresh digest has no step for it (the provider prunes the
     live object to the inputs' shape), the state's outputs hold it."""
-    refresh = json.loads((FIXTURES / "e2e-local-added-refresh.json").read_text())
+    refresh = json.loads((FIXTURES / "local-added-refresh.json").read_text())
     assert [s["op"] for s in refresh["steps"] if s["op"] not in {"same", "refresh"}] == []
-    code, report = _status(project, "added-refresh", "added-state")
+    code, report = _status("added-refresh", "added-state")
     assert code == 3, report
     changed = {
         g["name"]: [(c["name"], c["op"], c["source"], c["paths"]) for c in g["changes"]]
@@ -114,5 +100,5 @@ def test_an_addition_the_refresh_cannot_see_is_named_from_the_refreshed_state(
         ]
     }
     # The refresh digest alone (its states are the old ones) cannot tell.
-    code, report = _status(project, "added-unseen-refresh", "added-unseen-state")
+    code, report = _status("added-unseen-refresh", "added-unseen-state")
     assert code == 0, report

@@ -19,7 +19,6 @@ import pytest
 import yaml
 from rich.console import Console
 
-from e2e.project import make_project
 from gatewayctl import printing
 from gatewayctl.cli import main as cli
 from gatewayctl.status import age, core, inputs, view
@@ -283,7 +282,7 @@ def test_the_documents_and_the_markdown_carry_the_states_time() -> None:
 
 
 def test_the_real_engines_manifest_time_is_read_to_the_microsecond() -> None:
-    read = inputs.read([ENGINE / "e2e-local-drift-state.json"])
+    read = inputs.read([ENGINE / "local-drift-state.json"])
     written = age.state_time(read.checkpoint)
     assert written == datetime(2026, 12, 1, 23, 29, 9, 70805, tzinfo=UTC)  # ...070805735Z
     assert age.describe(written, _utc("2026-12-02T00:00:00Z")) == "2026-12-01 23:29 UTC (30m ago)"
@@ -444,17 +443,9 @@ def test_json_and_yaml_of_a_gateway_carry_its_tree() -> None:
 # --- what the real engine wrote --------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def engine_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The e2e-local project the engine fixtures were recorded from (e2e/project.py)."""
-    return make_project(
-        tmp_path_factory.mktemp("engine"), stack="e2e-local", source="local", context="kwok-e2e"
-    ).root
-
-
-def test_the_real_engines_drift_as_a_list_and_a_tree(engine_project: Path) -> None:
-    files = [str(ENGINE / f"e2e-local-drift-{kind}.json") for kind in ("refresh", "state")]
-    argv = ["--root", str(engine_project), "status", "e2e-local"]
+def test_the_real_engines_drift_as_a_list_and_a_tree() -> None:
+    files = [str(ENGINE / f"local-drift-{kind}.json") for kind in ("refresh", "state")]
+    argv = ["--root", str(ROOT), "status", "local"]  # recorded as the local stack
     out = run_cli(*argv, "--from", *files, "--now", "2026-12-02T00:00:00Z")
     assert out.code == 3
     assert out.out == (

@@ -26,6 +26,17 @@ FIXTURES = (
 )
 
 
+def record(name: str, document: Any) -> None:
+    """Write a fixture for tests/test_status_engine.py as the repository's ``local`` stack: the
+    lane's stack is that stack's copy under another name (e2e/project.py), and ``status``
+    refuses another stack's files, so the stack's name in the URNs is the one change made to
+    what the CLI printed (docs/status.md runs ``status local`` on them)."""
+    assert FIXTURES is not None
+    text = json.dumps(document).replace(f"urn:pulumi:{STACK}::", "urn:pulumi:local::")
+    text = text.replace(f"::hypershell-gateways-{STACK}", "::hypershell-gateways-local")
+    write_json(FIXTURES / f"local-{name}", json.loads(text))
+
+
 def status(project: E2EProject, files: list[Path]) -> tuple[int, Any]:
     proc = subprocess.run(
         [
@@ -63,7 +74,7 @@ def observe(
     write_json(files[1], export(engine, project, env))
     if FIXTURES is not None:  # `make e2e-fixtures`: what tests/test_status_engine.py reads
         for path in files:
-            write_json(FIXTURES / f"e2e-local-{path.name}", json.loads(path.read_text()))
+            record(path.name, json.loads(path.read_text()))
     return files
 
 
@@ -147,7 +158,7 @@ def test_a_change_in_git_is_named_by_status_from_the_real_preview(
     out = tmp_path / "change-preview.json"
     out.write_text(preview.stdout)
     if FIXTURES is not None:
-        write_json(FIXTURES / "e2e-local-change-preview.json", json.loads(preview.stdout))
+        record("change-preview.json", json.loads(preview.stdout))
     steps = [
         (s["op"], s["urn"].rsplit("::", 1)[-1])
         for s in preview.json()["steps"]
