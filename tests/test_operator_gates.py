@@ -78,7 +78,8 @@ def test_only_ci_stacks_are_previewed_with_the_pack_before_their_up() -> None:
 
 
 def test_the_pull_request_preview_with_the_pack_covers_the_operators_stack() -> None:
-    preview = workflow("pull-request.yml")["jobs"]["preview"]
+    jobs = workflow("pull-request.yml")["jobs"]
+    preview = jobs["preview"]
     owned = operator_settings.load_settings(ROOT).stacks
     assert owned == ["aws"]
     # The preview runs for the deployed stacks whose render changes, the operator's among them
