@@ -21,7 +21,9 @@ from tests.hostile_helpers import run_cli, unlocated
 
 
 def test_the_credential_models_are_as_strict_as_every_model() -> None:
-    assert CredentialsSpec.model_config == Model.model_config
+    # The same settings; its own json_schema_extra holds its per-driver rules in the schema.
+    own = {k: v for k, v in CredentialsSpec.model_config.items() if k != "json_schema_extra"}
+    assert own == Model.model_config
     assert GatewaySpec().credentials == CredentialsSpec(driver="kek")
 
 
