@@ -17,12 +17,12 @@ must find nothing to do.
 
 What the engine cannot do here: the Keycloak client and roles are rows of the import file for
 the keycloak provider, which cannot be built and has no stand-in plugin yet (e2e/engine.py;
-docs/real-engine.md, "The real-engine lane"). ``pulumi import`` of the whole file fails on those rows (the
-set-up runs it and keeps the error for a test), so the engine imports the other rows: the
-Kubernetes ones and the PostgreSQL role and database, which the postgresql stand-in plugin
-reads from the project's real PostgreSQL by name (tests/e2e/databases.py), as the provider's
-importers do. The Keycloak rows' ``<realm>/<uuid>`` are checked against the ids Keycloak's
-admin API returns for upstream's client and roles.
+docs/real-engine.md, "The real-engine lane"). ``pulumi import`` of the whole file fails on
+those rows (the set-up runs it and keeps the error for a test), so the engine imports the
+other rows: the Kubernetes ones and the PostgreSQL role and database, which the postgresql
+stand-in plugin reads from the project's real PostgreSQL by name (tests/e2e/databases.py), as
+the provider's importers do. The Keycloak rows' ``<realm>/<uuid>`` are checked against the
+ids Keycloak's admin API returns for upstream's client and roles.
 
 Upstream's role and database are made by the server's superuser, as CNPG makes them; the
 stack's admin (``postgres``, the ``local`` stack's ``adminUser``) is the superuser too, as it is

@@ -1,8 +1,8 @@
 """Adoption, for real (issue 24 item 3): after ``pulumi import`` of the Kubernetes and
 PostgreSQL rows (tests/e2e/adoption.py), the first preview without force meets upstream's field
-manager, the forced one replaces and deletes nothing adopted (docs/adoption.md, "Adopting gateways made
-by the upstream controller": what the first up does), and the forced ``up`` adopts, keeping the KEK
-and the Service, after which a preview has nothing to do.
+manager, the forced one replaces and deletes nothing adopted (docs/adoption.md, "Adopting
+gateways made by the upstream controller": what the first up does), and the forced ``up``
+adopts, keeping the KEK and the Service, after which a preview has nothing to do.
 """
 
 from __future__ import annotations
