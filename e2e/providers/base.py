@@ -109,6 +109,17 @@ class Kind:
     """Outputs the provider computes (beyond the inputs)."""
     secret_outputs: frozenset[str] = frozenset()
     secret_inputs: frozenset[str] = frozenset()
+    server_defaulted: frozenset[str] = frozenset()
+    """Inputs whose value, when the program leaves them out, is what the server holds (module
+    docstring, Diff): left out, they are no change."""
+    sets: frozenset[str] = frozenset()
+    """Inputs of Terraform type ``TypeSet``: sorted at Check (and by Read), so order is no
+    change."""
+    absent_is_zero: bool = False
+    """The Terraform plugin SDK's reading of an attribute left out of the configuration: its
+    zero value (``""``, false, an empty list or map), so left out against a zero in the state
+    is no change (hashicorp/terraform-plugin-sdk v2 ``helper/schema/schema.go`` ``diffString``:
+    an unset ``Optional`` primitive is compared as its zero value)."""
 
     def force_new(self) -> frozenset[str]:
         return frozenset(k for k in self.inputs if forces_new(self.token, k))
@@ -120,6 +131,11 @@ class Kind:
     def read(self, id_: str, state: Values) -> Values | None:
         """The state as the provider reads it now; None when the object is gone."""
         return state
+
+    def import_(self, id_: str) -> tuple[str, Values | None]:
+        """``pulumi import`` (Read with no state): the id the provider keeps and the state it
+        reads (its ``Importer``); by default, Read of ``id_``."""
+        return id_, self.read(id_, {})
 
     def update(self, id_: str, olds: Values, news: Values) -> Values:
         """The new state after an in-place update (only inputs outside ``force_new``)."""
@@ -164,6 +180,10 @@ class StandIn(p.Provider):
         ]
         for key, default in kind.defaults.items():
             news.setdefault(key, wrap(default))
+        for key in kind.sets & set(news):
+            value = plain(news[key])
+            if isinstance(value, list) and not has_unknown(value):
+                news[key] = wrap(sorted(value), secret=news[key].is_secret)
         return p.CheckResponse(inputs=news, failures=failures)
 
     async def diff(self, request: p.DiffRequest) -> p.DiffResponse:
@@ -174,6 +194,8 @@ class StandIn(p.Provider):
             for k in kind.inputs
             if k not in request.ignore_changes
             and not (k in kind.outputs and k not in news)  # Optional+Computed, left out
+            and not (k in kind.server_defaulted and k not in news)
+            and not (kind.absent_is_zero and k not in news and not olds.get(k))
             and (has_unknown(news.get(k)) or news.get(k) != olds.get(k))
         )
         replaces = [k for k in changed if k in kind.force_new()]
@@ -217,12 +239,16 @@ class StandIn(p.Provider):
 
     async def read(self, request: p.ReadRequest) -> p.ReadResponse:
         kind = self.kind(request.urn)
-        state = kind.read(request.resource_id, plain_map(request.properties))
+        old = plain_map(request.properties)
+        if old:
+            id_, state = request.resource_id, kind.read(request.resource_id, old)
+        else:
+            id_, state = kind.import_(request.resource_id)
         if state is None:  # gone: the engine drops it from the state (an empty id)
             return p.ReadResponse(resource_id="", properties={}, inputs={})
         inputs = {k: v for k, v in state.items() if k in kind.inputs}
         return p.ReadResponse(
-            resource_id=request.resource_id,
+            resource_id=id_,
             properties=self._state(kind, state),
             inputs=self._state(kind, inputs),
         )
