@@ -19,17 +19,15 @@ keycloak) cannot be built here: the module proxy serves no version of
 ``github.com/pulumi/pulumi-{tls,random,postgresql,keycloak}/provider`` (every tag commit of the
 last 60 releases of each tried: 403), nor of the Terraform providers three of them wrap
 (``cyrilgdn/terraform-provider-postgresql``, ``keycloak/terraform-provider-keycloak``,
-``hashicorp/terraform-provider-tls`` at the pinned commit). tls, random and postgresql are
-served by stand-in plugins the engine starts (``e2e/providers``: the provider protocol, real
-keys, certificates and random values, real roles, databases and grants made with the
-provider's SQL on the lane's PostgreSQL through a TLS front, ``e2e/pgtls.py``).
-``HybridMonitor`` answers the remaining package's registrations and invokes
-(:data:`MOCKED_PACKAGES`: keycloak) from the offline engine's mocks (the same placeholders the
-offline render uses) and sends everything else — the stack, every component, every Kubernetes
-provider and object, every tls, random and postgresql resource — to the real engine, which
-plans, diffs, creates, reads and deletes them with the real pulumi-kubernetes provider against
-the real API server and with the stand-ins. The Kubernetes objects built from the mocked
-resources' outputs (the Keycloak client secret) carry the placeholders.
+``hashicorp/terraform-provider-tls`` at the pinned commit). All four are served by stand-in
+plugins the engine starts (``e2e/providers``: the provider protocol, real keys, certificates
+and random values, real roles, databases and grants made with the provider's SQL on the lane's
+PostgreSQL through a TLS front, ``e2e/pgtls.py``, and the Keycloak objects made, read, updated
+and deleted through the admin API of the lane's real Keycloak). ``HybridMonitor`` answers the
+registrations and invokes of any package still without one (:data:`MOCKED_PACKAGES`) from the
+offline engine's mocks and sends everything else to the real engine, which plans, diffs,
+creates, reads and deletes with the real pulumi-kubernetes provider against the real API
+server and with the stand-ins.
 """
 
 from __future__ import annotations
@@ -50,21 +48,16 @@ import grpc
 import yaml
 from google.protobuf import empty_pb2
 from pulumi.automation._server import LanguageServer
-from pulumi.runtime import rpc, settings
-from pulumi.runtime.proto import language_pb2_grpc, resource_pb2
+from pulumi.runtime import settings
+from pulumi.runtime.proto import language_pb2_grpc
 
 from e2e import providers as standins
-from gatewayctl.engine.offline import RecordingMocks, RecordingMonitor, _finish
+from gatewayctl.engine.offline import RecordingMocks, RecordingMonitor
 
 BRIDGED_PACKAGES = frozenset({"tls", "random", "postgresql", "keycloak"})
 """The program's packages whose real providers cannot be built here (module docstring)."""
 MOCKED_PACKAGES = BRIDGED_PACKAGES - frozenset(standins.PACKAGES)
 """Those still answered in the program's process: no stand-in plugin serves them yet."""
-
-InvokeAnswer = Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]
-"""An answer to a mocked package's invoke from a real server instead of the mocks: called with
-the token, the invoke's arguments and the registered inputs of the provider it names; raises
-to fail the invoke (``e2e/keycloak_provider.py``: the Keycloak look-ups)."""
 
 
 def package_of(type_or_token: str) -> str:
@@ -84,9 +77,8 @@ class HybridMonitor:
     the SDK awaits an input's resource before it sends the registration that uses it.
     """
 
-    def __init__(self, real: Any, invokes: Mapping[str, InvokeAnswer] | None = None) -> None:
+    def __init__(self, real: Any) -> None:
         self.real = real
-        self.invokes = dict(invokes or {})
         self.mock = RecordingMonitor(RecordingMocks())
         self.mocked_urns: set[str] = set()
         self._lock = threading.Lock()
@@ -130,14 +122,6 @@ class HybridMonitor:
         return self.real.RegisterResourceOutputs(request)
 
     def Invoke(self, request: Any) -> Any:  # noqa: N802
-        answer = self.invokes.get(request.tok)
-        if answer is not None:
-            provider = self.mock.recording.resources[request.provider.rsplit("::", 1)[0]]
-            args = rpc.deserialize_properties(request.args)
-            found = answer(request.tok, args, provider.inputs)
-            return resource_pb2.ResourceInvokeResponse(
-                **{"return": _finish(rpc.serialize_properties(found, {}))}
-            )
         if self._is_mocked(request.tok):
             return self.mock.Invoke(request)
         return self.real.Invoke(request)
@@ -153,16 +137,14 @@ class HybridMonitor:
 
 
 def hybrid(
-    program: Callable[[], Any],
-    invokes: Mapping[str, InvokeAnswer] | None = None,
-    monitors: list[HybridMonitor] | None = None,
+    program: Callable[[], Any], monitors: list[HybridMonitor] | None = None
 ) -> Callable[[], Any]:
     """``program`` with the monitor the language server configured wrapped in ``HybridMonitor``;
     each monitor made is appended to ``monitors`` (its ``mock.recording`` holds what the
     program registered for the mocked packages, inputs as sent)."""
 
     def run() -> Any:
-        monitor = HybridMonitor(settings.SETTINGS.monitor, invokes)
+        monitor = HybridMonitor(settings.SETTINGS.monitor)
         if monitors is not None:
             monitors.append(monitor)
         settings.SETTINGS.monitor = monitor
@@ -316,15 +298,14 @@ class Engine:
         check: bool = True,
         env: Mapping[str, str] | None = None,
         timeout: float = 1800,
-        invokes: Mapping[str, InvokeAnswer] | None = None,
         monitors: list[HybridMonitor] | None = None,
     ) -> Result:
         """``pulumi ARGS`` in ``cwd``; with ``program``, the program is served in-process
-        (``invokes`` and ``monitors``: :func:`hybrid`)."""
+        (``monitors``: :func:`hybrid`)."""
         command = [str(self.pulumi), *args, "--non-interactive"]
         with contextlib.ExitStack() as stack:
             if program is not None:
-                served = hybrid(program, invokes, monitors)
+                served = hybrid(program, monitors)
                 address = stack.enter_context(language_server(served))
                 command.append(f"--client={address}")
             proc = subprocess.run(

@@ -50,16 +50,17 @@ def test_mocked_urns_are_stripped_and_a_clean_request_passes_as_it_is() -> None:
     assert [r.name for r in real.requests] == ["tls", "cm"]
 
 
-def test_the_standins_go_to_the_engine_and_the_others_stay_mocked() -> None:
-    """The stand-in plugins (e2e/providers) serve tls, random and postgresql: their
-    registrations reach the real monitor; keycloak is still answered in the program."""
-    assert {"keycloak"} == MOCKED_PACKAGES
+def test_the_standins_go_to_the_engine_and_none_stays_mocked() -> None:
+    """The stand-in plugins (e2e/providers) serve all four packages: every registration
+    reaches the real monitor."""
+    assert set() == MOCKED_PACKAGES
     real = Received()
     monitor = HybridMonitor(real)
     for type_ in (
         "tls:index/privateKey:PrivateKey",
         "random:index/randomBytes:RandomBytes",
         "postgresql:index/role:Role",
+        "keycloak:openid/client:Client",
     ):
         request = resource_pb2.RegisterResourceRequest(type=type_, name="x")
         monitor.RegisterResource(request)

@@ -1,12 +1,13 @@
 """The lane's stand-in tls and random providers (``e2e/providers``), driven as the engine
 drives them: the plugin script started as a process, its port read from its first line, every
-call over the provider gRPC protocol."""
+call over the provider gRPC protocol (keycloak's: tests/test_standin_keycloak.py)."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import datetime
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,12 +80,22 @@ def secrets(struct: Any) -> set[str]:
 
 
 @contextlib.contextmanager
-def started(package: str, directory: Path) -> Iterator[Plugin]:
+def started(
+    package: str,
+    directory: Path,
+    env: dict[str, str] | None = None,
+    config: dict[str, Any] | None = None,
+) -> Iterator[Plugin]:
     """``pulumi-resource-<package>`` as the engine starts it: its address as the argument (the
-    stand-ins never dial it), the port read from the first line it prints."""
+    stand-ins never dial it), the port read from the first line it prints; configured with
+    ``config`` (the provider's inputs)."""
     script = install(directory) / f"pulumi-resource-{package}"
     proc = subprocess.Popen(
-        [str(script), "127.0.0.1:1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [str(script), "127.0.0.1:1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
     )
     try:
         assert proc.stdout is not None
@@ -93,7 +104,9 @@ def started(package: str, directory: Path) -> Iterator[Plugin]:
             stub = provider_pb2_grpc.ResourceProviderStub(channel)
             info = stub.GetPluginInfo(empty_pb2.Empty())
             assert info.version == plugin_version(package)
-            configured = stub.Configure(provider_pb2.ConfigureRequest(acceptSecrets=True))
+            configured = stub.Configure(
+                provider_pb2.ConfigureRequest(acceptSecrets=True, args=_marshal(config or {}))
+            )
             assert configured.acceptSecrets and configured.supportsPreview
             yield Plugin(stub)
     finally:
@@ -115,12 +128,14 @@ def random_plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plugin]:
 
 def test_versions_are_the_locked_sdk_packages() -> None:
     assert (plugin_version("tls"), plugin_version("random")) == ("5.6.2", "4.21.4")
+    assert plugin_version("keycloak") == "6.14.1"
 
 
 def test_install_writes_one_executable_script_per_package(tmp_path: Path) -> None:
     made = install(tmp_path / "bin")
     names = sorted(p.name for p in made.iterdir())
     assert names == [
+        "pulumi-resource-keycloak",
         "pulumi-resource-postgresql",
         "pulumi-resource-random",
         "pulumi-resource-tls",

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("tls", "random", "postgresql")
+PACKAGES = ("tls", "random", "postgresql", "keycloak")
 """Packages served by a stand-in plugin; the others are still answered in the program's
 process (``e2e.engine.MOCKED_PACKAGES``)."""
 
