@@ -24,7 +24,8 @@ from e2e import project as e2e_project
 from e2e.cluster import Cluster, StatusStandIn, running_cluster, terminate_as_interrupt
 from e2e.engine import Engine
 from e2e.keycloak import Keycloak, running_keycloak
-from e2e.project import E2EProject, make_project
+from e2e.project import ROOT, E2EProject, make_project
+from tests.e2e import realms
 from tests.e2e.adoption import Adoption, AdoptionBlockedError, adopt
 from tests.e2e.databases import LaneDatabases
 from tests.e2e.lane import FIGURES, NOT_BUILT, UPSTREAM, Deployed, built, deploy, need
@@ -192,6 +193,20 @@ def keycloak(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Keyclo
 
 
 @pytest.fixture(scope="session")
+def lane_keycloak(
+    engine: Engine, keycloak: Keycloak, projects: dict[str, E2EProject]
+) -> dict[str, realms.Server]:
+    """The session's Keycloak as the lane's stacks need it before their ``up``: the engine's
+    keycloak stand-in sends every committed stack's Keycloak URL to it, and each realm the
+    lane's stacks name holds its provisioning clients and the groups and users their
+    declarations look up (tests/e2e/realms.py)."""
+    engine.extra_env.update(realms.urls_env(keycloak, realms.committed_urls(ROOT)))
+    wanted = realms.servers(projects.values())
+    realms.prepare(keycloak, wanted)
+    return wanted
+
+
+@pytest.fixture(scope="session")
 def kube_env(cluster: Cluster) -> dict[str, str]:
     return {"KUBECONFIG": str(cluster.kubeconfig)}
 
@@ -202,8 +217,10 @@ def deployed(
     projects: dict[str, E2EProject],
     kube_env: dict[str, str],
     stand_in: StatusStandIn,
+    lane_keycloak: dict[str, realms.Server],
 ) -> Iterator[dict[str, Deployed]]:
-    """Each stack previewed, then brought up from empty, once for the session."""
+    """Each stack previewed, then brought up from empty, once for the session (its Keycloak
+    objects made by the keycloak stand-in in the realms ``lane_keycloak`` prepared)."""
     result = {name: deploy(engine, project, kube_env) for name, project in projects.items()}
     yield result
 
@@ -216,6 +233,7 @@ def adoption(
     databases: LaneDatabases,
     workdir: Path,
     kube_env: dict[str, str],
+    lane_keycloak: dict[str, realms.Server],
 ) -> Adoption:
     """A tenant made as upstream's controller makes it, adopted with the README's steps once for
     the session (tests/e2e/adoption.py): test_e2e_f_adoption_import.py and

@@ -2,16 +2,15 @@
 
 A stack ``e2e-signin`` (made from ``local``, one gateway ``signin`` whose ``spec.access`` names
 a nested group of admins, a group of users and one user) is brought up by the real engine
-against the real API server. The keycloak provider cannot be built here (e2e/engine.py), so
-its two look-ups (``getGroup``, ``getUser``) are answered by the real Keycloak through the
-provider's own calls (``e2e/keycloak_provider.py``), and its resources are created in the real
-Keycloak from exactly the inputs the program registered, with the admin calls the provider
-makes (same module). Then a script plays each person: the device authorization grant with
-PKCE S256 (RFC 8628 and RFC 7636, as the OpenShell CLI signs in where no browser is at hand:
-docs/sign-in.md, "A user's sign-in flow"), the login form and the consent screen Keycloak serves,
-and the token request. Each access token is verified against the realm's keys and compared with
-the ``[openshell.gateway.oidc]`` table of the gateway's ``gateway.toml`` as the API server
-holds it (the ConfigMap the engine applied).
+against the real API server. The keycloak provider cannot be built here (e2e/engine.py): the
+stand-in plugin the engine starts (e2e/providers/keycloak.py) answers its two look-ups
+(``getGroup``, ``getUser``) and creates its resources in the real Keycloak with the admin calls
+the provider makes, during the ``up``. Then a script plays each person: the device
+authorization grant with PKCE S256 (RFC 8628 and RFC 7636, as the OpenShell CLI signs in where
+no browser is at hand: docs/sign-in.md, "A user's sign-in flow"), the login form and the consent screen
+Keycloak serves, and the token request. Each access token is verified against the realm's keys
+and compared with the ``[openshell.gateway.oidc]`` table of the gateway's ``gateway.toml`` as
+the API server holds it (the ConfigMap the engine applied).
 
 The realm's ``frontendUrl`` is the stack's Keycloak URL (``https://keycloak.hypershell.localhost``,
 Pulumi.local.yaml), as a Keycloak behind that host name is configured: tokens carry that
@@ -37,18 +36,12 @@ import requests
 import yaml
 
 from e2e.cluster import Cluster
-from e2e.engine import Engine, HybridMonitor
+from e2e.engine import Engine, Result
 from e2e.keycloak import Keycloak
-from e2e.keycloak_provider import (
-    KEYCLOAK_TYPES,
-    LookupFailedError,
-    ProviderSession,
-    create,
-    get_user,
-    lookups,
-)
 from e2e.project import CLUSTERS, E2EProject, make_project
-from tests.e2e.lane import diagnostics, figure, rendered
+from e2e.providers.base import ProviderError
+from e2e.providers.keycloak import Connection, get_user
+from tests.e2e.lane import diagnostics, export, figure, rendered
 
 STACK = "e2e-signin"
 REALM = "signin"
@@ -210,8 +203,8 @@ def _declare(project: E2EProject, access: dict[str, list[str]]) -> None:
 
 
 class Up:
-    def __init__(self, project: E2EProject, monitor: HybridMonitor, seconds: float) -> None:
-        self.project, self.monitor, self.seconds = project, monitor, seconds
+    def __init__(self, project: E2EProject, result: Result, seconds: float) -> None:
+        self.project, self.result, self.seconds = project, result, seconds
 
 
 @pytest.fixture(scope="module")
@@ -222,34 +215,42 @@ def signin_up(
     realm: dict[str, Any],
     workdir: Path,
     kube_env: dict[str, str],
+    lane_keycloak: dict[str, Any],
 ) -> Iterator[Up]:
-    """The stack brought up by the real engine, the look-ups answered by the real Keycloak."""
+    """The stack brought up by the real engine; the keycloak stand-in makes its Keycloak
+    objects in the real Keycloak (``lane_keycloak``: the engine's host map)."""
     project = _project(workdir / "projects", cluster, ACCESS)
     engine.run(["stack", "init", STACK, "--cwd", str(project.root)], cwd=project.root, env=kube_env)
-    monitors: list[HybridMonitor] = []
     started = time.monotonic()
     result = engine.run(
         ["up", "--yes", "--skip-preview", "--json", "--stack", STACK, "--cwd", str(project.root)],
         cwd=project.root,
         program=project.program(),
         env=kube_env,
-        invokes=lookups(keycloak),
-        monitors=monitors,
     )
     assert result.returncode == 0 and diagnostics(result) == []
-    yield Up(project, monitors[-1], time.monotonic() - started)
+    yield Up(project, result, time.monotonic() - started)
 
 
 @pytest.fixture(scope="module")
-def client(signin_up: Up, keycloak: Keycloak) -> dict[str, Any]:
-    """The gateway's Keycloak resources, created from the inputs the program registered."""
-    recording = signin_up.monitor.mock.recording
-    (provider,) = recording.of_type("pulumi:providers:keycloak")
-    # The only liberty (e2e/keycloak_provider.py): the provider's host maps to the loopback.
-    assert (provider.inputs["url"], provider.inputs["realm"]) == (FRONT, REALM)
-    session = ProviderSession.of(keycloak, provider.inputs)
-    made = create(session, recording)
-    return {"session": session, "made": made, "recording": recording}
+def client(
+    signin_up: Up, engine: Engine, keycloak: Keycloak, kube_env: dict[str, str]
+) -> dict[str, Any]:
+    """The gateway's Keycloak resources as the engine holds them, and the provider's own
+    connection (its credentials; the one liberty, e2e/providers/keycloak.py: the host)."""
+    deployment = export(engine, signin_up.project, kube_env)["deployment"]
+    resources = [r for r in deployment["resources"] if r["type"].startswith("keycloak:")]
+    (provider,) = [r for r in deployment["resources"] if r["type"] == "pulumi:providers:keycloak"]
+    assert (provider["inputs"]["url"], provider["inputs"]["realm"]) == (FRONT, REALM)
+    (gateway,) = [r for r in resources if r["urn"].endswith(f"::{GATEWAY}-identity-client")]
+    connection = Connection(
+        url=FRONT,
+        realm=REALM,
+        client_id=ADMIN_CLIENT,
+        client_secret=ADMIN_SECRET,
+        server=keycloak.url,
+    )
+    return {"resources": resources, "id": gateway["id"], "connection": connection}
 
 
 def _gateway_toml(cluster: Cluster) -> dict[str, Any]:
@@ -377,19 +378,16 @@ def _roles(claims: dict[str, Any], path: str) -> list[str] | None:
     return sorted(value)
 
 
-def test_the_program_registers_every_keycloak_resource_the_provider_creates(
+def test_the_engine_holds_every_keycloak_resource_the_program_declares(
     client: dict[str, Any], signin_up: Up
 ) -> None:
-    made = client["made"]
-    registered = sorted(
-        r.type for r in client["recording"].resources.values() if r.type in KEYCLOAK_TYPES
-    )
+    made = sorted(r["type"] for r in client["resources"])
     # client, default scopes, two roles, three mappers, one mapping per principal (3)
-    assert len(registered) == 10, registered
-    assert len(made.calls) == 10, made.calls
+    assert len(made) == 10, made
+    assert all(r["id"] for r in client["resources"])
     figure(
-        f"signin: up of 1 gateway in {signin_up.seconds:.1f} s; {len(made.calls)} keycloak"
-        " resources created in the real Keycloak from the registered inputs"
+        f"signin: up of 1 gateway in {signin_up.seconds:.1f} s; {len(made)} keycloak"
+        " resources created in the real Keycloak by the engine through the stand-in"
     )
 
 
@@ -460,22 +458,19 @@ def test_the_client_refuses_a_device_grant_without_pkce(
 def test_user_lookup_finds_a_name_that_prefixes_more_than_100_others(
     client: dict[str, Any], realm: dict[str, Any]
 ) -> None:
-    session: ProviderSession = client["session"]
-    everyone = session.call("GET", f"/{REALM}/users", 200, params={"username": "sam"}).json()
+    connection: Connection = client["connection"]
+    everyone = connection.call("GET", f"/{REALM}/users", username="sam")
     # Keycloak's answer to the provider's query: 100 of the 121 names containing "sam" (its
     # default max), in name order, so "sam" itself comes first.
     assert len(everyone) == 100
     assert [u["username"] for u in everyone[:2]] == ["sam", "sam000"]
-    found = get_user(session, REALM, "sam")
+    found = get_user(REALM, "sam", connection)
     assert found["id"] == realm["ids"]["sam"]
     figure(f"signin: user:sam found among {PREFIXED} names it prefixes (Keycloak answered 100)")
     # and the mapping the program made for user:sam is on that user, not on sam000
-    mapped = session.call(
-        "GET",
-        f"/{REALM}/users/{realm['ids']['sam']}/role-mappings/clients/"
-        + client["made"].real(f"{GATEWAY}-identity-client-id"),
-        200,
-    ).json()
+    mapped = connection.call(
+        "GET", f"/{REALM}/users/{realm['ids']['sam']}/role-mappings/clients/{client['id']}"
+    )
     assert [r["name"] for r in mapped] == ["openshell-user"]
 
 
@@ -484,13 +479,11 @@ def test_user_lookup_misses_a_name_inside_100_names_that_sort_before_it(
 ) -> None:
     """The provider's look-up has no ``exact=true``: a user whose name is inside more than 100
     names that sort before it is not found (docs/sign-in.md, "Sign-in", names the limit)."""
-    session: ProviderSession = client["session"]
-    with pytest.raises(LookupFailedError) as missed:
-        get_user(session, REALM, "lee")
+    connection: Connection = client["connection"]
+    with pytest.raises(ProviderError) as missed:
+        get_user(REALM, "lee", connection)
     assert str(missed.value) == "user with username lee not found"
-    exact = session.call(
-        "GET", f"/{REALM}/users", 200, params={"username": "lee", "exact": "true"}
-    ).json()
+    exact = connection.call("GET", f"/{REALM}/users", username="lee", exact="true")
     assert [u["id"] for u in exact] == [realm["ids"]["lee"]]
 
 
@@ -518,7 +511,6 @@ def test_a_principal_that_does_not_exist_fails_the_preview_with_its_name(
             cwd=project.root,
             program=project.program(),
             env=kube_env,
-            invokes=lookups(keycloak),
             check=False,
         )
     finally:

@@ -80,7 +80,7 @@ from e2e.keycloak import Keycloak, running_keycloak
 from gatewayctl.engine import render
 from gatewayctl.resolve import preparation
 from tests.e2e.lane import figure, need
-from tests.e2e.test_e2e_d_keycloak import ADMIN_CLIENT, REALM, make_realm
+from tests.e2e.test_e2e_d_keycloak import ADMIN_CLIENT, make_realm
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "e2e" / "console"
@@ -89,6 +89,7 @@ MANIFESTS = f"manifests/kind/openshell-{GATEWAY}"
 PASSWORD = "e2e-console-only"  # users of a dev-mem realm on loopback, gone after the run
 PERMITTED = "developer"  # gateways/local/dev-build.yaml: access.admins [user:developer]
 OUTSIDER = "outsider"  # a user of the realm in no access list
+REALM = "hypershell"  # Pulumi.local.yaml: identity.keycloak.realm
 
 
 # --- the render ----------------------------------------------------------------------------
@@ -447,7 +448,7 @@ def console(
     port = free_port()
     table = substitutions(port, upstream, keycloak, ca_file)
 
-    secrets = make_realm(keycloak)  # the realm and the README's provisioning client
+    secrets = make_realm(keycloak, REALM)  # the realm and the README's provisioning client
     token = keycloak.token(
         realm=REALM,
         grant_type="client_credentials",
