@@ -5,9 +5,10 @@ and pods), all built by ``e2e/build.py`` and started here on loopback for the se
 Run with ``make e2e`` (it builds first). Nothing here is faked: where a controller cannot run
 here (the OpenShift router, a Gateway API implementation) ``e2e.cluster.StatusStandIn`` sets the
 status it would set, and each test that depends on it says so. Of the four bridged providers
-that cannot be built, tls, random and postgresql are stand-in plugins with real effects (the
-postgresql one on a real PostgreSQL per project, tests/e2e/databases.py), keycloak is answered
-by the offline mocks (``e2e/engine.py`` says why and how).
+that cannot be built, all four (tls, random, postgresql, keycloak) are stand-in plugins with real
+effects (``e2e/providers``; the postgresql one on a real PostgreSQL per project,
+tests/e2e/databases.py; the keycloak one against the session's real Keycloak, which every
+stack's ``up`` therefore needs: ``lane_keycloak``).
 """
 
 from __future__ import annotations

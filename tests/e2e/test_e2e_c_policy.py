@@ -9,11 +9,11 @@ so the pack is given to the CLI as an executable analyzer that runs exactly that
 executable file is launched as a binary analyzer plugin with the engine's address).
 
 What the pack sees here is what the real engine registers: the Kubernetes objects, the
-components, the providers and the tls and random resources (the lane's stand-in plugins,
-e2e/providers), so server-cert-covers-host reads each exposed gateway's real CertRequest; the
-postgresql and keycloak resources are answered by the offline mocks (e2e/engine.py) and never
-reach the analyzer, so the policies that read them (postgresql-admin-verify-full,
-keycloak-public-client) are judged only by the offline policy tests.
+components, the providers and the tls, random and keycloak resources (the lane's stand-in
+plugins, e2e/providers), so server-cert-covers-host reads each exposed gateway's real
+CertRequest and keycloak-public-client each real client; the postgresql resources are answered
+by the offline mocks (e2e/engine.py) and never reach the analyzer, so the policy that reads
+them (postgresql-admin-verify-full) is judged only by the offline policy tests.
 """
 
 from __future__ import annotations
