@@ -15,14 +15,16 @@ with the real CLI: ``gatewayctl import-file``, ``pulumi up --target`` of what it
 ``pulumi import --file``, ``pulumi preview``, the forced first ``up``, and a preview that
 must find nothing to do.
 
-What the engine cannot do here: the Keycloak client and roles are rows of the import file for
-the keycloak provider, which cannot be built and has no stand-in plugin yet (e2e/engine.py;
-docs/real-engine.md, "The real-engine lane"). ``pulumi import`` of the whole file fails on
-those rows (the set-up runs it and keeps the error for a test), so the engine imports the
-other rows: the Kubernetes ones and the PostgreSQL role and database, which the postgresql
-stand-in plugin reads from the project's real PostgreSQL by name (tests/e2e/databases.py), as
-the provider's importers do. The Keycloak rows' ``<realm>/<uuid>`` are checked against the
-ids Keycloak's admin API returns for upstream's client and roles.
+Every row of the import file is one the engine imports for real: the Kubernetes objects with
+pulumi-kubernetes, the PostgreSQL role and database through the postgresql stand-in plugin,
+which reads them from the project's real PostgreSQL by name (tests/e2e/databases.py), and the
+Keycloak client and roles through the keycloak stand-in plugin (e2e/providers/keycloak.py),
+which reads them through the admin API from their ``<realm>/<uuid>`` ids, as the providers'
+importers do, logged in as the stack's provisioning client (made here with upstream's client,
+in realm ``adopt``). With every provider served, the README's step 3 (``up --target`` of what
+``import-file`` prints) is refused by the engine (``AdoptionBlockedError``: docs/adoption.md,
+"Known problem"), so the adoption tests are expected failures naming that finding until the
+steps change.
 
 Upstream's role and database are made by the server's superuser, as CNPG makes them; the
 stack's admin (``postgres``, the ``local`` stack's ``adminUser``) is the superuser too, as it is
@@ -60,6 +62,7 @@ from e2e.engine import MOCKED_PACKAGES, Engine, Result, client_runtime, package_
 from e2e.keycloak import Keycloak
 from e2e.project import CLUSTERS, ROOT, E2EProject, make_project
 from tests import pg_server
+from tests.e2e import realms
 from tests.e2e.databases import LaneDatabases
 from tests.e2e.lane import UPSTREAM, rendered, stack_args
 
@@ -295,11 +298,14 @@ def make_upstream_database(server: pg_server.Server, password: str) -> None:
         connection.execute(f"CREATE DATABASE {DATABASE} OWNER {DATABASE}")
 
 
-def make_upstream_client(keycloak: Keycloak) -> dict[str, str]:
-    """§7.5: the public client ``<name>-<id>``, its two roles, three mappers and five default
-    scopes, through the admin API; Keycloak's ids of the client and roles."""
+def make_upstream_client(keycloak: Keycloak, front: str, provisioner: str) -> dict[str, str]:
+    """The realm (its ``frontendUrl`` the stack's Keycloak URL) with the stack's provisioning
+    client ``provisioner`` (docs/sign-in.md's prerequisites, tests/e2e/realms.py), then §7.5:
+    the public client ``<name>-<id>``, its two roles, three mappers and five default scopes,
+    through the admin API; Keycloak's ids of the client and roles."""
     admin = keycloak.admin_token()
-    ok(keycloak.admin("POST", "", admin, json={"realm": REALM, "enabled": True}), 201)
+    realms.make_realm(keycloak, admin, REALM, front)
+    realms.make_provisioner(keycloak, admin, REALM, provisioner)
     body = {
         "clientId": UPSTREAM_CLIENT,
         "publicClient": True,
@@ -376,6 +382,8 @@ class Adoption:
     printed: str
     keycloak_ids: dict[str, str]
     refused: Result
+    mapper_refused: tuple[int, str]
+    """Keycloak's answer to a second ``audience`` mapper on upstream's client (status, body)."""
     imported: Result
     unforced: Result
     preview: Result
@@ -461,7 +469,8 @@ def adopt(
     )
     config = yaml.safe_load(project.config_file.read_text())
     for cluster_config in config["config"][CLUSTERS].values():
-        cluster_config["identity"]["keycloak"]["realm"] = REALM
+        server = cluster_config["identity"]["keycloak"]
+        server["realm"] = REALM
     project.config_file.write_text(yaml.safe_dump(config, sort_keys=False))
     postgres = databases.by_stack[STACK].server
     with postgres.superuser() as connection:  # CNPG's postgres (module docstring)
@@ -477,7 +486,7 @@ def adopt(
     password = secrets.token_hex(32)  # §2.2: 64 hex characters
     make_upstream_tenant(cluster, images, password)
     make_upstream_database(postgres, password)
-    keycloak_ids = make_upstream_client(keycloak)
+    keycloak_ids = make_upstream_client(keycloak, server["url"], server["adminClientId"])
     seconds["upstream"] = time.monotonic() - started
     _declare(project, keycloak_ids)
 
@@ -510,7 +519,7 @@ def adopt(
     if targeted.returncode != 0 and UNTARGETED_OWNER in targeted.stdout:
         raise AdoptionBlockedError(UNTARGETED_OWNER_FINDING)
     assert targeted.returncode == 0, targeted.stdout[-3000:]
-    # The whole file: the rows of the provider that cannot be built fail (kept for the report).
+    # The whole file: the rows of packages still without a stand-in fail (none now) (kept for the report).
     with client_runtime(project.root, program):
         refused = _cli(
             engine,
@@ -524,7 +533,7 @@ def adopt(
             "--generate-code=false",
             check=False,
         )
-    buildable = {
+    engine_rows = {
         "nameTable": {
             k: v
             for k, v in document["nameTable"].items()
@@ -534,8 +543,8 @@ def adopt(
             r for r in document["resources"] if package_of(r["type"]) not in MOCKED_PACKAGES
         ],
     }
-    engine_file = path.with_name(f"{STACK}.buildable.json")
-    engine_file.write_text(json.dumps(buildable, indent=2))
+    engine_file = path.with_name(f"{STACK}.engine.json")
+    engine_file.write_text(json.dumps(engine_rows, indent=2))
     started = time.monotonic()
     with client_runtime(project.root, program):
         imported = _cli(
@@ -558,9 +567,23 @@ def adopt(
     # README step 4: the first apply takes the fields upstream's controller owns.
     force = {**kube_env, "PULUMI_K8S_ENABLE_PATCH_FORCE": "true"}
     preview = _cli(engine, project, force, "preview", "--json", "--diff", program=program)
+    # docs/adoption.md step 5: the `up` creates the program's mappers, and Keycloak refuses a
+    # second mapper of the same name on a client (as it refused the stand-in's POST of ours
+    # before this step existed), so upstream's three are deleted first.
+    mapper_refused = delete_upstream_mappers(keycloak, keycloak_ids["client"])
     live_before = _live(cluster)
     started = time.monotonic()
-    up = _cli(engine, project, force, "up", "--yes", "--skip-preview", "--json", program=program)
+    up = _cli(
+        engine,
+        project,
+        force,
+        "up",
+        "--yes",
+        "--skip-preview",
+        "--json",
+        program=program,
+        check=False,
+    )
     seconds["up"] = time.monotonic() - started
     after = _cli(engine, project, kube_env, "preview", "--json", program=program)
     return Adoption(
@@ -569,6 +592,7 @@ def adopt(
         printed=done.stdout,
         keycloak_ids=keycloak_ids,
         refused=refused,
+        mapper_refused=mapper_refused,
         imported=imported,
         unforced=unforced,
         preview=preview,
@@ -578,6 +602,28 @@ def adopt(
         live_after=_live(cluster),
         seconds=seconds,
     )
+
+
+def delete_upstream_mappers(keycloak: Keycloak, client: str) -> tuple[int, str]:
+    """Keycloak's answer to one more ``audience`` mapper on upstream's client (what the
+    provider's POST of the program's gets), then upstream's mappers deleted by the bootstrap
+    administrator (docs/adoption.md, step 5)."""
+    admin = keycloak.admin_token()
+    models = f"/{REALM}/clients/{client}/protocol-mappers/models"
+    again = keycloak.admin(
+        "POST",
+        models,
+        admin,
+        json={
+            "name": "audience",
+            "protocol": "openid-connect",
+            "protocolMapper": "oidc-audience-mapper",
+            "config": {"included.client.audience": UPSTREAM_CLIENT},
+        },
+    )
+    for mapper in ok(keycloak.admin("GET", models, admin), 200).json():
+        ok(keycloak.admin("DELETE", f"{models}/{mapper['id']}", admin), 204)
+    return again.status_code, again.text
 
 
 def _live(cluster: Cluster) -> dict[str, Any]:
