@@ -62,6 +62,7 @@ from e2e import build  # noqa: E402
 from e2e import project as e2e_project  # noqa: E402
 from e2e.cluster import running_cluster, terminate_as_interrupt  # noqa: E402
 from e2e.engine import CommandFailedError, Engine, HybridMonitor  # noqa: E402
+from e2e.keycloak import running_keycloak  # noqa: E402
 from e2e.project import E2EProject, make_project  # noqa: E402
 from gatewayctl.engine import drain, render  # noqa: E402
 from gatewayctl.resolve import preparation  # noqa: E402
@@ -383,7 +384,14 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="engine-bench-") as tmp:
             work = Path(tmp)
             version = build.load_versions()["kubernetes"]["version"]
-            with running_cluster(paths, work / "cluster", kube_version=version) as cluster:
+            with (
+                running_cluster(paths, work / "cluster", kube_version=version) as cluster,
+                # The keycloak stand-in makes each gateway's Keycloak objects during `up`
+                # (e2e/providers/keycloak.py): a real Keycloak with the local stack's realm.
+                running_keycloak(Path(paths["keycloak"]["home"]), work / "keycloak") as keycloak,
+            ):
+                from tests.e2e import realms
+
                 provider = Path(paths["kubernetes_provider"]["pulumi-resource-kubernetes"])
                 engine = Engine(
                     pulumi=Path(paths["pulumi"]["pulumi"]),
@@ -391,7 +399,9 @@ def main(argv: list[str] | None = None) -> int:
                     home=work / "home",
                     backend=work / "state",
                 )
+                engine.extra_env.update(realms.urls_env(keycloak, realms.committed_urls(ROOT)))
                 engine.backend.mkdir()
+                prepared = False
                 env = {"KUBECONFIG": str(cluster.kubeconfig)}
                 for size in sorted(set(after) | set(before)):
                     for column in ("before", "after"):
@@ -405,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
                             context=cluster.context(),
                             gateways=[],
                         )
+                        if not prepared:
+                            realms.prepare(keycloak, realms.servers([project]))
+                            prepared = True
                         names = [f"b{size}{column[0]}-{i:04d}" for i in range(size)]
                         for name in names:
                             project.write_declaration(name, declaration(name))
