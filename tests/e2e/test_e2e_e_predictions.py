@@ -13,14 +13,13 @@ in the project's working tree, the base being its git ``HEAD``):
   takes them);
 
 and the two must agree on every resource the engine manages: the stack, the components, the
-Kubernetes providers and objects, and the tls, random and postgresql resources (served by
-the lane's stand-in plugins, ``e2e/providers``, whose replace rules are the diff's own table).
-A rotation is ``--replace`` on both sides (``gatewayctl diff --replace NAME``). The keycloak
-resources are not judged here: their provider cannot be built (the Go module proxy serves no
-version of it, ``e2e/engine.py``) and no stand-in serves it yet, so the engine never sees
-them (``HybridMonitor`` answers them offline); their predictions rest on the provider-source
-rules of ``gatewayctl.diff.rules`` and their unit tests (``tests/test_diff_rules.py``), and
-each change prints how many of them were left unjudged.
+Kubernetes providers and objects, and the tls, random, postgresql and keycloak resources
+(served by the lane's stand-in plugins, ``e2e/providers``, whose replace rules are the diff's
+own table; the keycloak one against the session's real Keycloak, where the realms, provisioning
+clients, groups and users the changes name are made first). A rotation is ``--replace`` on both
+sides (``gatewayctl diff --replace NAME``). Every resource is judged: no package is answered
+offline any more (``MOCKED_PACKAGES`` is empty), and each change prints how many were left
+unjudged (none).
 
 Then one real ``up`` of a head that changes several gateways at once (item 2): the objects
 that changed live (their bodies minus what the server manages, or their uid) are exactly the
@@ -47,7 +46,10 @@ import yaml
 
 from e2e.cluster import Cluster, StatusStandIn
 from e2e.engine import MOCKED_PACKAGES, Engine, package_of
+from e2e.keycloak import Keycloak
 from e2e.project import CLUSTERS, ROOT, SECRETS, E2EProject, make_project
+from e2e.providers.keycloak import URLS_ENV
+from tests.e2e import realms
 from tests.e2e.lane import deploy, figure, pulumi
 
 STACK = "e2e-predict"
@@ -425,7 +427,10 @@ def base(
     engine: Engine,
     kube_env: dict[str, str],
     stand_in: StatusStandIn,
+    keycloak: Keycloak,
+    lane_keycloak: dict[str, realms.Server],
 ) -> Iterator[E2EProject]:
+    _prepare_keycloak(engine, keycloak, lane_keycloak)
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("KUBECONFIG", raising=False)
         project = make_project(
@@ -446,6 +451,31 @@ def base(
         yield project
         _reset(project)
         pulumi(engine, project, kube_env, "destroy", "--yes", "--skip-preview", program=False)
+
+
+IBM_REALM = "hypershell"  # Pulumi.ibm.yaml: identity.keycloak.realm
+IBM_ADMIN = "https://sso-admin.hypershell.example.com"  # the "keycloak admin url" change
+
+
+def _prepare_keycloak(
+    engine: Engine, keycloak: Keycloak, prepared: dict[str, realms.Server]
+) -> None:
+    """What the changes' Keycloak look-ups and logins need beyond the lane's realms: user
+    ``bob`` ("access added"), realm ``hypershell-2`` ("keycloak realm") with the same
+    provisioning client, groups and users, and the "keycloak admin url" change's host."""
+    server = prepared[IBM_REALM]
+    admin = keycloak.admin_token()
+    realms.make_user(keycloak, admin, IBM_REALM, "bob")
+    moved = realms.Server(
+        server.url,
+        "hypershell-2",
+        set(server.admin_clients),
+        set(server.groups),
+        {*server.users, "bob"},
+    )
+    realms.prepare(keycloak, {moved.realm: moved})
+    urls = json.loads(engine.extra_env[URLS_ENV])
+    engine.extra_env[URLS_ENV] = json.dumps({**urls, IBM_ADMIN: keycloak.url})
 
 
 def _reset(project: E2EProject) -> None:
