@@ -23,11 +23,8 @@ last 60 releases of each tried: 403), nor of the Terraform providers three of th
 plugins the engine starts (``e2e/providers``: the provider protocol, real keys, certificates
 and random values, real roles, databases and grants made with the provider's SQL on the lane's
 PostgreSQL through a TLS front, ``e2e/pgtls.py``, and the Keycloak objects made, read, updated
-and deleted through the admin API of the lane's real Keycloak). ``HybridMonitor`` answers the
-registrations and invokes of any package still without one (:data:`MOCKED_PACKAGES`) from the
-offline engine's mocks and sends everything else to the real engine, which plans, diffs,
-creates, reads and deletes with the real pulumi-kubernetes provider against the real API
-server and with the stand-ins.
+and deleted through the admin API of the lane's real Keycloak), so the program registers every
+resource with the real engine, and the state holds every one with its dependencies.
 """
 
 from __future__ import annotations
@@ -37,7 +34,6 @@ import gc
 import json
 import os
 import subprocess
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -46,18 +42,14 @@ from typing import Any
 
 import grpc
 import yaml
-from google.protobuf import empty_pb2
 from pulumi.automation._server import LanguageServer
-from pulumi.runtime import settings
 from pulumi.runtime.proto import language_pb2_grpc
 
 from e2e import providers as standins
-from gatewayctl.engine.offline import RecordingMocks, RecordingMonitor
 
 BRIDGED_PACKAGES = frozenset({"tls", "random", "postgresql", "keycloak"})
-"""The program's packages whose real providers cannot be built here (module docstring)."""
-MOCKED_PACKAGES = BRIDGED_PACKAGES - frozenset(standins.PACKAGES)
-"""Those still answered in the program's process: no stand-in plugin serves them yet."""
+"""The program's packages whose real providers cannot be built here (module docstring): each
+is served by a stand-in plugin (``e2e.providers.PACKAGES``)."""
 
 
 def package_of(type_or_token: str) -> str:
@@ -66,91 +58,6 @@ def package_of(type_or_token: str) -> str:
     if parts[:2] == ["pulumi", "providers"] and len(parts) == 3:
         return parts[2]
     return parts[0]
-
-
-class HybridMonitor:
-    """The real resource monitor, except for ``MOCKED_PACKAGES`` (module docstring).
-
-    A real registration may depend on a mocked one (a Secret built from a certificate); the
-    engine knows nothing of mocked URNs, so they are taken out of its dependency lists. The
-    mocked resources are created before anything that uses their outputs, as with the engine:
-    the SDK awaits an input's resource before it sends the registration that uses it.
-    """
-
-    def __init__(self, real: Any) -> None:
-        self.real = real
-        self.mock = RecordingMonitor(RecordingMocks())
-        self.mocked_urns: set[str] = set()
-        self._lock = threading.Lock()
-
-    def _is_mocked(self, type_: str) -> bool:
-        return package_of(type_) in MOCKED_PACKAGES
-
-    def _strip(self, request: Any) -> Any:
-        with self._lock:  # read in place: a copy per registration was quadratic in the stack
-            mocked = self.mocked_urns
-            named = [*request.dependencies, request.parent]
-            for key in request.propertyDependencies:
-                named += request.propertyDependencies[key].urns
-            if not any(urn in mocked for urn in named):
-                return request
-            mocked = {urn for urn in named if urn in mocked}
-        clean = type(request)()
-        clean.CopyFrom(request)
-        kept = [urn for urn in clean.dependencies if urn not in mocked]
-        del clean.dependencies[:]
-        clean.dependencies.extend(kept)
-        for key in list(clean.propertyDependencies):
-            urns = [u for u in clean.propertyDependencies[key].urns if u not in mocked]
-            del clean.propertyDependencies[key].urns[:]
-            clean.propertyDependencies[key].urns.extend(urns)
-        assert clean.parent not in mocked, f"{clean.type} {clean.name}: a mocked parent"
-        return clean
-
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method names)
-        if self._is_mocked(request.type):
-            response = self.mock.RegisterResource(request)
-            with self._lock:
-                self.mocked_urns.add(response.urn)
-            return response
-        return self.real.RegisterResource(self._strip(request))
-
-    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802
-        with self._lock:
-            if request.urn in self.mocked_urns:
-                return empty_pb2.Empty()
-        return self.real.RegisterResourceOutputs(request)
-
-    def Invoke(self, request: Any) -> Any:  # noqa: N802
-        if self._is_mocked(request.tok):
-            return self.mock.Invoke(request)
-        return self.real.Invoke(request)
-
-    def ReadResource(self, request: Any) -> Any:  # noqa: N802
-        if self._is_mocked(request.type):
-            return self.mock.ReadResource(request)  # type: ignore[no-untyped-call]
-        return self.real.ReadResource(request)
-
-    def __getattr__(self, name: str) -> Any:
-        # SupportsFeature, GetDeploymentInfo, RegisterPackage, Call, ...: the real engine.
-        return getattr(self.real, name)
-
-
-def hybrid(
-    program: Callable[[], Any], monitors: list[HybridMonitor] | None = None
-) -> Callable[[], Any]:
-    """``program`` with the monitor the language server configured wrapped in ``HybridMonitor``;
-    each monitor made is appended to ``monitors`` (its ``mock.recording`` holds what the
-    program registered for the mocked packages, inputs as sent)."""
-
-    def run() -> Any:
-        monitor = HybridMonitor(settings.SETTINGS.monitor)
-        if monitors is not None:
-            monitors.append(monitor)
-        settings.SETTINGS.monitor = monitor
-        return program()
-
-    return run
 
 
 @contextlib.contextmanager
@@ -180,7 +87,7 @@ def client_runtime(project_dir: Path, program: Callable[[], Any]) -> Iterator[No
     of launching a language plugin (pkg/engine/deployment.go, ``ProjectInfoContext``)."""
     path = project_dir / "Pulumi.yaml"
     original = path.read_text()
-    with language_server(hybrid(program)) as address:
+    with language_server(program) as address:
         document = yaml.safe_load(original)
         document["runtime"] = {"name": "client", "options": {"address": address}}
         path.write_text(yaml.safe_dump(document, sort_keys=False))
@@ -298,15 +205,12 @@ class Engine:
         check: bool = True,
         env: Mapping[str, str] | None = None,
         timeout: float = 1800,
-        monitors: list[HybridMonitor] | None = None,
     ) -> Result:
-        """``pulumi ARGS`` in ``cwd``; with ``program``, the program is served in-process
-        (``monitors``: :func:`hybrid`)."""
+        """``pulumi ARGS`` in ``cwd``; with ``program``, the program is served in-process."""
         command = [str(self.pulumi), *args, "--non-interactive"]
         with contextlib.ExitStack() as stack:
             if program is not None:
-                served = hybrid(program, monitors)
-                address = stack.enter_context(language_server(served))
+                address = stack.enter_context(language_server(program))
                 command.append(f"--client={address}")
             proc = subprocess.run(
                 command,

@@ -20,8 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("tls", "random", "postgresql", "keycloak")
-"""Packages served by a stand-in plugin; the others are still answered in the program's
-process (``e2e.engine.MOCKED_PACKAGES``)."""
+"""Packages served by a stand-in plugin: every bridged package the program uses
+(``e2e.engine.BRIDGED_PACKAGES``)."""
 
 
 def plugin_version(package: str) -> str:

@@ -22,9 +22,9 @@ Keycloak client and roles through the keycloak stand-in plugin (e2e/providers/ke
 which reads them through the admin API from their ``<realm>/<uuid>`` ids, as the providers'
 importers do, logged in as the stack's provisioning client (made here with upstream's client,
 in realm ``adopt``). With every provider served, the README's step 3 (``up --target`` of what
-``import-file`` prints) is refused by the engine (``AdoptionBlockedError``: docs/adoption.md,
-"Known problem"), so the adoption tests are expected failures naming that finding until the
-steps change.
+``import-file`` prints) is refused by the engine (``AdoptionBlockedError``; docs/adoption.md
+says so, as a known problem), so the adoption tests are expected failures naming that finding
+until the steps change.
 
 Upstream's role and database are made by the server's superuser, as CNPG makes them; the
 stack's admin (``postgres``, the ``local`` stack's ``adminUser``) is the superuser too, as it is
@@ -58,7 +58,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
 from e2e.cluster import Cluster
-from e2e.engine import MOCKED_PACKAGES, Engine, Result, client_runtime, package_of
+from e2e.engine import Engine, Result, client_runtime
 from e2e.keycloak import Keycloak
 from e2e.project import CLUSTERS, ROOT, E2EProject, make_project
 from tests import pg_server
@@ -381,7 +381,6 @@ class Adoption:
     document: dict[str, Any]
     printed: str
     keycloak_ids: dict[str, str]
-    refused: Result
     mapper_refused: tuple[int, str]
     """Keycloak's answer to a second ``audience`` mapper on upstream's client (status, body)."""
     imported: Result
@@ -502,7 +501,7 @@ def adopt(
     document = json.loads(path.read_text())
     engine.run(["stack", "init", STACK, "--cwd", str(project.root)], cwd=project.root, env=kube_env)
     program = project.program()
-    targets = [t for t in document["nameTable"] if package_of(_type(t)) not in MOCKED_PACKAGES]
+    targets = list(document["nameTable"])
     started = time.monotonic()
     targeted = _cli(
         engine,
@@ -519,32 +518,6 @@ def adopt(
     if targeted.returncode != 0 and UNTARGETED_OWNER in targeted.stdout:
         raise AdoptionBlockedError(UNTARGETED_OWNER_FINDING)
     assert targeted.returncode == 0, targeted.stdout[-3000:]
-    # The whole file: the rows of packages still without a stand-in fail (none now) (kept for the report).
-    with client_runtime(project.root, program):
-        refused = _cli(
-            engine,
-            project,
-            kube_env,
-            "import",
-            "--yes",
-            "--file",
-            str(path),
-            "--protect=false",
-            "--generate-code=false",
-            check=False,
-        )
-    engine_rows = {
-        "nameTable": {
-            k: v
-            for k, v in document["nameTable"].items()
-            if package_of(_type(k)) not in MOCKED_PACKAGES
-        },
-        "resources": [
-            r for r in document["resources"] if package_of(r["type"]) not in MOCKED_PACKAGES
-        ],
-    }
-    engine_file = path.with_name(f"{STACK}.engine.json")
-    engine_file.write_text(json.dumps(engine_rows, indent=2))
     started = time.monotonic()
     with client_runtime(project.root, program):
         imported = _cli(
@@ -554,7 +527,7 @@ def adopt(
             "import",
             "--yes",
             "--file",
-            str(engine_file),
+            str(path),
             "--protect=false",
             "--generate-code=false",
             "--json",
@@ -591,7 +564,6 @@ def adopt(
         document=document,
         printed=done.stdout,
         keycloak_ids=keycloak_ids,
-        refused=refused,
         mapper_refused=mapper_refused,
         imported=imported,
         unforced=unforced,

@@ -201,9 +201,7 @@ def test_the_forced_up_adopts_and_a_second_preview_has_nothing_to_do(
     # provider and the revoke Grant); 17 Kubernetes, 3 Keycloak and 1 PostgreSQL updates (the
     # adopted role's new password).
     summary = adoption.up.summary()
-    assert (summary["create"], summary["update"]) == (10 + len(MADE), 21), (
-        adoption.up.summary()
-    )
+    assert (summary["create"], summary["update"]) == (10 + len(MADE), 21), adoption.up.summary()
     assert _steps(adoption.after) == {}
     before, after = adoption.live_before, adoption.live_after
     assert after["kek"] == before["kek"]  # kept: stored credentials stay readable

@@ -7,10 +7,10 @@ stand-in plugin the engine starts (e2e/providers/keycloak.py) answers its two lo
 (``getGroup``, ``getUser``) and creates its resources in the real Keycloak with the admin calls
 the provider makes, during the ``up``. Then a script plays each person: the device
 authorization grant with PKCE S256 (RFC 8628 and RFC 7636, as the OpenShell CLI signs in where
-no browser is at hand: docs/sign-in.md, "A user's sign-in flow"), the login form and the consent screen
-Keycloak serves, and the token request. Each access token is verified against the realm's keys
-and compared with the ``[openshell.gateway.oidc]`` table of the gateway's ``gateway.toml`` as
-the API server holds it (the ConfigMap the engine applied).
+no browser is at hand: docs/sign-in.md, "A user's sign-in flow"), the login form and the
+consent screen Keycloak serves, and the token request. Each access token is verified against
+the realm's keys and compared with the ``[openshell.gateway.oidc]`` table of the gateway's
+``gateway.toml`` as the API server holds it (the ConfigMap the engine applied).
 
 The realm's ``frontendUrl`` is the stack's Keycloak URL (``https://keycloak.hypershell.localhost``,
 Pulumi.local.yaml), as a Keycloak behind that host name is configured: tokens carry that
