@@ -270,7 +270,7 @@ SKIPPED: dict[str, str] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.skipped:
+    if report.skipped and not hasattr(report, "wasxfail"):  # an expected failure is no skip
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         SKIPPED[report.nodeid] = str(reason).removeprefix("Skipped: ")
     elif report.when == "call":
