@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.builders import NOT_COPIED, git
 from tests.support import ROOT
 
@@ -59,21 +57,6 @@ def test_the_readme_is_a_short_quickstart_with_links_to_every_page() -> None:
     ]
     linked = {m for m in LINK.findall(text) if m.startswith("docs/")}
     assert linked == {f"docs/{page.name}" for page in PAGES}
-
-
-@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda p: p.name)
-def test_every_relative_link_resolves(page: Path) -> None:
-    broken = []
-    for target in LINK.findall(page.read_text(encoding="utf-8")):
-        if re.match(r"[a-z]+:", target):
-            continue  # https:, mailto:
-        path, _, anchor = target.partition("#")
-        resolved = (page.parent / path).resolve() if path else page
-        if not resolved.is_file() or (
-            anchor and anchor not in {slug(h) for h in headings(resolved)}
-        ):
-            broken.append(target)
-    assert broken == []
 
 
 def test_every_page_a_message_points_at_has_the_section() -> None:

@@ -130,7 +130,7 @@ def test_every_markdown_link_resolves(page: Path) -> None:
             continue  # https:, mailto:
         path, _, anchor = target.partition("#")
         resolved = (page.parent / path).resolve() if path else page
-        if not resolved.exists() or (
+        if not resolved.is_file() or (
             anchor and anchor not in {slug(h) for h in headings(resolved)}
         ):
             broken.append(target)

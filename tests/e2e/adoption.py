@@ -50,7 +50,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import requests
 import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -65,6 +64,7 @@ from tests import pg_server
 from tests.e2e import realms
 from tests.e2e.databases import LaneDatabases
 from tests.e2e.lane import UPSTREAM, rendered, stack_args
+from tests.e2e.realms import ok
 
 STACK = "e2e-adopt"
 REALM = "adopt"
@@ -101,16 +101,6 @@ def ksuid_namespace(ksuid: str) -> str:
 
 
 NAMESPACE = ksuid_namespace(KSUID)
-
-
-def ok(response: requests.Response, *codes: int) -> requests.Response:
-    assert response.status_code in codes, (
-        response.request.method,
-        response.url,
-        response.status_code,
-        response.text[:500],
-    )
-    return response
 
 
 def _pem_key(key: Any) -> str:

@@ -39,19 +39,10 @@ from e2e.project import CLUSTERS, E2EProject, make_project
 from tests.e2e import realms
 from tests.e2e.lane import figure, pulumi, rendered
 from tests.e2e.realms import README_ROLES, make_provisioner
+from tests.e2e.realms import ok as _ok
 
 REALM = "readme"
 ADMIN_CLIENT = "hypershell-gateways-admin"  # Pulumi.local.yaml: identity.keycloak.adminClientId
-
-
-def _ok(response: Any, *codes: int) -> Any:
-    assert response.status_code in codes, (
-        response.request.method,
-        response.url,
-        response.status_code,
-        response.text[:500],
-    )
-    return response
 
 
 @pytest.fixture(scope="module")

@@ -42,6 +42,7 @@ from e2e.project import CLUSTERS, E2EProject, make_project
 from e2e.providers.base import ProviderError
 from e2e.providers.keycloak import Connection, get_user
 from tests.e2e.lane import diagnostics, export, figure, rendered
+from tests.e2e.realms import ok as _ok
 
 STACK = "e2e-signin"
 REALM = "signin"
@@ -71,16 +72,6 @@ PEOPLE = {
     "sam": ([], ["openshell-user"]),
     "bob": ([], []),  # in no group of spec.access: no role for this gateway
 }
-
-
-def _ok(response: requests.Response, *codes: int) -> requests.Response:
-    assert response.status_code in codes, (
-        response.request.method,
-        response.url,
-        response.status_code,
-        response.text[:500],
-    )
-    return response
 
 
 def _password(user: str) -> str:

@@ -80,6 +80,7 @@ from e2e.keycloak import Keycloak, running_keycloak
 from gatewayctl.engine import render
 from gatewayctl.resolve import preparation
 from tests.e2e.lane import figure, need
+from tests.e2e.realms import ok as _ok
 from tests.e2e.test_e2e_d_keycloak import ADMIN_CLIENT, make_realm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,16 +133,6 @@ def rendered() -> Render:
 
 
 # --- Keycloak: the console's resources, made the way the provider makes them ----------------
-
-
-def _ok(response: requests.Response, *codes: int) -> requests.Response:
-    assert response.status_code in codes, (
-        response.request.method,
-        response.url,
-        response.status_code,
-        response.text[:500],
-    )
-    return response
 
 
 class Provisioner:
