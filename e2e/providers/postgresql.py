@@ -14,8 +14,9 @@ replay, tests/pg_replay.py), each citing the function it follows.
   as lib/pq reads it, and the host name).
 - A configuration with unknowns (the owner provider on a new gateway's first preview: its
   password and database are other resources' outputs): the engine does not configure such a
-  provider and answers its resources' preview itself with unknowns (pulumi/pulumi
-  ``pkg/resource/plugin/provider_plugin.go`` ``Configure``: ``cfgknown`` false). Should it
+  provider and answers its resources' preview itself with unknowns (pulumi/pulumi v3.274.0
+  ``sdk/go/common/resource/plugin/provider_plugin.go`` ``Configure``: "If any are unknown, do
+  not configure the underlying plugin: instead, leave the cfgknown bit unset"). Should it
   configure one anyway, the arguments arrive as the SDK's unknowns (pulumi 3.272.0
   ``pulumi/provider/experimental/provider.py`` ``ConfigureRequest.args``, values of
   ``property_value.py`` ``Computed`` or the protocol's unknown string): they are kept, a
