@@ -50,10 +50,11 @@ def _uri(user: str, password: str, host: str, port: int, dbname: str) -> str:
 
 class Database(pulumi.ComponentResource):
     """Creates: a random password; Role ``gw_<name>`` (login); Database ``gw_<name>`` owned by
-    it; a ``postgresql`` provider ``<name>-db-owner`` that logs in as that role to that
-    database (``sslmode=verify-full``); a Grant, through it, revoking every privilege from
-    PUBLIC; Secret ``openshell-gateway-db-credentials`` (host, port, dbname, user, password,
-    uri with ``sslmode=require``).
+    it; a ``postgresql`` provider ``<name>-db-owner`` (a child of the stack, not of this
+    component: see below) that logs in as that role to that database
+    (``sslmode=verify-full``); a Grant, through it, revoking every privilege from PUBLIC;
+    Secret ``openshell-gateway-db-credentials`` (host, port, dbname, user, password, uri with
+    ``sslmode=require``).
 
     The Role and Database use the ``postgresql`` provider handed down by the parent (the
     cluster's admin provider, ``sslmode=verify-full``)."""
@@ -108,7 +109,16 @@ class Database(pulumi.ComponentResource):
             sslmode="verify-full",
             sslrootcert=args.endpoint.ssl_root_cert,
             superuser=False,
-            opts=child,
+            # Outside the gateway's subtree (a child of the stack), so that `pulumi state move`
+            # of the Gateway component can move its shard: the CLI never moves a provider
+            # (pulumi/pulumi v3.274.0 pkg/cmd/pulumi/state/state_move.go, "cannot move
+            # providers"; the moved resources' providers are copied into the destination,
+            # re-parented to its stack when their parent stays), so a provider left behind
+            # under a moved parent fails the snapshot's integrity check. The alias keeps the
+            # URN it had as the Database component's child: no deployed stack replaces it
+            # (an aliased provider is the same provider to the resources that use it:
+            # pkg/resource/deploy/step_generator.go, providerChanged reads sg.aliased).
+            opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(parent=self)]),
         )
         postgresql.Grant(
             f"{name}-db-revoke-public",

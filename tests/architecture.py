@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOL = "gatewayctl"
 COMPONENTS = "components"
 
-FOUNDATION = ("errors", "typos", "interrupts", "printing", "reading")
+FOUNDATION = ("errors", "typos", "interrupts", "printing", "reading", "ownership")
 """Modules at the top of ``gatewayctl/`` that every phase may import; they import only each
 other (and the package's ``ROOT``)."""
 

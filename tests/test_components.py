@@ -164,7 +164,30 @@ def test_children_carry_the_cluster_providers() -> None:
             assert res.provider is not None and res.provider.endswith("::c1-postgres"), res.name
     grant = one(recording, "postgresql:index/grant:Grant", "acme-database-db-revoke-public")
     assert grant.provider is not None
-    assert grant.provider.endswith("$pulumi:providers:postgresql::acme-database-db-owner")
+    assert grant.provider == "urn:pulumi:s::p::pulumi:providers:postgresql::acme-database-db-owner"
+
+
+def test_the_owner_provider_is_outside_the_gateway_subtree_with_its_old_urn_aliased() -> None:
+    # `pulumi state move` of the Gateway moves every descendant and never a provider: the
+    # owner's provider must not be a descendant (gatewayctl/deploy/move.py), and the alias
+    # keeps the URN it had as the Database component's child, so no stack replaces it.
+    recording, _ = build(BASE_ARGS)
+    owner = one(recording, "pulumi:providers:postgresql", "acme-database-db-owner")
+    assert owner.urn == "urn:pulumi:s::p::pulumi:providers:postgresql::acme-database-db-owner"
+    assert owner.aliases == (
+        "urn:pulumi:s::p::hypershell:gateway:Gateway$hypershell:gateway:Database"
+        "$pulumi:providers:postgresql::acme-database-db-owner",
+    )
+    gateway = "urn:pulumi:s::p::hypershell:gateway:Gateway::acme"
+    descendants = {gateway}
+    for res in recording.resources.values():  # registration order: parents come first
+        if res.parent in descendants:
+            descendants.add(res.urn)
+    assert owner.urn not in descendants
+    assert {r.type for r in recording.resources.values() if r.urn in descendants} >= {
+        "postgresql:index/grant:Grant",
+        "postgresql:index/role:Role",
+    }
 
 
 def test_public_is_revoked_by_a_provider_that_logs_in_as_the_owner() -> None:
@@ -173,7 +196,7 @@ def test_public_is_revoked_by_a_provider_that_logs_in_as_the_owner() -> None:
     password = one(
         recording, "random:index/randomPassword:RandomPassword", "acme-database-db-password"
     )
-    assert owner.parent is not None and owner.parent.endswith("::acme-database")
+    assert owner.parent == "urn:pulumi:s::p::pulumi:pulumi:Stack::p-s"
     # The admin connection's endpoint and TLS, the tenant role's name and password, and the
     # tenant's own database (the role has CONNECT nowhere else).
     assert owner.inputs == {

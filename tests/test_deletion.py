@@ -77,9 +77,21 @@ def gateway_urn(recording: Recording, name: str) -> str:
 
 
 def subtree(recording: Recording, name: str) -> set[str]:
-    """The Gateway component ``name`` and everything registered under it."""
+    """The Gateway component ``name`` and its resources: everything registered under it, and
+    its database owner's provider, a child of the stack (gatewayctl.ownership)."""
     urn = gateway_urn(recording, name)
-    return {urn} | descendants(recording, urn)
+    owner = (
+        f"urn:pulumi:{recording_stack(urn)}::pulumi:providers:postgresql::{name}-database-db-owner"
+    )
+    assert owner in recording.resources and owner not in descendants(recording, urn)
+    owned = {u for u, gateway in recording.gateways().items() if gateway == name}
+    assert owned == descendants(recording, urn) | {owner}
+    return {urn} | owned
+
+
+def recording_stack(urn: str) -> str:
+    """``<stack>::<project>`` of a URN."""
+    return urn.split("::", 2)[0].removeprefix("urn:pulumi:") + "::" + urn.split("::", 2)[1]
 
 
 def cluster_level(recording: Recording) -> dict[str, tuple[object, ...]]:

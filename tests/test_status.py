@@ -14,7 +14,7 @@ import pytest
 from gatewayctl.status import certificates, core, health, inputs, selfheal
 from gatewayctl.status.core import state
 from gatewayctl.status.models import PreviewDigest, ResourceV3
-from gatewayctl.status.tree import Tree, parse_urn
+from gatewayctl.status.tree import Tree
 from tests.builders import copy_project, edited_config
 from tests.hostile_helpers import run_cli, unlocated
 from tests.status_builders import (
@@ -248,21 +248,6 @@ def test_unknown_fields_are_ignored() -> None:
     document = json.loads(Path(DRIFT).read_text(encoding="utf-8"))
     assert "futureSummary" in document and "futureField" in document["steps"][0]["oldState"]
     assert PreviewDigest.model_validate(document).is_refresh
-
-
-# --- the parent chain ----------------------------------------------------------------------------
-
-
-def test_urn_names_may_hold_double_colons_and_the_parent_chain_finds_the_gateway() -> None:
-    parsed = parse_urn("urn:pulumi:s::p::a:b:C$d:e:F::name::with::colons")
-    assert parsed is not None and (parsed.type, parsed.name) == ("d:e:F", "name::with::colons")
-    assert parse_urn("not-a-urn") is None
-    resources = [ResourceV3.model_validate(r) for r in gateway_resources("x")]
-    tree = Tree(resources)
-    owners = {tree.gateway_of(r.urn) for r in resources}
-    assert owners == {"x"}
-    provider = ResourceV3.model_validate(stack_resources({})[2])
-    assert Tree([*resources, provider]).gateway_of(provider.urn) is None
 
 
 # --- health --------------------------------------------------------------------------------------

@@ -15,13 +15,12 @@ cluster component: the next ``up`` moves the resources to the declared one (equa
 change) and deletes the copy, which owns nothing. The real-engine lane showed exactly that
 while the gateway owned no provider resource.
 
-**Known problem** (the real-engine lane, tests/e2e/test_e2e_i_shards.py, since the postgresql
-stand-in put every resource in the state): a gateway owns one provider resource, its database
-owner's (``<name>-db-owner``, a child of its Database component), and the CLI never moves a
-provider: it stays in the source without its parent and ``pulumi state move`` stops with a
-snapshot integrity error. Until the program keeps that provider outside the gateway's subtree
-(with an alias, so no existing stack replaces it), the printed move fails; the procedure says
-so. Nothing is
+The one provider resource of a gateway's own, its database owner's (``<name>-db-owner``), is a
+child of the stack (components/database.py): the CLI never moves a provider, and one left in the
+source under a moved parent fails the snapshot's integrity check (the real-engine lane,
+tests/e2e/test_e2e_i_shards.py, found that while it was the Database component's child). Now
+the move copies it into the destination under the URN the destination's program declares, and
+the source's next ``up`` deletes its own, which nothing uses. Nothing is
 deleted or created in the cluster, PostgreSQL or Keycloak: the next ``up`` of the destination
 finds every resource in its state with the same inputs, and the source's finds none of them.
 
@@ -202,9 +201,6 @@ def procedure(plan: MovePlan) -> list[str]:
         " left behind; a provider owns nothing in the cluster.",
         f"   {preview_dest}",
         f"   {preview_source}",
-        "Known problem: the state move fails today (snapshot integrity error) for a gateway with"
-        " a database, because its owner's provider (<name>-db-owner) cannot move with it;"
-        " docs/scale-out.md says what changes next. Nothing is changed when it fails.",
         "3. Merge the pull request at once: each stack's next `up` then finds the gateway where"
         " the program declares it. Before the merge, an `up` of the destination from main would"
         " delete the gateway, and one of the source would try to create it again.",

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from components import tokens
+from gatewayctl import ownership
 from gatewayctl.diff.plan import decoded
 from gatewayctl.engine import parallel, render, shares
 from gatewayctl.engine.redaction import MANIFESTS
@@ -114,13 +115,29 @@ def base_share(prepared: Prepared, files: Mapping[str, str], keep: set[str]) -> 
     if missing := sorted(keep - set(gateways)):
         raise NotReusableError(f"the cached render has no gateway {missing[0]}")
 
-    def gateway_of(urn: str) -> str | None:
+    def ancestor_gateway(urn: str) -> str | None:
         parent = entries[urn]["parent"]
         while parent in entries:
             if entries[parent]["type"] == tokens.GATEWAY:
                 return str(entries[parent]["name"])
             parent = entries[parent]["parent"]
         return None
+
+    # A gateway's database owner's provider is a child of the stack (gatewayctl.ownership).
+    stack_level = {
+        urn
+        for urn, entry in entries.items()
+        if ownership.is_provider(entry["type"]) and entry["parent"] not in entries
+    }
+    owned = ownership.served(
+        (urn, ancestor_gateway(dep) if dep in entries else None)
+        for urn in stack_level
+        for deps in entries[urn].get("inputDependencies", {}).values()
+        for dep in deps
+    )
+
+    def gateway_of(urn: str) -> str | None:
+        return owned.get(urn) or ancestor_gateway(urn)
 
     def cluster_of(entry: Mapping[str, Any]) -> str:
         provider = entry.get("provider")

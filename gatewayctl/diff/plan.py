@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from components import tokens
+from gatewayctl import ownership
 
 Key = tuple[str, str]
 
@@ -46,7 +47,18 @@ def index(plan: Mapping[str, Any]) -> dict[Key, Mapping[str, Any]]:
 
 
 def owning_gateway(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None:
-    """The gateway whose component (transitively) parents ``key``."""
+    """The gateway whose component (transitively) parents ``key``, or whose database owner's
+    provider it is (:mod:`gatewayctl.ownership`)."""
+    found = _ancestor_gateway(key, resources)
+    if found is None and ownership.is_provider(key[0]):
+        return _served_gateways(resources).get(key)
+    return found
+
+
+_served: list[tuple[Mapping[Key, Mapping[str, Any]], dict[Key, str]]] = []
+
+
+def _ancestor_gateway(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str | None:
     seen: set[Key] = set()
     current: Key | None = key
     while current is not None and current not in seen:
@@ -56,6 +68,28 @@ def owning_gateway(key: Key, resources: Mapping[Key, Mapping[str, Any]]) -> str 
         resource = resources.get(current)
         current = urn_key(resource.get("parent")) if resource else None
     return None
+
+
+def _served_gateways(resources: Mapping[Key, Mapping[str, Any]]) -> dict[Key, str]:
+    """:func:`gatewayctl.ownership.served` over a plan's index, made once per index (the last
+    one is kept with the index itself, so that its identity cannot be another's)."""
+    if _served and _served[0][0] is resources:
+        return _served[0][1]
+    stack_level = {
+        key
+        for key, resource in resources.items()
+        if ownership.is_provider(key[0]) and urn_key(resource.get("parent")) not in resources
+    }
+    uses = (
+        (key, _ancestor_gateway(dep, resources))
+        for key in stack_level
+        for urns in resources[key].get("inputDependencies", {}).values()
+        for urn in urns
+        if (dep := urn_key(urn)) is not None
+    )
+    found = ownership.served(uses)
+    _served[:] = [(resources, found)]
+    return found
 
 
 def object_name(inputs: Mapping[str, Any]) -> tuple[object, object]:

@@ -27,6 +27,8 @@ from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components import tokens
+from gatewayctl import ownership
 from gatewayctl.engine import shortcuts
 from gatewayctl.engine.placeholders import invoke_answer, placeholder_outputs
 
@@ -69,6 +71,10 @@ class RecordedResource:
     input_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Per top-level input, the URNs whose outputs it was made from (the registration's
     ``propertyDependencies``): where a replaced resource's new outputs go."""
+    aliases: tuple[str, ...] = ()
+    """The URNs the resource was known by before (its ``aliases``; an alias spec made into the
+    URN it names: pulumi/pulumi ``proto/pulumi/alias.proto``, ``Alias.Spec``, a name, type or
+    parent left empty is the resource's current one; stack and project are this run's)."""
 
 
 @dataclass
@@ -91,6 +97,24 @@ class Recording:
     def ancestor_name(self, resource: RecordedResource, type_: str) -> str | None:
         """Name of the nearest parent of type ``type_`` (e.g. the gateway a resource is in)."""
         return next((a.name for a in self.ancestors(resource) if a.type == type_), None)
+
+    def gateways(self) -> dict[str, str | None]:
+        """The gateway each resource belongs to, by URN (None: the stack's own): its nearest
+        ``Gateway`` ancestor, or for a provider that is a child of the stack the one gateway
+        whose resources it is made from (:mod:`gatewayctl.ownership`)."""
+        found: dict[str, str | None] = {
+            r.urn: self.ancestor_name(r, tokens.GATEWAY) for r in self.resources.values()
+        }
+        stack_level = {
+            r.urn
+            for r in self.resources.values()
+            if ownership.is_provider(r.type) and r.parent not in self.resources
+        }
+        uses = (
+            (urn, found.get(dep)) for urn in stack_level for dep in self.resources[urn].dependencies
+        )
+        found.update(ownership.served(uses))
+        return found
 
 
 OnRegister = Callable[[RecordedResource], None]
@@ -187,6 +211,13 @@ class RecordingMonitor(mocks.MockMonitor):
             type_ = f"{parent_type}${type_}"
         return super().make_urn("", type_, name)
 
+    def _alias_urn(self, alias: Any, request: Any) -> str:
+        if alias.urn:
+            return str(alias.urn)
+        spec = alias.spec
+        parent = "" if spec.noParent else (spec.parentUrn or request.parent)
+        return self.make_urn(parent, spec.type or request.type, spec.name or request.name)
+
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         urn = self.make_urn(request.parent, request.type, request.name)
         if request.type == STACK_TYPE:
@@ -221,6 +252,7 @@ class RecordingMonitor(mocks.MockMonitor):
                 for key, deps in sorted(request.propertyDependencies.items())
                 if deps.urns
             },
+            aliases=tuple(self._alias_urn(alias, request) for alias in request.aliases),
         )
         if self._on_register is not None:
             self._on_register(recorded)

@@ -168,6 +168,13 @@ def plan_entry(r: RecordedResource) -> dict[str, Any]:
         # Which inputs come from which resources' outputs (gatewayctl.diff.operations: the
         # dependents of a replaced resource change too).
         entry["inputDependencies"] = {k: list(v) for k, v in r.input_dependencies.items()}
+    # The URNs it had before under its own type (a moved provider: components/database.py),
+    # which the engine matches against the state instead of replacing it. The aliases the
+    # provider SDKs give every resource of a kind to its former type tokens (three on every
+    # Deployment) are left out: they move nothing.
+    moved = [a for a in r.aliases if a.split("::", 3)[2].rsplit("$", 1)[-1] == r.type]
+    if moved:
+        entry["aliases"] = moved
     if r.type == _SECRET_TYPE:
         entry["dataDigest"] = data_digest(r.inputs)
     return entry
@@ -289,9 +296,9 @@ def execute(prepared: Prepared, on_register: OnRegister | None = None) -> Render
 
 
 def resource_counts(recording: Recording) -> Counter[str | None]:
-    """Resources of each gateway's subtree (the component not included) by gateway name; None:
-    the stack-level ones."""
-    return Counter(recording.ancestor_name(r, tokens.GATEWAY) for r in recording.resources.values())
+    """Resources of each gateway (its subtree, the component not included, and its database
+    owner's provider: ``Recording.gateways``) by gateway name; None: the stack-level ones."""
+    return Counter(recording.gateways().values())
 
 
 def summarise(

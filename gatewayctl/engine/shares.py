@@ -71,7 +71,7 @@ class Share:
     facts: dict[str, Any]
     """Gateway name → what the plan and the summary read of its outputs."""
     counts: dict[str | None, int]
-    """Gateway name → resources of its subtree (``render.resource_counts``)."""
+    """Gateway name → its resources (``render.resource_counts``)."""
     written: tuple[str, ...] = ()
     """The paths of the manifests the worker wrote itself (not in ``manifests``)."""
 

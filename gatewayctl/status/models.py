@@ -133,6 +133,7 @@ class ResourceV3(Lenient):
     outputs: dict[str, Any] = Field(default_factory=dict)
     parent: str | None = None
     provider: str | None = None
+    dependencies: list[str] = Field(default_factory=list)
     pending_replacement: bool = Field(False, alias="pendingReplacement")
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from components import tokens
+from gatewayctl import ownership
 from gatewayctl.errors import Problem
 from gatewayctl.status.models import DeploymentV3, PreviewDigest, ResourceV3
 
@@ -88,15 +89,20 @@ class Tree:
 
     def __init__(self, resources: Iterable[ResourceV3], gateways: Iterable[str] = ()):
         self.parents: dict[str, str | None] = {}
+        self.dependencies: dict[str, list[str]] = {}
+        """Provider URN → the URNs its configuration is made from."""
         for resource in resources:
             if resource.parent or resource.urn not in self.parents:
                 self.parents[resource.urn] = resource.parent
+            if ownership.is_provider(resource.type):
+                self.dependencies[resource.urn] = list(resource.dependencies)
         self.known: set[str] = set(gateways) | self.gateways()
         self._owner: dict[str, str | None] = {}
 
     def gateway_of(self, urn: str) -> str | None:
-        """The name of the gateway whose component (transitively) parents ``urn``; None for
-        the stack's own resources (clusters, providers)."""
+        """The name of the gateway whose component (transitively) parents ``urn``, or whose
+        database owner's provider it is; None for the stack's own resources (clusters, their
+        providers)."""
         if urn in self._owner:
             return self._owner[urn]
         walked: list[str] = []
@@ -119,7 +125,20 @@ class Tree:
             current = self.parents[current]
         for seen in walked:
             self._owner[seen] = owner
+        if owner is None and self._stack_level_provider(urn):
+            # A gateway's database owner's provider, a child of the stack
+            # (gatewayctl.ownership): the one gateway whose resources it is made from.
+            owned = ownership.served(
+                (urn, self.gateway_of(dep)) for dep in self.dependencies.get(urn, ())
+            )
+            owner = self._owner[urn] = owned.get(urn)
         return owner
+
+    def _stack_level_provider(self, urn: str) -> bool:
+        parent = self.parents.get(urn)
+        return ownership.is_provider(type_of(urn)) and (
+            parent is None or type_of(parent) == STACK_TYPE
+        )
 
     def _inferred(self, parsed: Urn | None) -> str | None:
         if parsed is None or parsed.chain[0] != tokens.GATEWAY:

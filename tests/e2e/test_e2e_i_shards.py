@@ -10,10 +10,10 @@ stack file holding its inventory, selector and secrets. Their three gateways sig
 no one in (``signIn: none``), so that nothing here depends on the Keycloak realms other files
 set up.
 
-Found when the postgresql stand-in put every resource in the state: the CLI refuses the state
-move of a gateway that owns a provider resource (``STATE_MOVE_FINDING``); the test then ends as
-an expected failure naming it, and passes again once the program keeps that provider outside
-the gateway's subtree.
+Found when the postgresql stand-in put every resource in the state: the CLI refused the state
+move while the gateway's database owner's provider was a child of its Database component (a
+provider never moves, and one left under a moved parent fails the snapshot's integrity check);
+the program now keeps it a child of the stack (components/database.py), and this test moves it.
 """
 
 from __future__ import annotations
@@ -36,15 +36,9 @@ from gatewayctl.cli import main as cli
 from tests.e2e.lane import figure, pulumi
 
 SOURCE, DEST = "e2e-shard-a", "e2e-shard-b"
+# The one provider of the gateway's own: it stays in the source (providers never move), with
+# the dependencies on the moved Role and Database the CLI breaks and prints.
 OWNER_PROVIDER_LEFT = "pulumi:providers:postgresql::shard-x-database-db-owner has a dependency on"
-STATE_MOVE_FINDING = (
-    "pulumi state move (v3.274.0) refuses the move of a gateway with its own database provider:"
-    " providers are never moved (state_move.go: 'cannot move providers'; a moved resource's"
-    " provider is copied), so <name>-db-owner, a child of the gateway's Database component,"
-    " stays in the source without its parent, and the CLI stops with a snapshot integrity error."
-    " The move needs that provider outside the gateway's subtree (a program change with an"
-    " alias), found when the postgresql stand-in put it in the state (2026-12-06)"
-)
 INVENTORY = "inventory"
 PROJECT = "hypershell-gateways"
 SELECTOR = f"{PROJECT}:selector"
@@ -188,13 +182,11 @@ def test_a_gateway_moves_between_shards_keeping_its_tenant(
         env=kube_env,
         check=False,
     )
-    if moved.returncode != 0 and OWNER_PROVIDER_LEFT in moved.stdout:
-        # The finding (module docstring): providers never move, and the gateway's own
-        # database provider, a child of its Database component, is left in the source
-        # without its parent.
-        assert "snapshot integrity error" in moved.stderr, moved.stderr[-2000:]
-        pytest.xfail(STATE_MOVE_FINDING)
     assert moved.returncode == 0, moved.stdout[-3000:] + moved.stderr[-2000:]
+    # Outside the gateway's subtree, the owner's provider is left in the source (and copied
+    # into the destination): before components/database.py moved it, this move stopped with
+    # "snapshot integrity error" (it stayed in the source under its moved parent).
+    assert OWNER_PROVIDER_LEFT in moved.stdout, moved.stdout[-3000:]
 
     # Neither stack deletes, creates, replaces or updates anything of the tenant: the
     # destination holds the gateway as its program declares it, the source no longer holds
@@ -209,7 +201,13 @@ def test_a_gateway_moves_between_shards_keeping_its_tenant(
             if step["op"] != "same":
                 kind = step["urn"].split("::")[2].split("$")[-1]
                 assert step["op"] == "delete" and kind.startswith("pulumi:providers:"), changed
-    assert not any(MOVED in line for lines in changed.values() for line in lines), changed
+    # The destination declares the owner's provider under the URN the move copied it to; the
+    # source deletes its own, which nothing uses any more. Nothing else of the gateway moves.
+    assert not any(MOVED in line for line in changed[DEST]), changed
+    owner = (
+        f"urn:pulumi:{SOURCE}::{PROJECT}::pulumi:providers:postgresql::{MOVED}-database-db-owner"
+    )
+    assert [line for line in changed[SOURCE] if MOVED in line] == [f"delete {owner}"], changed
     for project in (source, dest):
         pulumi(engine, project, kube_env, "up", "--yes", "--skip-preview")
     assert _tenant(cluster, namespace) == before
@@ -219,5 +217,67 @@ def test_a_gateway_moves_between_shards_keeping_its_tenant(
     figure(
         f"shards: {MOVED} moved {SOURCE} -> {DEST} by one state move; the previews' only steps"
         f" besides same: {DEST} {len(changed[DEST])}, {SOURCE} {len(changed[SOURCE])}, each the"
-        " delete of a provider copy; the tenant's namespace, Deployment and Secrets unchanged"
+        " delete of a provider (a copy, or the source's own database owner's);"
+        " the tenant's namespace, Deployment and Secrets unchanged"
+    )
+
+
+def test_a_stack_written_with_the_owner_provider_under_its_database_keeps_it(
+    engine: Engine,
+    kube_env: dict[str, str],
+    shards: tuple[E2EProject, E2EProject],
+    tmp_path: Path,
+) -> None:
+    """The alias of components/database.py, for real: the destination's state (after the move
+    above) made as the program wrote it before the owner's provider left the gateway's
+    subtree (its URN and parent under the Database component, the revoke Grant's provider
+    reference with it), imported, then previewed: the engine matches the alias, and nothing
+    is created, replaced or deleted."""
+    _, dest = shards
+    exported = tmp_path / "state.json"
+    pulumi(engine, dest, kube_env, "stack", "export", "--file", str(exported), program=False)
+    state = json.loads(exported.read_text())
+    resources = state["deployment"]["resources"]
+    prefix = f"urn:pulumi:{DEST}::{PROJECT}::"
+    renamed: dict[str, str] = {}
+    for res in resources:
+        if res["type"] == "pulumi:providers:postgresql" and res["urn"].endswith("-db-owner"):
+            name = res["urn"].rsplit("::", 1)[1]
+            database = name.removesuffix("-db-owner")
+            old = (
+                f"{prefix}hypershell:gateway:Gateway$hypershell:gateway:Database"
+                f"$pulumi:providers:postgresql::{name}"
+            )
+            renamed[f"{res['urn']}::{res['id']}"] = f"{old}::{res['id']}"
+            res["urn"] = old
+            res["parent"] = (
+                f"{prefix}hypershell:gateway:Gateway$hypershell:gateway:Database::{database}"
+            )
+    assert len(renamed) == 2, sorted(renamed)  # shard-x (moved here) and shard-z
+    grants = [res for res in resources if res.get("provider") in renamed]
+    assert len(grants) == 2 and {g["type"] for g in grants} == {"postgresql:index/grant:Grant"}
+    for grant in grants:
+        grant["provider"] = renamed[grant["provider"]]
+    exported.write_text(json.dumps(state))
+    pulumi(engine, dest, kube_env, "stack", "import", "--file", str(exported), program=False)
+
+    preview = pulumi(engine, dest, kube_env, "preview", "--json")
+    steps = preview.json()["steps"]
+    assert {s["op"] for s in steps} == {"same"}, sorted(
+        f"{s['op']} {s['urn']}" for s in steps if s["op"] != "same"
+    )
+    # (A provider that stays the same is no step of a preview's JSON: the state says it.)
+    owners = {
+        f"{prefix}pulumi:providers:postgresql::{g}-database-db-owner"
+        for g in ("shard-x", "shard-z")
+    }
+    pulumi(engine, dest, kube_env, "up", "--yes", "--skip-preview")
+    pulumi(engine, dest, kube_env, "stack", "export", "--file", str(exported), program=False)
+    urns = {res["urn"] for res in json.loads(exported.read_text())["deployment"]["resources"]}
+    assert not any(old.rsplit("::", 1)[0] in urns for old in renamed.values())
+    assert owners <= urns
+    figure(
+        f"shards: {DEST}'s state with the owner providers under their Database components (as"
+        " written before they left the gateway's subtree) previews no change (without the alias:"
+        " a create and a delete of each); after an up the state holds them under their new URNs"
     )
