@@ -89,8 +89,13 @@ class Database(pulumi.ComponentResource):
         # REVOKE ALL PRIVILEGES ON DATABASE as the provider's user), so the Grant goes through
         # a provider that logs in as the owner. Its configuration is lazy (provider.go,
         # providerConfigure opens no connection; helpers.go, PGResourceFunc connects at the
-        # first operation), and username/database are the Role's and Database's outputs, so
-        # it is used only after both exist (and after the Role's password is set).
+        # first operation), and it is used only by the Grant, which depends on the Database,
+        # which depends on the Role: the engine runs the Grant's steps after theirs (and after
+        # the Role's password is set). username and database are the identifier itself, not
+        # the Role's and Database's outputs, so that the provider depends on the password
+        # alone: the engine creates every provider of a targeted `up` (step_generator.go,
+        # isImplicitlyTargetedResource), and adoption's `up --target` (docs/adoption.md)
+        # must create it before the import adopts the Role and Database.
         # database: the tenant's own, so the role needs CONNECT nowhere else (the Grant's
         # transactions use it too: helpers.go, startTransaction reuses the provider's client
         # when the database is the configured one).
@@ -103,9 +108,9 @@ class Database(pulumi.ComponentResource):
             f"{name}-db-owner",
             host=args.endpoint.host,
             port=args.endpoint.port,
-            username=role.name,
+            username=args.identifier,
             password=password.result,
-            database=database.name,
+            database=args.identifier,
             sslmode="verify-full",
             sslrootcert=args.endpoint.ssl_root_cert,
             superuser=False,
@@ -126,8 +131,8 @@ class Database(pulumi.ComponentResource):
             role="public",
             object_type="database",
             privileges=[],
-            # The owner's provider: deleted after this Grant and before the Database and Role
-            # (it depends on both), so a Delete revokes as the owner too.
+            # The owner's provider: deleted after this Grant, which is deleted before the
+            # Database and Role it depends on, so a Delete revokes as the owner too.
             opts=pulumi.ResourceOptions(parent=self, provider=owner),
         )
 

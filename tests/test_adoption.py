@@ -211,16 +211,21 @@ def test_names_parents_and_providers_match_the_program(adopted: render.Rendered)
         registered = by_urn[entry["name"]]  # each entry is keyed by the URN it will have
         assert (registered.type, registered.name) == (entry["type"], entry["logicalName"])
     cluster = f"urn:pulumi:ibm::{PROJECT}::{tokens.CLUSTER}"
+    gateway = f"urn:pulumi:ibm::{PROJECT}::{tokens.GATEWAY}"
+    database = f"{gateway}${tokens.DATABASE}"
     urns = [
         f"{cluster}$pulumi:providers:kubernetes::{CLUSTER}-k8s",
         f"{cluster}$pulumi:providers:postgresql::{CLUSTER}-postgres",
         f"{cluster}::{CLUSTER}",
+        # What the database owner's provider is made from, which the engine creates with
+        # every provider of a targeted `up`: the password and its parent components.
+        f"{database}$random:index/randomPassword:RandomPassword::legacy-database-db-password",
+        f"{database}::legacy-database",
+        f"{gateway}::legacy",
     ]
     assert document["nameTable"] == {urn: urn for urn in urns}
     components = [r["logicalName"] for r in document["resources"] if r.get("component")]
     assert components == [
-        "legacy",
-        "legacy-database",
         "legacy-exposure",
         "legacy-pki",
         "legacy-workload",
@@ -249,10 +254,10 @@ def test_a_gateway_named_like_a_reference_is_imported_under_its_own_parents(
         for e in document["resources"]
     }
     assert len(found) == len(resolved)
-    assert found["Gateway", gateway] == Resolved(gateway_urn, None, None)
-    assert found["Database", f"{gateway}-database"] == Resolved(
-        f"{database}::{gateway}-database", gateway_urn, None
-    )
+    # The gateway's and its database's components are made by the targeted `up` before the
+    # import (with the password the database owner's provider logs in with): named by URN.
+    assert ("Gateway", gateway) not in found and ("Database", f"{gateway}-database") not in found
+    assert {gateway_urn, f"{database}::{gateway}-database"} <= set(document["nameTable"])
     assert found["Namespace", f"{gateway}-ns"] == Resolved(
         f"urn:pulumi:ibm::{PROJECT}::{tokens.GATEWAY}$kubernetes:core/v1:Namespace::{gateway}-ns",
         gateway_urn,
@@ -306,10 +311,16 @@ def test_cli_writes_the_import_file_and_prints_the_targets(
     assert sum(1 for r in written["resources"] if "id" in r) == 22
     assert f"22 resources to import → {tmp_path}/build/import/ibm.json" in out
     cluster = f"urn:pulumi:ibm::hypershell-gateways::{tokens.CLUSTER}"
+    gateway = f"urn:pulumi:ibm::hypershell-gateways::{tokens.GATEWAY}"
+    database = f"{gateway}${tokens.DATABASE}"
     assert (
         f"  pulumi up --target '{cluster}$pulumi:providers:kubernetes::roks-us-east-k8s'"
         f" --target '{cluster}$pulumi:providers:postgresql::roks-us-east-postgres'"
-        f" --target '{cluster}::roks-us-east'\n"
+        f" --target '{cluster}::roks-us-east'"
+        f" --target '{database}$random:index/randomPassword:RandomPassword"
+        "::legacy-database-db-password'"
+        f" --target '{database}::legacy-database'"
+        f" --target '{gateway}::legacy'\n"
     ) in out
     assert (
         f"  pulumi import --file {tmp_path}/build/import/ibm.json --protect=false"

@@ -211,15 +211,18 @@ def test_public_is_revoked_by_a_provider_that_logs_in_as_the_owner() -> None:
         "connectTimeout": "180",
     }
     assert is_secret(owner.inputs["password"])
-    # Its inputs come from the Role's and Database's outputs, so the engine configures it only
-    # once both exist and deletes it before them; the Grant names it as its provider, which
-    # the engine treats as a dependency (pulumi/pulumi pkg/resource/graph/dependency_graph.go,
-    # DependenciesOf), so the Grant is deleted first, by the owner.
-    assert sorted(d.rsplit("::", 1)[1] for d in owner.dependencies) == [
-        "acme-database-db",
-        "acme-database-db-password",
-        "acme-database-db-role",
-    ]
+    # It is made from the password alone (username and database are the identifier), so an
+    # adoption's targeted `up` can create it before the Role and Database are imported (the
+    # engine creates every provider of a targeted `up`). The Grant names it as its provider,
+    # which the engine treats as a dependency (pulumi/pulumi
+    # pkg/resource/graph/dependency_graph.go, DependenciesOf), and depends on the Database,
+    # which depends on the Role: the Grant runs after both and is deleted before them, by the
+    # owner.
+    assert [d.rsplit("::", 1)[1] for d in owner.dependencies] == ["acme-database-db-password"]
+    grant = one(recording, "postgresql:index/grant:Grant", "acme-database-db-revoke-public")
+    database = one(recording, "postgresql:index/database:Database", "acme-database-db")
+    assert database.urn in grant.dependencies
+    assert any(d.endswith("::acme-database-db-role") for d in database.dependencies)
     role = one(recording, "postgresql:index/role:Role", "acme-database-db-role")
     assert role.inputs["password"] == owner.inputs["password"]
 

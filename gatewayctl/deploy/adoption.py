@@ -144,11 +144,25 @@ def import_file(rendered: Rendered) -> dict[str, Any]:
     components: dict[str, dict[str, Any]] = {}
     resources: list[dict[str, Any]] = []
 
+    # Created by `pulumi up --target` before the import, with the cluster components and their
+    # providers: each adopted gateway's database owner's provider (the engine creates every
+    # provider of a targeted `up`), the password it logs in with, and that password's parent
+    # components (pulumi-random values are never imported: see the module).
+    owners = recording.gateways()
+    before: set[str] = set()
+    for resource in recording.resources.values():
+        if owners[resource.urn] in adopted and resource.parent not in recording.resources:
+            for dependency in resource.dependencies:
+                before.add(dependency)
+                before.update(a.urn for a in recording.ancestors(recording.resources[dependency]))
+    for urn in sorted(before):
+        name_table[urn] = urn
+
     def parent_ref(resource: RecordedResource) -> str | None:
         parent = recording.resources.get(resource.parent or "")
         if parent is None:
             return None  # the stack itself
-        if parent.type == tokens.CLUSTER:
+        if parent.type == tokens.CLUSTER or parent.urn in before:
             name_table[parent.urn] = parent.urn  # created before the import (docs/adoption.md)
         elif parent.urn not in components:
             components[parent.urn] = {**_entry(parent), "component": True}
@@ -214,5 +228,7 @@ def is_import_file(text: str) -> bool:
 
 
 def targets(document: dict[str, Any]) -> list[str]:
-    """URNs to create with ``pulumi up --target`` before the import: the name table's."""
+    """URNs to create with ``pulumi up --target`` before the import: the name table's (the
+    clusters' components and providers, and each adopted gateway's database password with its
+    parent components)."""
     return sorted(document["nameTable"].values())

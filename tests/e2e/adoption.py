@@ -21,10 +21,12 @@ which reads them from the project's real PostgreSQL by name (tests/e2e/databases
 Keycloak client and roles through the keycloak stand-in plugin (e2e/providers/keycloak.py),
 which reads them through the admin API from their ``<realm>/<uuid>`` ids, as the providers'
 importers do, logged in as the stack's provisioning client (made here with upstream's client,
-in realm ``adopt``). With every provider served, the README's step 3 (``up --target`` of what
-``import-file`` prints) is refused by the engine (``AdoptionBlockedError``; docs/adoption.md
-says so, as a known problem), so the adoption tests are expected failures naming that finding
-until the steps change.
+in realm ``adopt``). The README's step 3 (``up --target`` of what ``import-file`` prints)
+creates, besides the clusters, the adopted gateway's Gateway and Database components and the
+password its database owner's provider logs in with: the engine creates every provider of a
+targeted ``up`` (pulumi/pulumi pkg/resource/deploy/step_generator.go,
+isImplicitlyTargetedResource), and refused the step while that provider was made from the
+Role and Database the import adopts (found here on 2026-12-06).
 
 Upstream's role and database are made by the server's superuser, as CNPG makes them; the
 stack's admin (``postgres``, the ``local`` stack's ``adminUser``) is the superuser too, as it is
@@ -420,28 +422,6 @@ def _cli(engine: Engine, project: E2EProject, env: dict[str, str], *args: str, *
     return engine.run([*args, *stack_args(project)], cwd=project.root, env=env, **kw)
 
 
-# The owner's provider (a child of the stack: components/database.py) names the first of the
-# resources it reads that the targets leave uncreated (its Role, Database or RandomPassword).
-UNTARGETED_OWNER = (
-    f"::pulumi:providers:postgresql::{GATEWAY}-database-db-owner' depends on",
-    "which was was not specified in --target list.",
-)
-UNTARGETED_OWNER_FINDING = (
-    "README step 3 (`pulumi up --target` of the URNs `gatewayctl import-file` prints) fails"
-    " once the engine serves postgresql (issue 40's stand-in): the engine targets every"
-    " provider implicitly (pulumi/pulumi pkg/resource/deploy/step_generator.go,"
-    " isImplicitlyTargetedResource; pulumi#13557, #13591), so the adopted gateway's"
-    " `-db-owner` provider is registered while the Role, Database and password it reads"
-    " are skipped creates (validateSteps: 'depends on ... which was was not"
-    " specified in --target list'); targeting them too would create the role and database"
-    " the import must adopt. The adoption steps need a change (docs/adoption.md)."
-)
-
-
-class AdoptionBlockedError(Exception):
-    """The README's adoption steps stop at a step the real engine refuses."""
-
-
 def adopt(
     engine: Engine,
     cluster: Cluster,
@@ -505,8 +485,6 @@ def adopt(
         check=False,
     )
     seconds["targets"] = time.monotonic() - started
-    if targeted.returncode != 0 and all(part in targeted.stdout for part in UNTARGETED_OWNER):
-        raise AdoptionBlockedError(UNTARGETED_OWNER_FINDING)
     assert targeted.returncode == 0, targeted.stdout[-3000:]
     started = time.monotonic()
     with client_runtime(project.root, program):

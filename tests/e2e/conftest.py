@@ -27,7 +27,7 @@ from e2e.engine import Engine
 from e2e.keycloak import Keycloak, running_keycloak
 from e2e.project import ROOT, E2EProject, make_project
 from tests.e2e import realms
-from tests.e2e.adoption import Adoption, AdoptionBlockedError, adopt
+from tests.e2e.adoption import Adoption, adopt
 from tests.e2e.databases import LaneDatabases
 from tests.e2e.lane import FIGURES, NOT_BUILT, UPSTREAM, Deployed, built, deploy, need
 
@@ -239,10 +239,7 @@ def adoption(
     """A tenant made as upstream's controller makes it, adopted with the README's steps once for
     the session (tests/e2e/adoption.py): test_e2e_f_adoption_import.py and
     test_e2e_f_adoption_up.py check the one run."""
-    try:
-        return adopt(engine, cluster, keycloak, databases, workdir, kube_env)
-    except AdoptionBlockedError as finding:
-        pytest.xfail(str(finding))
+    return adopt(engine, cluster, keycloak, databases, workdir, kube_env)
 
 
 def pytest_report_header() -> list[str]:

@@ -42,8 +42,9 @@ REISSUED_TLS = [
 ]
 MADE = (
     # The program's keys, certificates and random values, created by the stand-in tls and
-    # random plugins (e2e/providers): nothing of upstream's is imported for them.
-    "legacy-database-db-password",
+    # random plugins (e2e/providers): nothing of upstream's is imported for them. (The
+    # database password is made earlier, by step 3's `up --target`: the database owner's
+    # provider logs in with it.)
     "legacy-pki-ca-key",
     "legacy-pki-ca",
     "legacy-pki-server-key",
@@ -78,8 +79,9 @@ EXPECTED_PREVIEW = {
     "legacy-workload-netpol-default-deny-ingress": ("create", []),
     **{name: ("create", []) for name in MADE},
     # The revoke of PUBLIC's privileges through a provider logging in as the tenant role: never
-    # imported (the provider's Grant has no importer), made by the first up.
-    "legacy-database-db-owner": ("create", []),
+    # imported (the provider's Grant has no importer), made by the first up. The provider
+    # itself was made by step 3's `up --target` (the engine creates every provider of a
+    # targeted up), with the password it logs in with: so the preview knows that password.
     "legacy-database-db-revoke-public": ("create", []),
     # The imported role gets the program's password (ALTER ROLE ... PASSWORD).
     "legacy-database-db-role": ("update", ["password"]),
@@ -87,7 +89,7 @@ EXPECTED_PREVIEW = {
     "legacy-pki-server-tls": ("update", REISSUED_TLS),
     "legacy-pki-client-tls": ("update", REISSUED_TLS),
     "legacy-pki-jwt-keys": ("update", ["data", "metadata.labels", "stringData"]),
-    "legacy-database-db-credentials": ("update", ["data", LABEL, "stringData"]),
+    "legacy-database-db-credentials": ("update", ["data.password", "data.uri", LABEL]),
     # The program's gateway.toml (the OIDC table, its own settings), and the pod it rolls.
     "legacy-workload-config": ("update", ['data["gateway.toml"]', LABEL]),
     "legacy-workload-deploy": (
@@ -196,12 +198,11 @@ def test_the_forced_up_adopts_and_a_second_preview_has_nothing_to_do(
     ]
     assert errors == []
     assert adoption.up.returncode == 0
-    # Measured apart before both stand-ins served (not yet together: the set-up stops at step
-    # 3, AdoptionBlockedError): 4 Kubernetes, 4 Keycloak and 2 PostgreSQL creates (the owner's
-    # provider and the revoke Grant); 17 Kubernetes, 3 Keycloak and 1 PostgreSQL updates (the
-    # adopted role's new password).
+    # 4 Kubernetes, 4 Keycloak and 1 PostgreSQL creates (the revoke Grant; the owner's provider
+    # and its password come from step 3); 17 Kubernetes, 3 Keycloak and 1 PostgreSQL updates
+    # (the adopted role's new password).
     summary = adoption.up.summary()
-    assert (summary["create"], summary["update"]) == (10 + len(MADE), 21), adoption.up.summary()
+    assert (summary["create"], summary["update"]) == (9 + len(MADE), 21), adoption.up.summary()
     assert _steps(adoption.after) == {}
     before, after = adoption.live_before, adoption.live_after
     assert after["kek"] == before["kek"]  # kept: stored credentials stay readable
