@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ import yaml
 from e2e.cluster import Cluster
 from e2e.engine import Engine
 from e2e.project import ROOT, E2EProject
-from tests.e2e.lane import Deployed, export, pulumi, write_json
+from gatewayctl.status import certificates
+from tests.e2e.lane import Deployed, export, figure, pulumi, write_json
 
 STACK = "e2e-local"
 FORCE = {"PULUMI_K8S_ENABLE_PATCH_FORCE": "true"}
@@ -37,7 +39,7 @@ def record(name: str, document: Any) -> None:
     write_json(FIXTURES / f"local-{name}", json.loads(text))
 
 
-def status(project: E2EProject, files: list[Path]) -> tuple[int, Any]:
+def status(project: E2EProject, files: list[Path], *extra: str) -> tuple[int, Any]:
     proc = subprocess.run(
         [
             sys.executable,
@@ -49,6 +51,7 @@ def status(project: E2EProject, files: list[Path]) -> tuple[int, Any]:
             project.stack,
             "--format",
             "json",
+            *extra,
             "--from",
             *map(str, files),
         ],
@@ -259,3 +262,48 @@ def test_an_addition_refresh_cannot_see_is_named_from_a_refreshed_state(
     pulumi(engine, project, kube_env, "refresh", "--yes", program=False)
     code, report = status(project, observe(engine, project, kube_env, tmp_path, "recreated"))
     assert code == 0, report
+
+
+def test_certificates_fall_due_in_status_on_the_real_state(
+    deployed: dict[str, Deployed], engine: Engine, kube_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Status's certificate path on the state the engine wrote: the tls stand-in's real
+    validity times (e2e/providers), read at two instants. Now, none is due; a minute after the
+    earliest renewal window opens (``validityEndTime - earlyRenewalHours``), exactly the
+    certificates whose window has opened are due and status exits 5 (renewal due)."""
+    project = deployed[STACK].project
+    refresh = pulumi(
+        engine, project, kube_env, "refresh", "--preview-only", "--json", program=False, check=False
+    )
+    assert refresh.returncode == 0, refresh.stderr[-3000:]
+    files = [tmp_path / "refresh.json", tmp_path / "state.json"]
+    files[0].write_text(refresh.stdout)
+    state = export(engine, project, kube_env)
+    write_json(files[1], state)
+    windows = {}
+    for resource in state["deployment"]["resources"]:
+        if resource["type"] in certificates.TYPES:
+            outputs = resource["outputs"]
+            end = datetime.fromisoformat(outputs["validityEndTime"].replace("Z", "+00:00"))
+            windows[resource["urn"]] = end - timedelta(hours=int(outputs["earlyRenewalHours"]))
+            assert outputs["readyForRenewal"] is False, resource["urn"]
+    assert windows
+
+    code, report = status(project, files)
+    reported = [c for g in report["gateways"] for c in g["certificates"]]
+    assert code == 0, report
+    assert sorted(c["urn"] for c in reported) == sorted(windows)
+    assert not any(c["due"] for c in reported)
+    assert all(g["certificates"] for g in report["gateways"]), report
+    assert all(c["daysLeft"] > 0 for c in reported)
+
+    at = min(windows.values()) + timedelta(minutes=1)
+    code, report = status(project, files, "--now", at.astimezone(UTC).isoformat())
+    due = sorted(c["urn"] for g in report["gateways"] for c in g["certificates"] if c["due"])
+    assert code == 5, report
+    assert due == sorted(urn for urn, opens in windows.items() if opens <= at)
+    assert due
+    figure(
+        f"status on the real state: {len(windows)} certificates, none due now; at"
+        f" {at:%Y-%m-%d %H:%M} UTC, {len(due)} due, exit 5"
+    )
