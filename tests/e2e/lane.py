@@ -126,20 +126,6 @@ def diagnostics(result: Result, severity: str = "error") -> list[str]:
     ]
 
 
-def leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    """Every scalar of ``value`` with its path (lists by index)."""
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from leaves(item, (*path, key))
-    elif isinstance(value, list):
-        if not value:
-            yield path, []
-        for index, item in enumerate(value):
-            yield from leaves(item, (*path, index))
-    else:
-        yield path, value
-
-
 def lookup(value: Any, path: tuple[Any, ...]) -> Any:
     for key in path:
         in_map = isinstance(value, Mapping) and key in value

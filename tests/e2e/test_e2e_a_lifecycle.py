@@ -22,14 +22,13 @@ from e2e.cluster import Cluster
 from e2e.engine import Engine
 from e2e.project import DATABASE_CA
 from gatewayctl.inputs.secrets import REDACTED
-from tests.e2e import made
+from tests.e2e import fidelity, made
 from tests.e2e.conftest import E2E_STACKS
 from tests.e2e.databases import LaneDatabases
 from tests.e2e.lane import (
     Deployed,
     diagnostics,
     figure,
-    leaves,
     lookup,
     manifests,
     pulumi,
@@ -125,45 +124,19 @@ def _resource_name(obj: dict[str, Any]) -> str:
     return f"{name}.{group}" if group else name
 
 
-def _same(rendered_value: Any, live_value: Any) -> bool:
-    if rendered_value == live_value:
-        return True
-    # The API server stores quantities canonically ("1000m" → "1") and int-or-string ports as
-    # given; compare quantities by value.
-    return _quantity(rendered_value) is not None and _quantity(rendered_value) == _quantity(
-        live_value
-    )
-
-
-def _quantity(value: Any) -> float | None:
-    suffixes = {
-        "m": 1e-3,
-        "Ki": 2**10,
-        "Mi": 2**20,
-        "Gi": 2**30,
-        "k": 1e3,
-        "M": 1e6,
-        "G": 1e9,
-        "": 1,
-    }
-    if not isinstance(value, (str, int, float)):
+def _get(value: Any, path: tuple[Any, ...]) -> Any:
+    try:
+        return lookup(value, path)
+    except KeyError:
         return None
-    text = str(value)
-    for suffix in sorted(suffixes, key=len, reverse=True):
-        if text.endswith(suffix):
-            number = text[: len(text) - len(suffix)] if suffix else text
-            try:
-                return float(number) * suffixes[suffix]
-            except ValueError:
-                return None
-    return None
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_render_fidelity(
     deployed: dict[str, Deployed], cluster: Cluster, databases: LaneDatabases, stack: str
 ) -> None:
-    """Every object the offline render writes exists live, with every field it sets."""
+    """Every object the offline render writes exists live, with every field it sets, and with
+    nothing more in the lists it sets and the maps it owns (tests/e2e/fidelity.py)."""
     project = deployed[stack].project
     files = dict(manifests(rendered(project)))
     server = databases.by_stack[stack]
@@ -172,7 +145,7 @@ def test_render_fidelity(
         return server.login(project.root / DATABASE_CA, user, password, dbname)
 
     live = _live_index(cluster, list(files.values()))
-    found = fields = matched = made_fields = 0
+    found = fields = matched = made_fields = extra = 0
     problems: list[str] = []
     for path, obj in files.items():
         key = (
@@ -196,10 +169,20 @@ def test_render_fidelity(
                 matched += 1
             else:
                 problems.append(f"{path}: stringData.password: {wrong}")
-        for field, value in leaves(obj):
-            if value == REDACTED:
-                continue  # a secret value: redacted in the render, compared in test_secrets_*
+        for field, value in fidelity.leaves(obj):
             fields += 1
+            if value == REDACTED:
+                # A secret value the render does not print (the made ones are compared in
+                # test_secrets_*): live, the key is there and holds something.
+                if obj["kind"] == "Secret" and field[0] in ("data", "stringData"):
+                    held = current.get("data", {}).get(field[1])
+                else:
+                    held = _get(current, field)
+                if held:
+                    matched += 1
+                else:
+                    problems.append(f"{path}: {'.'.join(map(str, field))}: empty or absent live")
+                continue
             if made.is_made(obj, field, value):  # by the stand-in providers: tests/e2e/made.py
                 try:
                     wrong = made.problem(obj, field, value, lookup(current, field), live)
@@ -221,15 +204,23 @@ def test_render_fidelity(
                         f"{path}: {'.'.join(map(str, field))}: absent live (render: {value!r})"
                     )
                     continue
-            if _same(value, live_value):
+            if fidelity.same(field, value, live_value):
                 matched += 1
             else:
                 problems.append(
                     f"{path}: {'.'.join(map(str, field))}: render {value!r}, live {live_value!r}"
                 )
+        # Both ways: nothing more live in the lists the render sets and the maps it owns.
+        found_extra = list(fidelity.extras(obj["kind"], obj, current))
+        if obj["kind"] == "Secret":
+            found_extra += fidelity.secret_keys(obj, current)
+        extra += len(found_extra)
+        problems.extend(f"{path}: {line}" for line in found_extra)
     figure(
         f"{stack}: render fidelity {found} of {len(files)} objects, {matched} of {fields} fields"
-        f" ({made_fields} of them made by the stand-in providers, compared for what they are)"
+        f" ({made_fields} of them made by the stand-in providers, compared for what they are;"
+        f" typed, empty maps and lists included), {extra} live additions to the lists and owned"
+        " maps the render sets"
     )
     assert made_fields > 0
     assert problems == []
