@@ -296,10 +296,17 @@ def test_import_file_json(tmp_path: Path) -> None:
     assert (outcome.code, outcome.err) == (0, "")
     written = tmp_path / "build" / "import" / "ibm.json"
     cluster = f"urn:pulumi:ibm::hypershell-gateways::{tokens.CLUSTER}"
+    gateway = f"urn:pulumi:ibm::hypershell-gateways::{tokens.GATEWAY}"
+    database = f"{gateway}${tokens.DATABASE}"
     targets = [
         f"{cluster}$pulumi:providers:kubernetes::roks-us-east-k8s",
         f"{cluster}$pulumi:providers:postgresql::roks-us-east-postgres",
         f"{cluster}::roks-us-east",
+        # The adopted gateway's database password and its components: its database owner's
+        # provider logs in with it, and a targeted up creates every provider.
+        f"{database}$random:index/randomPassword:RandomPassword::legacy-database-db-password",
+        f"{database}::legacy-database",
+        f"{gateway}::legacy",
     ]
     assert document(outcome) == {
         "stack": "ibm",

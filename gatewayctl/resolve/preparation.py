@@ -138,13 +138,16 @@ class Prepared:
     """What could not be checked of the releases' history (``releases.history_problems``)."""
 
 
-RECOMMENDED_GATEWAYS_PER_STACK = 25
+RECOMMENDED_GATEWAYS_PER_STACK = 10
 """The most gateways one stack should hold for ``pulumi up`` on a backend without journaling
 (file, S3, GCS, Azure Blob): there the CLI saves the whole snapshot after every step
 (pulumi/pulumi v3.274.0 pkg/backend/snapshot.go, ``defaultServiceLoop``), so an ``up`` costs
 the square of the stack. The size is the engine bench's (``make engine-bench``,
 docs/performance.md, "The real engine"): the largest measured whose preview took <= 30 s and
-whose up from empty <= 2 min on 2 cores."""
+whose up from empty <= 2 min on 2 cores, with every resource in the engine (2026-12-06: 10
+gateways 14.1 s and 71.7 s; 25 gateways 29.6 s and 364.4 s). It also bounds the plugin
+processes of a stack: the engine starts one per provider resource, and each gateway has its
+own database owner's provider."""
 
 
 def size_notes(loaded: LoadedStack) -> list[str]:
