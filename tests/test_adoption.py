@@ -16,7 +16,7 @@ from gatewayctl.cli import main as cli
 from gatewayctl.deploy import adoption
 from gatewayctl.engine import render
 from gatewayctl.resolve import preparation
-from tests.builders import ADOPTED_DB, ADOPTED_NS, adopting_project, write_gateway
+from tests.builders import ADOPTED_DB, ADOPTED_NS, adopting_project, copy_stack, write_gateway
 from tests.hostile_helpers import run_cli, unlocated
 from tests.support import ROOT, rendered
 
@@ -492,3 +492,21 @@ def test_an_imported_service_keeps_its_cluster_ip(adopted: render.Rendered) -> N
     registered = adopted.recording.resources[service["name"]]
     assert registered.ignore_changes == ("spec.clusterIP", "spec.clusterIPs")
     assert "clusterIP" not in registered.inputs["spec"]
+
+
+def test_a_trusted_ca_copied_by_upstream_is_imported_not_created(tmp_path: Path) -> None:
+    # The local stack has a trusted CA bundle, so the program declares gateway-trusted-ca, the
+    # ConfigMap upstream copies into each tenant namespace: imported, since a create of an
+    # existing object fails from pulumi-kubernetes 4.29 on (gatewayctl/deploy/adoption.py).
+    # The ibm stack has none, and its import file has no such row.
+    copy_stack("local", tmp_path)
+    write_gateway(
+        tmp_path, "legacy", {"namespace": ADOPTED_NS, "databaseName": ADOPTED_DB}, stack="local"
+    )
+    document = adoption.import_file(render.execute(preparation.prepare(tmp_path, "local")))
+    rows = {(r["type"], r.get("id")) for r in document["resources"] if "id" in r}
+    assert ("kubernetes:core/v1:ConfigMap", f"{ADOPTED_NS}/gateway-trusted-ca") in rows
+    ibm = adoption.import_file(
+        render.execute(preparation.prepare(adopting_project(tmp_path / "i"), "ibm"))
+    )
+    assert not any(r.get("id", "").endswith("/gateway-trusted-ca") for r in ibm["resources"])

@@ -33,7 +33,7 @@ import json
 from importlib import metadata
 from typing import Any
 
-from components import naming, network, tokens
+from components import naming, network, tokens, trusted_ca
 from components.identity_types import ADMIN_ROLE, USER_ROLE
 from gatewayctl.engine.offline import RecordedResource
 from gatewayctl.engine.render import Rendered
@@ -63,6 +63,13 @@ UPSTREAM_OBJECTS = frozenset(
         ("Route", naming.GATEWAY),
         ("GRPCRoute", naming.GATEWAY),
         ("BackendTLSPolicy", naming.GATEWAY),
+        # Upstream copies the control plane's trusted CA ConfigMap into the tenant namespace
+        # (upstream §1.2) when there is one; the program declares it when the stack has a trusted
+        # CA bundle. Imported, not created: pulumi-kubernetes 4.29 and later create client-side
+        # and fail with AlreadyExists on an object that exists (provider/pkg/await/await.go,
+        # Creation; CHANGELOG 4.29.0, #2926), where the lane's 4.25 took it over by
+        # server-side apply (docs/adoption.md).
+        ("ConfigMap", trusted_ca.CONFIG_MAP),
     }
 )
 _POSTGRES_TYPES = {"postgresql:index/role:Role", "postgresql:index/database:Database"}

@@ -37,8 +37,9 @@ def test_import_file_names_the_live_objects(
 ) -> None:
     rows = [r for r in adoption.document["resources"] if "id" in r]
     by_package = Counter(package_of(r["type"]) for r in rows)
-    assert dict(by_package) == {"kubernetes": 17, "postgresql": 2, "keycloak": 3}
-    # Every Kubernetes row's id is an object upstream's templates made, and nothing else.
+    assert dict(by_package) == {"kubernetes": 18, "postgresql": 2, "keycloak": 3}
+    # Every Kubernetes row's id is an object upstream made (its templates, and its copy of the
+    # trusted CA), and nothing else.
     live = set()
     for row in rows:
         if package_of(row["type"]) != "kubernetes":
@@ -47,7 +48,7 @@ def test_import_file_names_the_live_objects(
         kind = row["type"].rsplit(":", 1)[-1]
         found = cluster.get(kind.lower(), name, namespace=namespace or None)
         live.add((found["kind"], found["metadata"].get("namespace", ""), found["metadata"]["name"]))
-    assert len(live) == 17
+    assert len(live) == 18
     # The PostgreSQL rows: the role and the database exist in the real server, the database
     # owned by the role, as CNPG made them.
     postgres_ids = {r["type"]: r["id"] for r in rows if package_of(r["type"]) == "postgresql"}
@@ -86,7 +87,7 @@ def test_import_file_names_the_live_objects(
         f"{GATEWAY}-identity-user-role": f"{REALM}/{ids['userRole']}",
     }
     figure(
-        f"adopt: import file of {len(rows)} rows (17 kubernetes, 2 postgresql, 3 keycloak), each"
+        f"adopt: import file of {len(rows)} rows (18 kubernetes, 2 postgresql, 3 keycloak), each"
         " naming a live object; upstream tenant made in"
         f" {adoption.seconds['upstream']:.1f} s"
     )
@@ -125,13 +126,14 @@ def test_the_engine_imports_every_row(adoption: Adoption) -> None:
     assert adoption.imported.returncode == 0, adoption.imported.stdout[-3000:]
     preview, *events = _documents(adoption.imported.stdout)
     ops = Counter(step["op"] for step in preview["steps"])
-    # 17 objects, the role and the database, upstream's client and two roles, and the 3
+    # 18 objects (upstream's copy of the trusted CA among them), the role and the database,
+    # upstream's client and two roles, and the 3
     # components the file creates as their parents (the Gateway and Database components come
     # from step 3's `up --target`, with the password)
-    assert dict(ops) == {"import": 25, "same": 1}, dict(ops)
+    assert dict(ops) == {"import": 26, "same": 1}, dict(ops)
     summary = [e["summaryEvent"]["resourceChanges"] for e in events if "summaryEvent" in e]
     # and the stack, the Cluster component and its providers, made before by `up --target`
-    assert summary[0]["import"] == 25, summary
+    assert summary[0]["import"] == 26, summary
     by_package: dict[str, list[str]] = {}
     for step in preview["steps"]:
         if step["op"] == "import":
