@@ -22,11 +22,17 @@ Where the time goes, by process, with nothing of the bench's own in any column:
 - **program**: this process's CPU (``getrusage(RUSAGE_SELF)``): the Python SDK's language
   server and the program run in it; the bench runs no thread of its own while a command runs;
 - **CLI + plugins**: the CLI's, with the plugins it waits for (``RUSAGE_CHILDREN``: it is the
-  only child reaped meanwhile), split into the kubernetes provider's (sampled) and the rest;
+  only child reaped meanwhile), split into the kubernetes provider's (sampled) and the rest
+  (the CLI, and the stand-ins' launchers: a stdlib-only Python each);
+- **stand-ins**: the stand-in plugins themselves, forks of one server that has imported them
+  (``e2e/providers/forkserver.py``), so that their start costs about what a provider binary's
+  does, not a Python interpreter's imports; they are the server's children, so in none of the
+  columns above (sampled, by their ``sp-`` names);
 - **kube-apiserver**, **etcd**: their cumulative CPU read before and after (exact);
-- **peak MiB**: the whole process tree (this process, the CLI, its plugins) at its largest, and
-  the most plugin processes at once, sampled every 0.2 s by ``bench/tree_sampler.py`` in a
-  process of its own (its CPU is reaped after the last measurement, so it is in no column).
+- **peak MiB**: the whole process tree (this process, the CLI, its plugins, the stand-ins and
+  their server) at its largest, as proportional set sizes (shared pages counted once), and the
+  most plugin processes at once, sampled every 0.2 s by ``bench/tree_sampler.py`` in a process
+  of its own (its CPU is reaped after the last measurement, so it is in no column).
 
 Prints tables, the growth exponents between sizes (``log(t2/t1) / log(n2/n1)``: 1 is linear, 2
 quadratic) and the program's CPU per registered resource at the largest size against the
@@ -64,6 +70,7 @@ from e2e.cluster import running_cluster, terminate_as_interrupt  # noqa: E402
 from e2e.engine import CommandFailedError, Engine  # noqa: E402
 from e2e.keycloak import running_keycloak  # noqa: E402
 from e2e.project import E2EProject, make_project  # noqa: E402
+from e2e.providers.forkserver import SERVER_NAME  # noqa: E402
 from gatewayctl.engine import drain, render  # noqa: E402
 from gatewayctl.resolve import preparation  # noqa: E402
 from tests.e2e.databases import LaneDatabases  # noqa: E402  (the lane's PostgreSQL per project)
@@ -71,6 +78,7 @@ from tests.e2e.databases import LaneDatabases  # noqa: E402  (the lane's Postgre
 SHAPE = "dev"  # gateways/local/dev.yaml
 SERVERS = ("kube-apiserver", "etcd")
 PROVIDER = "pulumi-resource-kubernetes"
+STANDIN_PREFIX = "sp-"  # e2e/providers/forkserver.py: the server and each plugin it forks
 PREVIEW_TARGET_S, UP_TARGET_S = 30.0, 120.0  # a shard of the recommended size (issue 39)
 FLEET, RUNNERS = 1000, 10  # the fleet-wide change of issue 39's targets
 
@@ -105,18 +113,25 @@ class Figures:
     peak_tree_mib: float
     peak_program_mib: float
     plugin_processes: int
+    standins: float = 0.0
+    """CPU seconds of the stand-in plugins (``sp-*`` processes, forked by their server)."""
+    standin_processes: int = 0
+    """The most stand-in plugins alive at one sample."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 class TreeSampler:
     """``bench/tree_sampler.py`` over this process's tree (module docstring)."""
 
-    def __init__(self, under: str = "pulumi", interval: float = 0.2) -> None:
+    def __init__(
+        self, under: str = "pulumi", interval: float = 0.2, prefix: str = STANDIN_PREFIX
+    ) -> None:
         self.proc = subprocess.Popen(
             [
                 sys.executable,
                 str(ROOT / "bench" / "tree_sampler.py"),
                 *("--pid", str(os.getpid()), "--under", under, "--interval", str(interval)),
+                *("--prefix", prefix),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -183,6 +198,14 @@ def measure(
         peak_tree_mib=float(tree["peak_tree_mib"]),
         peak_program_mib=float(tree["peak_mib"].get(program_name, 0.0)),
         plugin_processes=int(tree["most_processes"].get(PROVIDER, 0)),
+        standins=sum(
+            float(v) for k, v in tree["cpu_seconds"].items() if k.startswith(STANDIN_PREFIX)
+        ),
+        standin_processes=sum(
+            int(v)
+            for k, v in tree["most_processes"].items()
+            if k.startswith(STANDIN_PREFIX) and k != SERVER_NAME
+        ),
     )
     return figures, result
 
@@ -273,13 +296,16 @@ def exponent(rows: list[Figures], command: str, value: Callable[[Figures], float
 
 
 def report(rows: list[Figures], counts: dict[int, int], offline: dict[int, float]) -> None:
-    print("| gateways | column | command | wall s | program CPU s | CLI CPU s | provider CPU s |")
-    print("|---:|---|---|---:|---:|---:|---:|")
+    print(
+        "| gateways | column | command | wall s | program CPU s | CLI CPU s | provider CPU s | "
+        "stand-ins CPU s (most at once) |"
+    )
+    print("|---:|---|---|---:|---:|---:|---:|---:|")
     for f in rows:
         cli = f.cli_and_plugins - f.provider
         print(
             f"| {f.size} | {f.column} | {f.command} | {f.wall:.1f} | {f.program:.1f} | "
-            f"{cli:.1f} | {f.provider:.1f} |"
+            f"{cli:.1f} | {f.provider:.1f} | {f.standins:.1f} ({f.standin_processes}) |"
         )
     print()
     print(
@@ -422,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
                             counts[size] = len(done.recording.resources)
                         full = size not in preview_only
                         rows.extend(run_column(engine, sampler, project, names, column, env, full))
+                engine.close()
     finally:
         sampler.close()
         e2e_project.database_for = None

@@ -3,11 +3,14 @@
 Started by ``bench/engine_bench.py`` as its child: its own CPU and that of its sampling are
 never in the bench's figures (the bench reads its own and its waited-for children's rusage;
 this process is waited for only after the last measurement). It samples every ``--interval``
-seconds the tree of ``--pid``: that process and every descendant named ``--under`` (the
-CLI) with all of its own (the plugins).
+seconds the tree of ``--pid``: that process, every descendant named ``--under`` (the CLI)
+with all of its own (the plugins), and every descendant whose name starts with ``--prefix``
+(the stand-in plugins' fork server and the plugins it forks, ``e2e/providers/forkserver.py``).
+Memory is each process's proportional set size (PSS, ``/proc/<pid>/smaps_rollup``): the forked
+plugins share their server's pages, which a sum of RSS would count once per plugin.
 
 Protocol, one line each on stdin: ``start`` forgets what was seen and answers ``started``;
-``stop`` answers one JSON line: the peak RSS of the whole tree and of each executable name
+``stop`` answers one JSON line: the peak PSS of the whole tree and of each executable name
 (summed over its processes at one sample), the most processes of each name at one sample, and
 the CPU seconds each name spent since ``start`` (a process's CPU as last seen alive: at most
 one interval of a process that exits is missed). ``quit`` ends it.
@@ -26,9 +29,10 @@ MIB = 1024 * 1024
 
 
 class Sampler:
-    def __init__(self, pid: int, interval: float, under: list[str]) -> None:
+    def __init__(self, pid: int, interval: float, under: list[str], prefix: list[str]) -> None:
         self.root = psutil.Process(pid)
         self.under = frozenset(under)
+        self.prefix = tuple(prefix)
         self.interval = interval
         self.lock = threading.Lock()
         self.reset()
@@ -44,16 +48,21 @@ class Sampler:
         self.sample()
 
     def processes(self) -> list[psutil.Process]:
-        """The root, and each descendant named ``--under`` with all of its own: the CLI and its
-        plugins, not the control plane the bench also started."""
-        tree = [self.root]
+        """The root, each descendant named ``--under`` with all of its own (the CLI and its
+        plugins) and each named with a ``--prefix`` (the forked stand-ins): not the control
+        plane the bench also started."""
+        tree = {self.root.pid: self.root}
         try:
             for child in self.root.children(recursive=True):
-                if child.name() in self.under:
-                    tree += [child, *child.children(recursive=True)]
+                name = child.name()
+                if name in self.under:
+                    for proc in (child, *child.children(recursive=True)):
+                        tree[proc.pid] = proc
+                elif self.prefix and name.startswith(self.prefix):
+                    tree[child.pid] = child
         except psutil.NoSuchProcess:
             pass
-        return tree
+        return list(tree.values())
 
     def sample(self) -> None:
         total = 0
@@ -64,7 +73,7 @@ class Sampler:
             try:
                 with proc.oneshot():
                     name = proc.name()
-                    memory = proc.memory_info().rss
+                    memory = proc.memory_full_info().pss
                     times = proc.cpu_times()
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
@@ -103,8 +112,11 @@ def main() -> int:
     parser.add_argument("--pid", type=int, required=True)
     parser.add_argument("--interval", type=float, default=0.2)
     parser.add_argument("--under", action="append", default=[], help="a descendant's name")
+    parser.add_argument(
+        "--prefix", action="append", default=[], help="how a descendant's name starts"
+    )
     args = parser.parse_args()
-    sampler = Sampler(args.pid, args.interval, args.under)
+    sampler = Sampler(args.pid, args.interval, args.under, args.prefix)
     stop = threading.Event()
 
     def loop() -> None:

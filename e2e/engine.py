@@ -173,9 +173,23 @@ class Engine:
     skip_dry_run_checkpoints: bool = True
     """False only for the engine bench's "before" column (checkpoints written on dry runs too)."""
 
+    forkserver: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    """The stand-ins' fork server (``e2e/providers/forkserver.py``), stopped by :meth:`close`
+    or when this process exits."""
+
     def __post_init__(self) -> None:
-        # The stand-in plugins (e2e/providers), found on PATH as the kubernetes plugin is.
-        self.plugin_dirs = [*self.plugin_dirs, standins.install(self.home / "standin-plugins")]
+        # The stand-in plugins (e2e/providers), found on PATH as the kubernetes plugin is,
+        # each started as a fork of one process that has imported them all.
+        self.forkserver, socket = standins.start_server()
+        directory = standins.install(self.home / "standin-plugins", socket)
+        self.plugin_dirs = [*self.plugin_dirs, directory]
+
+    def close(self) -> None:
+        """Stop the stand-ins' fork server (the plugins it started end with their commands)."""
+        if self.forkserver is not None and self.forkserver.stdin is not None:
+            self.forkserver.stdin.close()
+            self.forkserver.wait(timeout=30)
+            self.forkserver = None
 
     def env(self, project_dir: Path) -> dict[str, str]:
         path = os.pathsep.join(

@@ -1,5 +1,6 @@
 """The engine bench's logic, not its timings: the growth exponent, the "before" column's
-drain, and the tree sampler's memory, process count and CPU of a process it is told to watch."""
+drain, and the tree sampler's memory, process count and CPU of the processes it is told to
+watch (by name, or by how the name starts)."""
 
 from __future__ import annotations
 
@@ -77,11 +78,11 @@ def test_the_tree_sampler_sees_a_watched_child_and_ignores_the_rest() -> None:
         sys.stdin.readline()
         """
     )
-    sampler = _bench().TreeSampler(under="watched-child", interval=0.05)
+    sampler = _bench().TreeSampler(under="watched-child", interval=0.05, prefix="sp-")
     children = []
     try:
         sampler.start()
-        for name in ("watched-child", "other-child"):
+        for name in ("watched-child", "other-child", "sp-a-stand-in"):
             child = subprocess.Popen(
                 [sys.executable, "-c", busy, name],
                 stdin=subprocess.PIPE,
@@ -101,4 +102,9 @@ def test_the_tree_sampler_sees_a_watched_child_and_ignores_the_rest() -> None:
     assert "other-child" not in names
     assert report["most_processes"]["watched-child"] == 1
     assert report["peak_mib"]["watched-child"] >= 64
-    assert report["peak_tree_mib"] >= report["peak_mib"]["watched-child"]
+    # A child named with the prefix (a forked stand-in plugin) is counted, on its own.
+    assert report["most_processes"]["sp-a-stand-in"] == 1
+    assert report["peak_mib"]["sp-a-stand-in"] >= 64
+    assert report["peak_tree_mib"] >= (
+        report["peak_mib"]["watched-child"] + report["peak_mib"]["sp-a-stand-in"]
+    )

@@ -15,7 +15,10 @@ from __future__ import annotations
 import importlib
 import importlib.resources
 import json
+import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,19 +33,43 @@ def plugin_version(package: str) -> str:
     return str(json.loads(text.read_text())["version"])
 
 
-def install(directory: Path) -> Path:
+def install(directory: Path, server: Path | None = None) -> Path:
     """Write ``pulumi-resource-<package>`` for each of :data:`PACKAGES` into ``directory``
-    (put on the engine's PATH): a script running this checkout's stand-in with this Python."""
+    (put on the engine's PATH): a script handing the plugin to the fork server listening at
+    ``server`` (``forkserver.py``), or, with none listening, running this checkout's stand-in
+    with this Python."""
     directory.mkdir(parents=True, exist_ok=True)
+    launcher = ROOT / "e2e" / "providers" / "launch.py"
+    socket = str(server) if server is not None else ""
     for package in PACKAGES:
         path = directory / f"pulumi-resource-{package}"
         path.write_text(
             "#!/bin/sh\n"
-            f"PYTHONPATH={_quote(str(ROOT))} exec {_quote(sys.executable)}"
-            f' -m e2e.providers {package} "$@"\n'
+            f"exec {_quote(sys.executable)} -I -S {_quote(str(launcher))} {_quote(socket)}"
+            f' {_quote(str(ROOT))} {package} "$@"\n'
         )
         path.chmod(0o755)
     return directory
+
+
+def start_server() -> tuple[subprocess.Popen[bytes], Path]:
+    """Start the fork server (``forkserver.py``) on a socket of its own; it stops when this
+    process closes its standard input (or exits)."""
+    # A short path: a Unix socket's is limited to 107 bytes (sun_path).
+    socket = Path(tempfile.mkdtemp(prefix="hs-sp-")) / "s"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "e2e.providers.forkserver", str(socket)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if line.strip() != b"ready":
+        proc.kill()
+        raise RuntimeError(f"the stand-ins' fork server did not start (said {line!r})")
+    return proc, socket
 
 
 def _quote(text: str) -> str:

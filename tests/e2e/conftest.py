@@ -63,15 +63,17 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def engine(paths: dict[str, dict[str, Any]], workdir: Path) -> Engine:
+def engine(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Engine]:
     need(paths, "pulumi", "kubernetes_provider")
     provider = Path(paths["kubernetes_provider"]["pulumi-resource-kubernetes"])
-    return Engine(
+    engine = Engine(
         pulumi=Path(paths["pulumi"]["pulumi"]),
         plugin_dirs=[provider.parent],
         home=workdir / "pulumi-home",
         backend=_mkdir(workdir / "state"),
     )
+    yield engine
+    engine.close()
 
 
 def _mkdir(path: Path) -> Path:
