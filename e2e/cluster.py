@@ -11,7 +11,8 @@ kube-system (an ``AdmissionConfiguration`` with ``PodSecurityConfiguration`` def
 tenant pod is admitted or refused at the level the gateways claim.
 
 The controllers that cannot run here (the OpenShift router, a Gateway API implementation) are
-stood in for by ``StatusStandIn``: it sets the status those controllers set, and nothing else.
+stood in for by ``e2e.routestatus.StatusStandIn``: it sets the status those controllers set,
+admitting only what they admit, and nothing else.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -282,140 +282,3 @@ def running_cluster(
         cluster.stop()
         if os.environ.get("HYPERSHELL_E2E_KEEP") != "1":
             shutil.rmtree(workdir / "kwok", ignore_errors=True)
-
-
-# --- stand-ins for controllers that cannot run here ------------------------------------------
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def route_status(route: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The status the OpenShift router writes when it admits a Route (openshift/api
-    route/v1 types.go, RouteIngress: host, routerName, conditions[type=Admitted], wildcardPolicy),
-    or None when it is already there."""
-    ingress = route.get("status", {}).get("ingress") or []
-    if any(
-        c.get("type") == "Admitted" and c.get("status") == "True"
-        for i in ingress
-        for c in i.get("conditions", [])
-    ):
-        return None
-    return {
-        "ingress": [
-            {
-                "host": route["spec"].get("host", ""),
-                "routerName": "default",
-                "routerCanonicalHostname": "router-default.apps.e2e.invalid",
-                "wildcardPolicy": route["spec"].get("wildcardPolicy", "None"),
-                "conditions": [
-                    {"type": "Admitted", "status": "True", "lastTransitionTime": _now()}
-                ],
-            }
-        ]
-    }
-
-
-def route_parents_status(route: Mapping[str, Any], controller: str) -> dict[str, Any] | None:
-    """What a Gateway API implementation writes on a GRPCRoute/HTTPRoute it accepts
-    (gateway-api apis/v1 shared_types.go, RouteParentStatus: parentRef, controllerName,
-    conditions Accepted and ResolvedRefs), or None when every parent already has it."""
-    parents = route.get("status", {}).get("parents") or []
-    refs = route["spec"].get("parentRefs", [])
-    accepted = {
-        json.dumps(p.get("parentRef"), sort_keys=True)
-        for p in parents
-        if any(
-            c.get("type") == "Accepted" and c.get("status") == "True"
-            for c in p.get("conditions", [])
-        )
-    }
-    if all(json.dumps(r, sort_keys=True) in accepted for r in refs):
-        return None
-    generation = route["metadata"].get("generation", 1)
-    return {
-        "parents": [
-            {
-                "parentRef": ref,
-                "controllerName": controller,
-                "conditions": [
-                    {
-                        "type": t,
-                        "status": "True",
-                        "reason": t,
-                        "message": "stand-in controller",
-                        "observedGeneration": generation,
-                        "lastTransitionTime": _now(),
-                    }
-                    for t in ("Accepted", "ResolvedRefs")
-                ],
-            }
-            for ref in refs
-        ]
-    }
-
-
-class StatusStandIn:
-    """Polls the cluster and sets the router's / Gateway implementation's status (module doc)."""
-
-    CONTROLLER = "e2e.hypershell.invalid/stand-in"
-
-    def __init__(self, cluster: Cluster, *, interval: float = 0.5) -> None:
-        self.cluster = cluster
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="status-stand-in", daemon=True)
-        self.patched: list[tuple[str, str, str]] = []
-
-    def __enter__(self) -> StatusStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def _kinds(self) -> list[str]:
-        resources = self.cluster.kubectl("api-resources", "-o", "name", check=False).split()
-        wanted = [
-            "routes.route.openshift.io",
-            "grpcroutes.gateway.networking.k8s.io",
-            "httproutes.gateway.networking.k8s.io",
-        ]
-        return [k for k in wanted if k in resources]
-
-    def sweep(self) -> None:
-        for kind in self._kinds():
-            items = json.loads(
-                self.cluster.kubectl("get", kind, "-A", "-o", "json", check=False)
-                or '{"items": []}'
-            )
-            for obj in items.get("items", []):
-                status = (
-                    route_status(obj)
-                    if kind.startswith("routes.")
-                    else route_parents_status(obj, self.CONTROLLER)
-                )
-                if status is None:
-                    continue
-                meta = obj["metadata"]
-                self.cluster.kubectl(
-                    "patch",
-                    kind,
-                    meta["name"],
-                    "-n",
-                    meta["namespace"],
-                    "--subresource=status",
-                    "--type=merge",
-                    "-p",
-                    json.dumps({"status": status}),
-                    check=False,
-                )
-                self.patched.append((kind, meta["namespace"], meta["name"]))
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            with contextlib.suppress(Exception):
-                self.sweep()
-            self._stop.wait(self.interval)

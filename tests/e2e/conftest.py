@@ -3,10 +3,10 @@ Kubernetes control plane (kube-apiserver, controller manager, scheduler, etcd; k
 and pods), all built by ``e2e/build.py`` and started here on loopback for the session.
 
 Run with ``make e2e`` (it builds first). Nothing here is faked: where a controller cannot run
-here (the OpenShift router, a Gateway API implementation) ``e2e.cluster.StatusStandIn`` sets the
-status it would set, and each test that depends on it says so. Of the four bridged providers
-that cannot be built, all four (tls, random, postgresql, keycloak) are stand-in plugins with real
-effects (``e2e/providers``; the postgresql one on a real PostgreSQL per project,
+here (the OpenShift router, a Gateway API implementation) ``e2e.routestatus.StatusStandIn``
+sets the status it would set, and each test that depends on it says so. Of the four bridged
+providers that cannot be built, all four (tls, random, postgresql, keycloak) are stand-in plugins
+with real effects (``e2e/providers``; the postgresql one on a real PostgreSQL per project,
 tests/e2e/databases.py; the keycloak one against the session's real Keycloak, which every
 stack's ``up`` therefore needs: ``lane_keycloak``).
 """
@@ -22,10 +22,11 @@ import yaml
 
 from e2e import build
 from e2e import project as e2e_project
-from e2e.cluster import Cluster, StatusStandIn, running_cluster, terminate_as_interrupt
+from e2e.cluster import Cluster, running_cluster, terminate_as_interrupt
 from e2e.engine import Engine
 from e2e.keycloak import Keycloak, running_keycloak
 from e2e.project import ROOT, E2EProject, make_project
+from e2e.routestatus import StatusStandIn
 from tests.e2e import realms
 from tests.e2e.adoption import Adoption, adopt
 from tests.e2e.databases import LaneDatabases

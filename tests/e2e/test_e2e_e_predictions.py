@@ -43,11 +43,12 @@ from typing import Any
 import pytest
 import yaml
 
-from e2e.cluster import Cluster, StatusStandIn
+from e2e.cluster import Cluster
 from e2e.engine import Engine
 from e2e.keycloak import Keycloak
 from e2e.project import CLUSTERS, ROOT, SECRETS, E2EProject, make_project
 from e2e.providers.keycloak import URLS_ENV
+from e2e.routestatus import StatusStandIn
 from tests.e2e import realms
 from tests.e2e.lane import deploy, figure, pulumi
 
