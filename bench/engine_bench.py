@@ -417,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
                     plugin_dirs=[provider.parent],
                     home=work / "home",
                     backend=work / "state",
+                    guard_takeovers=False,  # the lane's check; an operator's `up` has no log
                 )
                 engine.extra_env.update(realms.urls_env(keycloak, realms.committed_urls(ROOT)))
                 engine.backend.mkdir()

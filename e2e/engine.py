@@ -30,10 +30,13 @@ resource with the real engine, and the state holds every one with its dependenci
 from __future__ import annotations
 
 import contextlib
+import datetime
 import gc
 import json
 import os
 import subprocess
+import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -120,6 +123,42 @@ class Result:
         return dict(found[0]["resourceChanges"])
 
 
+TAKEOVER_MARGIN_S = 1.0
+"""``creationTimestamp`` has whole seconds: an object made during the command is stamped no
+earlier than the second it started in."""
+
+
+def takeovers(events: Sequence[Mapping[str, Any]], started: float) -> list[str]:
+    """The Kubernetes objects an ``up`` created (``create``, ``create-replacement``) whose
+    ``creationTimestamp`` is older than the command: a create the lane's provider ran as a
+    server-side apply onto an object that was there, which the pinned provider refuses with
+    AlreadyExists (``e2e/divergences.py``, ``create-takes-over``). Patch resources take objects
+    over by design and are left out. The engine's events carry each step's new outputs
+    (pulumi/pulumi sdk/go/common/apitype/events.go, ``StepEventStateMetadata.Outputs``)."""
+    found = []
+    for event in events:
+        meta = (event.get("resOutputsEvent") or {}).get("metadata") or {}
+        kind = str(meta.get("type", ""))
+        if meta.get("op") not in ("create", "create-replacement"):
+            continue
+        if not kind.startswith("kubernetes:") or kind.endswith("Patch"):
+            continue
+        outputs = (meta.get("new") or {}).get("outputs") or {}
+        stamp = (outputs.get("metadata") or {}).get("creationTimestamp")
+        if not isinstance(stamp, str):
+            continue
+        made = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        if made < started - TAKEOVER_MARGIN_S:
+            found.append(f"{kind} {str(meta.get('urn', '')).rsplit('::', 1)[-1]} (made {stamp})")
+    return found
+
+
+def _read_events(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 class CommandFailedError(AssertionError):
     pass
 
@@ -172,6 +211,9 @@ class Engine:
     extra_env: dict[str, str] = field(default_factory=dict)
     skip_dry_run_checkpoints: bool = True
     """False only for the engine bench's "before" column (checkpoints written on dry runs too)."""
+    guard_takeovers: bool = True
+    """Check every ``up`` for creates that took over an existing object (:func:`takeovers`);
+    the engine bench turns it off (its event log is work an operator's ``up`` does not do)."""
 
     forkserver: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     """The stand-ins' fork server (``e2e/providers/forkserver.py``), stopped by :meth:`close`
@@ -219,10 +261,18 @@ class Engine:
         check: bool = True,
         env: Mapping[str, str] | None = None,
         timeout: float = 1800,
+        allow_takeover: bool = False,
     ) -> Result:
-        """``pulumi ARGS`` in ``cwd``; with ``program``, the program is served in-process."""
+        """``pulumi ARGS`` in ``cwd``; with ``program``, the program is served in-process. An
+        ``up`` whose create took over an existing object fails (:func:`takeovers`) unless
+        ``allow_takeover``: the test then proves the lane's provider's behaviour only."""
         command = [str(self.pulumi), *args, "--non-interactive"]
         with contextlib.ExitStack() as stack:
+            log: Path | None = None
+            if self.guard_takeovers and not allow_takeover and args[:1] == ["up"]:
+                log = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "events.jsonl"
+                command += ["--event-log", str(log)]
+            started = time.time()
             if program is not None:
                 address = stack.enter_context(language_server(program))
                 command.append(f"--client={address}")
@@ -237,11 +287,19 @@ class Engine:
                 timeout=timeout,
                 check=False,
             )
+            taken = takeovers(_read_events(log), started) if log is not None else []
         result = Result(command, proc.returncode, proc.stdout, proc.stderr)
         if check and proc.returncode != 0:
             raise CommandFailedError(
                 f"`pulumi {' '.join(args)}` exited {proc.returncode}\n"
                 f"--- stdout (tail)\n{proc.stdout[-6000:]}\n"
                 f"--- stderr (tail)\n{proc.stderr[-4000:]}"
+            )
+        if taken:
+            raise CommandFailedError(
+                f"`pulumi {' '.join(args)}` created over objects that existed before it started: "
+                f"{'; '.join(taken)}. The lane's pulumi-kubernetes takes an existing object over; "
+                "the pinned one fails such a create with AlreadyExists (e2e/divergences.py, "
+                "create-takes-over)"
             )
         return result

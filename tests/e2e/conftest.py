@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from e2e import build
+from e2e import build, divergences
 from e2e import project as e2e_project
 from e2e.cluster import Cluster, running_cluster, terminate_as_interrupt
 from e2e.engine import Engine
@@ -39,6 +39,22 @@ NODE_READER = "openshell-gateway-node-reader"
 def pytest_configure(config: pytest.Config) -> None:
     # A terminated run stops its servers as Ctrl-C does (e2e/cluster.py).
     terminate_as_interrupt()
+    config.addinivalue_line(
+        "markers",
+        f"{divergences.MARKER}(key): the test's outcome depends on a behaviour in which the "
+        "lane's kubernetes provider differs from the pinned one (e2e/divergences.py)",
+    )
+
+
+DEPENDS: dict[str, list[str]] = {}
+"""Divergence key -> the node ids of the collected tests that depend on it."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in item.iter_markers(divergences.MARKER):
+            key = divergences.by_key(*mark.args).key  # an unknown key fails the collection
+            DEPENDS.setdefault(key, []).append(item.nodeid)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -259,6 +275,7 @@ def pytest_report_header() -> list[str]:
         + ", kwok "
         + versions["kwok"]["version"],
         f"cache: {build.cache_root()}",
+        *divergences.header(),
     ]
 
 
@@ -310,6 +327,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     problem = skip_problem(complete, SKIPPED)
     if problem is not None:
         terminalreporter.write_line(f"FAILED: {problem}", red=True)
+    ran = set(RAN)
+    for key, nodeids in sorted(DEPENDS.items()):
+        proved = [n for n in nodeids if n in ran]
+        if proved:
+            terminalreporter.write_line(
+                f"provider behaviour {key}: proved on {divergences.lane_version()}, not on the "
+                f"pinned {divergences.pinned_version()}, by {', '.join(proved)}"
+            )
     unbuilt = sorted(n for n, reason in SKIPPED.items() if unbuilt_skip(reason))
     last = f"engine tests: {len(RAN)} ran, {len(SKIPPED)} skipped"
     if unbuilt:

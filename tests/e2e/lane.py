@@ -76,6 +76,7 @@ def pulumi(
     *args: str,
     program: bool = True,
     check: bool = True,
+    allow_takeover: bool = False,
 ) -> Result:
     return engine.run(
         [*args, *stack_args(project)],
@@ -83,6 +84,7 @@ def pulumi(
         program=project.program() if program else None,
         env=env,
         check=check,
+        allow_takeover=allow_takeover,
     )
 
 
