@@ -226,7 +226,7 @@ def child_typed_floor(count: int) -> dict[str, Any]:
     """Register ``count`` typed ConfigMaps with constant inputs through the same mock runtime.
 
     The least any program pays per resource once it uses the provider SDKs' typed classes, as
-    DESIGN.md's components do: no program logic, no Output passed between resources.
+    the program's components do: no program logic, no Output passed between resources.
     """
     from pulumi_kubernetes.core.v1 import ConfigMap
 

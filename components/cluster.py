@@ -1,4 +1,5 @@
-"""Per-cluster shared resources: providers and the node-reader ClusterRole (DESIGN §5.9)."""
+"""Per-cluster shared resources: providers and the node-reader ClusterRole
+(docs/upstream-differences.md, "9. Providers per cluster")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The tenant's PostgreSQL role and database (pulumi-postgresql + pulumi-random).
 
 Upstream drops both when a gateway is deleted; here they are retained unless the declaration
-says ``deletionPolicy: Delete`` (DESIGN §5.6).
+says ``deletionPolicy: Delete`` (docs/upstream-differences.md, "6. Declarative, and tenant
+data retained").
 
 The PUBLIC revoke runs as the tenant role itself, through a provider that logs in as it
 (docs/design-notes.md, "Tenant databases are isolated by their owner"): only a database's
@@ -65,7 +66,8 @@ class Database(pulumi.ComponentResource):
     def __init__(self, name: str, args: DatabaseArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(tokens.DATABASE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        # Retain: deleting a declaration must not drop a tenant's data (DESIGN §5.6).
+        # Retain: deleting a declaration must not drop a tenant's data
+        # (docs/upstream-differences.md, "6. Declarative, and tenant data retained").
         keep = pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete)
 
         password = random.RandomPassword(

@@ -1,4 +1,5 @@
-"""How a gateway is reached from outside the cluster (DESIGN §4, §5.8): a ``GatewayExposure``
+"""How a gateway is reached from outside the cluster (docs/upstream-differences.md, "8.
+Readiness is awaited"): a ``GatewayExposure``
 decided once when the declaration is resolved (the cluster's ingress mode, whether the
 declaration is exposed, its host) and matched here.
 

@@ -1,4 +1,5 @@
-"""``gateway.toml`` from typed data (DESIGN §5.3).
+"""``gateway.toml`` from typed data (docs/upstream-differences.md, "3. gateway.toml is
+rendered from data").
 
 Upstream fills a template by string replacement and appends tables at the end of the file
 (with the quirk that appended keys land in the wrong table). Here the document is a nested

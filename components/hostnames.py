@@ -1,4 +1,4 @@
-"""The one hostname function (DESIGN §5.1).
+"""The one hostname function (docs/upstream-differences.md, "1. One hostname function").
 
 Upstream has two derivations that disagree (the GRPCRoute path skips the hijack guard). Here
 a single function decides a gateway's external host; SANs, Route, GRPCRoute and the

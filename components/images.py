@@ -1,4 +1,5 @@
-"""Container image references: grammar, precedence and registry mirrors (DESIGN §5.4).
+"""Container image references: grammar, precedence and registry mirrors
+(docs/upstream-differences.md, "4. Image references are checked").
 
 The grammar is the OCI distribution reference grammar (distribution/reference): an optional
 registry host (with port), a lowercase repository path, an optional tag and an optional

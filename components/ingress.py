@@ -1,4 +1,5 @@
-"""Ingress modes (DESIGN §5.5): parsing upstream's spellings and resolving ``auto``."""
+"""Ingress modes (docs/upstream-differences.md, "5. Ingress modes are chosen per cluster"):
+parsing upstream's spellings and resolving ``auto``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""NetworkPolicy specs of the tenant cell (DESIGN §5.7), as pure data.
+"""NetworkPolicy specs of the tenant cell (docs/upstream-differences.md, "7. The tenant cell
+denies by default"), as pure data.
 
 Upstream has no default-deny and, once any policy selects the gateway pod, no way for
 Prometheus to scrape it. Here every tenant namespace denies ingress by default, then allows:

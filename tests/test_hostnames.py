@@ -1,4 +1,5 @@
-"""The one hostname function and its DNS checks (components/hostnames.py, DESIGN §5.1)."""
+"""The one hostname function and its DNS checks (components/hostnames.py;
+docs/upstream-differences.md, "1. One hostname function")."""
 
 from __future__ import annotations
 

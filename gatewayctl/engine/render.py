@@ -1,4 +1,4 @@
-"""Offline render (DESIGN §6): the real program under the mock runtime → manifests and a plan.
+"""Offline render (docs/render.md): the real program under the mock runtime → manifests and a plan.
 
 No Pulumi CLI, backend, cluster or secret is needed. What is written is what ``pulumi up``
 would send: one YAML file per Kubernetes object under ``manifests/<cluster>/<namespace>/``

@@ -1,6 +1,6 @@
-"""The stack config as models (DESIGN §3): the stack's clusters (capabilities, ingress, registry
-mirrors, database server, storage, release, identity), its default images, the selector of a
-shared inventory and the stack's switches.
+"""The stack config as models (docs/reference.md): the stack's clusters (capabilities, ingress,
+registry mirrors, database server, storage, release, identity), its default images, the
+selector of a shared inventory and the stack's switches.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ class ImageDefaults(Model):
 
 
 class Selector(Model):
-    """Which gateways of a shared inventory belong to this stack (DESIGN scale-out)."""
+    """Which gateways of a shared inventory belong to this stack (docs/scale-out.md)."""
 
     match_labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, alias="matchLabels")
     """Every label must be on the declaration; {} selects all on the stack's clusters."""

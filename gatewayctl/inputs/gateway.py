@@ -1,6 +1,6 @@
-"""A gateway declaration (``gateways/<stack>/<name>.yaml``) as models (DESIGN §5): its metadata
-and its spec: cluster, namespace, exposure, images, release, database, credentials, sign-in and
-console.
+"""A gateway declaration (``gateways/<stack>/<name>.yaml``) as models (docs/declaring.md): its
+metadata and its spec: cluster, namespace, exposure, images, release, database, credentials,
+sign-in and console.
 """
 
 from __future__ import annotations

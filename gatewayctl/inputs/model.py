@@ -1,5 +1,5 @@
 """The base of every input model and the field types the stack config and the declarations
-share (DESIGN §3, §5): DNS labels, image references, release names, project paths, label keys
+share (docs/declaring.md): DNS labels, image references, release names, project paths, label keys
 and values.
 
 Models are the edge: frozen, unknown fields forbidden, camelCase aliases matching the YAML.

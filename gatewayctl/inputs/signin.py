@@ -1,5 +1,5 @@
 """Sign-in as models: the identity provider of a cluster (a Keycloak server and realm) and,
-per gateway, its own OIDC issuer, who holds its roles and its Keycloak client (DESIGN §3, §5).
+per gateway, its own OIDC issuer, who holds its roles and its Keycloak client (docs/sign-in.md).
 """
 
 from __future__ import annotations

@@ -129,7 +129,8 @@ def resolve_gateway(
         ),
         ("sandbox", None, config.images.sandbox, images.DEFAULT_SANDBOX_IMAGE),
     ):
-        # Per gateway > its release > stack default > built-in (DESIGN §5.4, releases in
+        # Per gateway > its release > stack default > built-in (docs/upstream-differences.md,
+        # "4. Image references are checked"; releases in
         # docs/design-notes.md); the mirrors rewrite the result, keeping tag and digest.
         origin = None
         if release is not None:

@@ -1,4 +1,4 @@
-"""A stack validated and its program's config built, before anything runs (DESIGN §6): what
+"""A stack validated and its program's config built, before anything runs (docs/render.md): what
 ``validate`` needs and ``render`` starts from. No provider SDK is imported here, so validating
 a stack does not load one (issue 23); ``gatewayctl.engine.render`` runs the program.
 """

@@ -11,8 +11,8 @@ Progressing, Degraded, Missing).
   False; condition ``Available`` False (or ``ReplicaFailure`` True) with nothing under way
   → Degraded; else Healthy.
 - Route (route.openshift.io/v1): every ``status.ingress[]`` has condition ``Admitted``
-  True → Healthy; one False → Degraded; none yet → Progressing (DESIGN §5.8: the program
-  awaits the same condition through ``pulumi.com/waitFor``).
+  True → Healthy; one False → Degraded; none yet → Progressing (docs/upstream-differences.md,
+  "8. Readiness is awaited": the program awaits the same condition through ``pulumi.com/waitFor``).
 - GRPCRoute (gateway.networking.k8s.io/v1): every ``status.parents[]`` has ``Accepted``
   and ``ResolvedRefs`` True → Healthy; one False → Degraded; none yet → Progressing.
 - Namespace: ``status.phase`` Terminating → Degraded.

@@ -4,8 +4,9 @@ succeeds, and destroying one stack leaves the shared role to the others.
 
 Runs last (the file name sorts after the others): it destroys ``e2e-route``, whose
 ``deletionPolicy: Delete`` gateway (``batch-jobs``) loses its PostgreSQL role and database
-with the stack while the ``Retain`` ones (the default) keep theirs (DESIGN §5.6), on the
-stack's own PostgreSQL (tests/e2e/databases.py).
+with the stack while the ``Retain`` ones (the default) keep theirs
+(docs/upstream-differences.md, "6. Declarative, and tenant data retained"), on the stack's own
+PostgreSQL (tests/e2e/databases.py).
 """
 
 from __future__ import annotations
