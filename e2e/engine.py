@@ -123,6 +123,10 @@ class Result:
         return dict(found[0]["resourceChanges"])
 
 
+DEBUG_COMMANDS = "PULUMI_DEBUG_COMMANDS"
+"""Set on a guarded ``up`` so that it accepts ``--event-log`` (sdk/go/common/env/env.go
+``DebugCommands``: it lists debugging commands and flags, and changes nothing else)."""
+
 TAKEOVER_MARGIN_S = 1.0
 """``creationTimestamp`` has whole seconds: an object made during the command is stamped no
 earlier than the second it started in."""
@@ -269,9 +273,13 @@ class Engine:
         command = [str(self.pulumi), *args, "--non-interactive"]
         with contextlib.ExitStack() as stack:
             log: Path | None = None
+            extra: dict[str, str] = {}
             if self.guard_takeovers and not allow_takeover and args[:1] == ["up"]:
                 log = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "events.jsonl"
                 command += ["--event-log", str(log)]
+                # `--event-log` exists only with debug commands on (pulumi v3.274.0
+                # pkg/cmd/pulumi/operations/up.go: registered under env.DebugCommands).
+                extra[DEBUG_COMMANDS] = "true"
             started = time.time()
             if program is not None:
                 address = stack.enter_context(language_server(program))
@@ -280,7 +288,9 @@ class Engine:
                 command,
                 cwd=cwd,
                 env=checkpoint_env(
-                    args, {**self.env(cwd), **(env or {})}, skip=self.skip_dry_run_checkpoints
+                    args,
+                    {**self.env(cwd), **(env or {}), **extra},
+                    skip=self.skip_dry_run_checkpoints,
                 ),
                 text=True,
                 capture_output=True,
