@@ -81,8 +81,8 @@ class WorkloadArgs:
 def config_hash(toml: str, cert_pems: list[str], db_uri: str, *extra: str) -> str:
     """SHA-256 over the config, the certificates and the database credentials (upstream hashes
     the ConfigMap, the server TLS Secret and the credentials Secret), so a change to any of them
-    rolls the pod: the gateway reads them only at start. ``extra``: more files the pod reads
-    (the trusted CA bundle), each its own part."""
+    rolls the pod: the gateway reads them only at start. ``extra``: more the pod reads at start
+    (the trusted CA bundle, then the KEK), each its own part."""
     digest = hashlib.sha256(toml.encode())
     for part in (*cert_pems, db_uri, *extra):
         digest.update(b"\0" + part.encode())
@@ -140,7 +140,7 @@ class Workload(pulumi.ComponentResource):
                 opts=child,
             )
 
-        kek_secret = self._credential_store(name, args, meta, gateway_subject)
+        kek_secret, kek = self._credential_store(name, args, meta, gateway_subject)
 
         toml = render_gateway_toml(
             with_oidc(
@@ -158,13 +158,17 @@ class Workload(pulumi.ComponentResource):
             f"{name}-config", metadata=meta(naming.CONFIG_MAP), data={CONFIG_FILE: toml}, opts=child
         )
 
-        # A digest is not the secret it covers (the password is 40 random characters), and a
-        # secret annotation would make the whole Deployment spec secret, unreviewable.
+        # A digest is not the secret it covers (the password is 40 random characters, the KEK
+        # 32 random bytes), and a secret annotation would make the whole Deployment spec
+        # secret, unreviewable. The KEK is read from the environment at start only, so a new
+        # one (docs/running.md, "Rotating keys") must roll the pod too. It is the program's
+        # key: an adopted namespace keeps upstream's (the Secret is create-only) until the key
+        # is rotated, and the hash changes exactly when the program's key is replaced.
         bundle = () if args.trusted_ca_bundle is None else (args.trusted_ca_bundle,)
         pod_hash = pulumi.Output.unsecret(
-            pulumi.Output.all(args.cert_pems, args.db_uri).apply(
-                lambda v: config_hash(toml, v[0], v[1], *bundle)
-            )
+            pulumi.Output.all(
+                args.cert_pems, args.db_uri, *([kek] if kek is not None else [])
+            ).apply(lambda v: config_hash(toml, v[0], v[1], *bundle, *v[2:]))
         )
         deploy_spec = deployment_spec(
             image=args.gateway_image,
@@ -173,7 +177,12 @@ class Workload(pulumi.ComponentResource):
             config_hash=pod_hash,
             service_account=sa.metadata.name,
             config_map=config_map.metadata.name,
-            kek_secret=kek_secret.metadata.name if kek_secret is not None else None,
+            # By its constant name, not the Secret's output: a property made from the KEK
+            # Secret would make the engine replace the Deployment too, deleting it first, when
+            # the Secret is replaced delete-first (pulumi/pulumi v3.274.0
+            # pkg/resource/deploy/step_generator.go, calculateDependentReplacements: only
+            # property dependencies count, a dependsOn edge does not). Ordered after it below.
+            kek_secret=naming.KEK_SECRET if kek_secret is not None else None,
             db_secret=args.db_secret,
             jwt_secret=args.jwt_secret,
             server_tls_secret=args.server_tls_secret,
@@ -191,7 +200,12 @@ class Workload(pulumi.ComponentResource):
             deploy_spec = trusted_ca.with_trusted_ca(deploy_spec, trusted.metadata.name)
             self.trusted_ca_config_map = trusted.metadata.name
         Deployment(
-            f"{name}-deploy", metadata=meta(naming.GATEWAY), spec=wire(deploy_spec), opts=child
+            f"{name}-deploy",
+            metadata=meta(naming.GATEWAY),
+            spec=wire(deploy_spec),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[kek_secret] if kek_secret is not None else []
+            ),
         )
         Service(
             f"{name}-svc",
@@ -239,23 +253,33 @@ class Workload(pulumi.ComponentResource):
         args: WorkloadArgs,
         meta: Callable[[str], Any],
         gateway_subject: list[dict[str, Any]],
-    ) -> Secret | None:
-        """The default driver's KEK Secret (returned), or the kubernetes-secrets driver's Role
-        and RoleBinding in the credential namespace; the Vault driver needs neither."""
+    ) -> tuple[Secret | None, pulumi.Output[str] | None]:
+        """The default driver's KEK Secret and its key (returned), or the kubernetes-secrets
+        driver's Role and RoleBinding in the credential namespace; the Vault driver needs
+        neither."""
         driver = args.credentials
         if isinstance(driver, KekCredentials):
             kek = random.RandomBytes(
                 f"{name}-kek-bytes", length=32, opts=pulumi.ResourceOptions(parent=self)
             )
-            return Secret(
+            secret = Secret(
                 f"{name}-kek",
                 metadata=meta(naming.KEK_SECRET),
                 type="Opaque",
                 string_data={credentials.KEK_KEY: kek.base64},
                 # Create-only, never updated (upstream's rule): the gateway encrypts stored
                 # credentials with this key, so an adopted namespace's key must survive `up`.
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["data", "stringData"]),
+                # Rotated by replacing it with its bytes (docs/running.md, "Rotating keys"):
+                # deleted first, since a forced replace gets no replace reason from the provider
+                # and the engine would otherwise create "the replacement" onto the same object
+                # and then delete it (e2e/divergences.py, create-takes-over).
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    ignore_changes=["data", "stringData"],
+                    delete_before_replace=True,
+                ),
             )
+            return secret, kek.base64
         if isinstance(driver, credentials.KubernetesSecretsCredentials):
             external = credentials.external_namespace(driver, args.namespace)
             where = args.namespace_ref if external is None else external
@@ -282,4 +306,4 @@ class Workload(pulumi.ComponentResource):
                 subjects=wire(gateway_subject),
                 opts=child,
             )
-        return None
+        return None, None

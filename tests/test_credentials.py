@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from components import credentials
+from components import credentials, workload
 from components.credentials import KekCredentials, KubernetesSecretsCredentials, VaultCredentials
 from components.gateway_config import gateway_config, render_gateway_toml
 from policy.hypershell_policies.vault import address_problem
@@ -191,6 +191,34 @@ def test_the_driver_key_is_in_the_gateway_table_not_in_the_last_one() -> None:
         assert list(config["openshell"]["credential_drivers"]) == [driver.driver]
         # In the text, the key comes before the first sub-table of [openshell.gateway].
         assert text.index("credential_drivers = [") < text.index("[openshell.gateway.tls]")
+
+
+def _revealed(value: Any) -> Any:
+    """A recorded input with the recording's secret wrappers (``{sig, value}``) taken off."""
+    if isinstance(value, dict) and "value" in value and len(value) == 2:
+        return _revealed(value["value"])
+    if isinstance(value, dict):
+        return {k: _revealed(v) for k, v in value.items()}
+    return value
+
+
+def test_the_pod_hash_covers_the_kek_so_a_new_key_rolls_the_pod() -> None:
+    # docs/running.md, "Rotating keys": the gateway reads the KEK from its environment at
+    # start only, so the pod template's hash covers it like the files the pod reads.
+    recording, _ = build(BASE_ARGS)
+
+    def inputs(kind: str, name: str) -> Any:
+        return _revealed(raw(recording, kind, name, NS).inputs)
+
+    kek = inputs("Secret", "openshell-gateway-credential-kek")["stringData"]["key-encryption-key"]
+    tls = inputs("Secret", "openshell-server-tls")["stringData"]
+    uri = inputs("Secret", "openshell-gateway-db-credentials")["stringData"]["uri"]
+    toml = inputs("ConfigMap", "openshell-gateway-config")["data"]["gateway.toml"]
+    certs = [tls["ca.crt"], tls["tls.crt"]]
+    found = config_hash(BASE_ARGS)
+    assert found == workload.config_hash(toml, certs, uri, kek)
+    assert found != workload.config_hash(toml, certs, uri)
+    assert workload.config_hash(toml, certs, uri, kek + "x") != found
 
 
 def test_the_pod_hash_covers_the_driver() -> None:

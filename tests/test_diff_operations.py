@@ -194,7 +194,11 @@ def test_a_kubeconfig_context_change_replaces_every_object_of_the_cluster(
     ]
     moved = sorted(o.name for o in operations if o.because == ("provider",))
     assert moved == on_cluster
-    assert {o.op for o in operations} == {"replace"}
+    # The KEK Secrets' deleteBeforeReplace option holds for this replacement too
+    # (step_generator.go: the option overrides the provider's choice).
+    first = sorted(o.name for o in operations if o.op == "replace-delete-first")
+    assert first == ["dev-workload-kek", "offline-workload-kek"]
+    assert {o.op for o in operations} == {"replace", "replace-delete-first"}
     assert (
         f"the stack: the cluster behind `kind-k8s` is replaced (`context` changes): its"
         f" {len(on_cluster)} resource(s) are created on the new cluster and deleted from the old"
@@ -324,6 +328,39 @@ def test_replace_on_request_is_predicted_as_the_engine_replaces(
         ("dev-pki-ca-key", "replace", ("--replace",)),
         ("dev-pki-ca", "replace", ("privateKeyPem",)),
     ]
+
+
+def test_the_kek_rotates_delete_first_as_its_option_says_and_rolls_the_pods(
+    local_plan: dict[str, Any],
+) -> None:
+    """docs/running.md, "Rotating keys": ``--replace`` of the KEK's bytes and its Secret. The
+    Secret's ``deleteBeforeReplace`` option (recorded in the plan) makes its replacement delete
+    first, so no create meets the Secret it replaces; the pods roll (their hash covers it)."""
+    (secret,) = [r for r in local_plan["resources"] if r["name"] == "dev-workload-kek"]
+    assert secret["deleteBeforeReplace"] is True
+    # No input of the Deployment is made from the Secret: the engine would otherwise replace
+    # it too, deleting it first (step_generator.go calculateDependentReplacements).
+    (deploy,) = [r for r in local_plan["resources"] if r["name"] == "dev-workload-deploy"]
+    made_from = {u.rsplit("::", 1)[-1] for us in deploy["inputDependencies"].values() for u in us}
+    assert "dev-workload-kek" not in made_from and "dev-workload-kek-bytes" in made_from
+    keys = [
+        ("random:index/randomBytes:RandomBytes", "dev-workload-kek-bytes"),
+        ("kubernetes:core/v1:Secret", "dev-workload-kek"),
+    ]
+    operations = predict(local_plan, local_plan, keys)
+    assert [(o.name, o.op, o.because) for o in operations] == [
+        ("dev-workload-deploy", "update", ("spec",)),
+        ("dev-workload-kek", "replace-delete-first", ("--replace",)),
+        ("dev-workload-kek-bytes", "replace", ("--replace",)),
+    ]
+    assert hazards(local_plan, local_plan, operations) == []
+    # Without the option the engine would create first, onto the same Secret.
+    head = copy.deepcopy(local_plan)
+    (unset,) = [r for r in head["resources"] if r["name"] == "dev-workload-kek"]
+    del unset["deleteBeforeReplace"]
+    created_first = predict(head, head, keys)
+    assert ("dev-workload-kek", "replace") in [(o.name, o.op) for o in created_first]
+    assert len(hazards(head, head, created_first)) == 1
 
 
 def test_postgresql_replacements_reach_nothing(local_plan: dict[str, Any]) -> None:

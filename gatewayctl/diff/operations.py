@@ -120,6 +120,19 @@ REPLACE_FLAG = "--replace"
 """``because`` of a resource replaced on request (``pulumi up --replace URN``)."""
 
 
+def with_option(op: Op, resource: Mapping[str, Any]) -> Op:
+    """``op`` as the resource's ``deleteBeforeReplace`` option makes it: the option overrides
+    the provider's choice for every replacement (pulumi/pulumi v3.274.0
+    ``pkg/resource/deploy/step_generator.go``: ``goal.DeleteBeforeReplace`` over
+    ``diff.DeleteBeforeReplace``)."""
+    option = resource.get("deleteBeforeReplace")
+    if op == "replace" and option is True:
+        return "replace-delete-first"
+    if op == "replace-delete-first" and option is False:
+        return "replace"
+    return op
+
+
 def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str, Any]]) -> None:
     """Add what a replacement changes downstream (pulumi/pulumi ``step_generator.go``: a
     dependent is diffed against its new inputs, and an input made from a replaced resource's
@@ -159,7 +172,7 @@ def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str
                 type=key[0],
                 name=key[1],
                 gateway=owning_gateway(key, new_res),
-                op="replace" if forcing else "update",
+                op=with_option("replace", resource) if forcing else "update",
                 because=because,
                 manifest=manifest_path(resource, new_res)
                 if key[0].startswith("kubernetes:")
@@ -204,6 +217,7 @@ def predict(
         if predicted is None:
             continue
         op, because = predicted
+        op = with_option(op, new)
         operations.append(
             Operation(
                 type=key[0],

@@ -71,6 +71,10 @@ class RecordedResource:
     input_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Per top-level input, the URNs whose outputs it was made from (the registration's
     ``propertyDependencies``): where a replaced resource's new outputs go."""
+    delete_before_replace: bool | None = None
+    """The ``deleteBeforeReplace`` resource option when set (it overrides the provider's choice
+    for every replacement: pulumi/pulumi v3.274.0 ``pkg/resource/deploy/step_generator.go``,
+    ``goal.DeleteBeforeReplace``), None when left to the provider."""
     aliases: tuple[str, ...] = ()
     """The URNs the resource was known by before (its ``aliases``; an alias spec made into the
     URN it names: pulumi/pulumi ``proto/pulumi/alias.proto``, ``Alias.Spec``, a name, type or
@@ -253,6 +257,9 @@ class RecordingMonitor(mocks.MockMonitor):
                 if deps.urns
             },
             aliases=tuple(self._alias_urn(alias, request) for alias in request.aliases),
+            delete_before_replace=request.deleteBeforeReplace
+            if request.deleteBeforeReplaceDefined
+            else None,
         )
         if self._on_register is not None:
             self._on_register(recorded)

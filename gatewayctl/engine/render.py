@@ -175,6 +175,8 @@ def plan_entry(r: RecordedResource) -> dict[str, Any]:
     moved = [a for a in r.aliases if a.split("::", 3)[2].rsplit("$", 1)[-1] == r.type]
     if moved:
         entry["aliases"] = moved
+    if r.delete_before_replace is not None:
+        entry["deleteBeforeReplace"] = r.delete_before_replace
     if r.type == _SECRET_TYPE:
         entry["dataDigest"] = data_digest(r.inputs)
     return entry

@@ -27,6 +27,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from components import naming
+from components.credentials import KEK_KEY
 from components.gateway_config import CONFIG_FILE
 from components.trusted_ca import CONFIG_MAP as TRUSTED_CA_CONFIG_MAP
 from components.trusted_ca import KEY as TRUSTED_CA_KEY
@@ -69,7 +70,10 @@ def problem(
         uri = _data(live, "Secret", namespace, naming.DB_SECRET, "uri")
         toml = _data(live, "ConfigMap", namespace, naming.CONFIG_MAP, CONFIG_FILE)
         bundle = _data(live, "ConfigMap", namespace, TRUSTED_CA_CONFIG_MAP, TRUSTED_CA_KEY)
-        expected = config_hash(toml, certs, uri, *([bundle] if bundle else []))
+        kek = _data(live, "Secret", namespace, naming.KEK_SECRET, KEK_KEY)
+        expected = config_hash(
+            toml, certs, uri, *([bundle] if bundle else []), *([kek] if kek else [])
+        )
         return (
             None if found == expected else f"config hash {found!r}, of the live files {expected!r}"
         )

@@ -283,6 +283,12 @@ CORPUS: tuple[Change, ...] = (
     ),
     Change("trusted CA bundle", _cluster("trustedCaBundleFile", "certs/hypershell-local-ca.pem")),
     Change("CA rotation", lambda tree: None, replace=("pr-alpha-pki-ca-key",)),
+    # docs/running.md, "Rotating keys": the KEK's bytes and its Secret (deleted first).
+    Change(
+        "KEK rotation",
+        lambda tree: None,
+        replace=("pr-alpha-workload-kek-bytes", "pr-alpha-workload-kek"),
+    ),
     Change(
         "database password rotation",
         lambda tree: None,
