@@ -120,6 +120,15 @@ def up_summary(result: Result) -> dict[str, int]:
     return result.summary()
 
 
+def refresh_changes_nothing(engine: Engine, project: E2EProject, env: Mapping[str, str]) -> None:
+    """``pulumi refresh --yes --expect-no-changes`` (the providers' Read, no program) exits 0:
+    nothing live differs from the state."""
+    refresh = pulumi(
+        engine, project, env, "refresh", "--yes", "--expect-no-changes", program=False, check=False
+    )
+    assert refresh.returncode == 0, refresh.stdout[-3000:]
+
+
 def diagnostics(result: Result, severity: str = "error") -> list[str]:
     return [
         e["diagnosticEvent"]["message"]

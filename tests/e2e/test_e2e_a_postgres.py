@@ -27,7 +27,16 @@ from e2e.engine import Engine
 from e2e.project import DATABASE_CA, E2EProject
 from tests.e2e.conftest import E2E_STACKS
 from tests.e2e.databases import LaneDatabases
-from tests.e2e.lane import Deployed, export, figure, manifests, pulumi, rendered, up_summary
+from tests.e2e.lane import (
+    Deployed,
+    export,
+    figure,
+    manifests,
+    pulumi,
+    refresh_changes_nothing,
+    rendered,
+    up_summary,
+)
 
 STACKS = sorted(E2E_STACKS)
 ROLE = "postgresql:index/role:Role"
@@ -218,15 +227,5 @@ def test_db_password_rotation_by_the_documented_command(
     )
     assert login(databases, project, "gw_dev", after["password"], "gw_dev") == "gw_dev@gw_dev"
     # The owner's provider logs in with the new password: its Grant still reads.
-    refresh = pulumi(
-        engine,
-        project,
-        kube_env,
-        "refresh",
-        "--yes",
-        "--expect-no-changes",
-        program=False,
-        check=False,
-    )
-    assert refresh.returncode == 0, refresh.stdout[-3000:]
+    refresh_changes_nothing(engine, project, kube_env)
     figure(f"e2e-local: db password rotated with up --replace: {summary}")

@@ -13,7 +13,7 @@ from components import naming
 from components.credentials import KEK_KEY
 from e2e.cluster import Cluster
 from e2e.engine import Engine
-from tests.e2e.lane import Deployed, export, figure, pulumi, up_summary
+from tests.e2e.lane import Deployed, export, figure, pulumi, refresh_changes_nothing, up_summary
 
 NAMESPACE = "openshell-dev"
 
@@ -82,17 +82,7 @@ def test_the_kek_rotates_with_its_secret_and_rolls_the_pod(
     assert json.loads(kek_bytes["outputs"]["base64"]["plaintext"]) == key_after
     # The pod template's hash covers the key: the Deployment rolled.
     assert pod_hash(cluster) != hash_before
-    refresh = pulumi(
-        engine,
-        project,
-        kube_env,
-        "refresh",
-        "--yes",
-        "--expect-no-changes",
-        program=False,
-        check=False,
-    )
-    assert refresh.returncode == 0, refresh.stdout[-3000:]
+    refresh_changes_nothing(engine, project, kube_env)
     figure(
         f"e2e-local: KEK rotated with up --replace of its bytes and Secret: {json.dumps(summary)}"
     )
