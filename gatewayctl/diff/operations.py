@@ -44,6 +44,7 @@ from gatewayctl.diff.rules import (
     forces_new,
     predict_one,
     rule_for,
+    with_option,
 )
 
 CA_TYPE = "tls:index/selfSignedCert:SelfSignedCert"
@@ -118,19 +119,6 @@ NEW_OUTPUTS_WHEN_REPLACED = frozenset(
 """Types whose replacement changes what their dependents receive (:func:`_cascade`)."""
 REPLACE_FLAG = "--replace"
 """``because`` of a resource replaced on request (``pulumi up --replace URN``)."""
-
-
-def with_option(op: Op, resource: Mapping[str, Any]) -> Op:
-    """``op`` as the resource's ``deleteBeforeReplace`` option makes it: the option overrides
-    the provider's choice for every replacement (pulumi/pulumi v3.274.0
-    ``pkg/resource/deploy/step_generator.go``: ``goal.DeleteBeforeReplace`` over
-    ``diff.DeleteBeforeReplace``)."""
-    option = resource.get("deleteBeforeReplace")
-    if op == "replace" and option is True:
-        return "replace-delete-first"
-    if op == "replace-delete-first" and option is False:
-        return "replace"
-    return op
 
 
 def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str, Any]]) -> None:

@@ -322,6 +322,19 @@ def predict_one(
     return "unpredicted", tuple(paths)
 
 
+def with_option(op: Op, resource: Mapping[str, Any]) -> Op:
+    """``op`` as the resource's ``deleteBeforeReplace`` option makes it: the option overrides
+    the provider's choice for every replacement (pulumi/pulumi v3.274.0
+    ``pkg/resource/deploy/step_generator.go``: ``goal.DeleteBeforeReplace`` over
+    ``diff.DeleteBeforeReplace``)."""
+    option = resource.get("deleteBeforeReplace")
+    if op == "replace" and option is True:
+        return "replace-delete-first"
+    if op == "replace-delete-first" and option is False:
+        return "replace"
+    return op
+
+
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 
 
