@@ -50,6 +50,8 @@ def test_replacements_that_reach_people_are_warned_of(local_plan: dict[str, Any]
         ("dev-database-db-credentials", "update", ("stringData",), "dev"),
         ("dev-pki-client-tls", "update", ("stringData",), "dev"),
         ("dev-pki-server-tls", "update", ("stringData",), "dev"),
+        # Served by the owner's provider, whose password is unknown in the preview.
+        ("dev-database-db-revoke-public", "update", ("provider",), "dev"),
         ("dev-database-db-role", "update", ("password",), "dev"),
         ("dev-database-db-owner", "update", ("password",), "dev"),
         ("dev-database-db-password", "replace", ("length",), "dev"),
@@ -361,6 +363,30 @@ def test_the_kek_rotates_delete_first_as_its_option_says_and_rolls_the_pods(
     created_first = predict(head, head, keys)
     assert ("dev-workload-kek", "replace") in [(o.name, o.op) for o in created_first]
     assert len(hazards(head, head, created_first)) == 1
+
+
+def test_a_new_password_leaves_its_owner_provider_unknown_and_its_grant_an_update(
+    local_plan: dict[str, Any],
+) -> None:
+    """The owner's provider logs in with the tenant's password: replaced, it is unknown in the
+    preview, which then cannot diff the revoke Grant that provider serves and shows it as an
+    update (provider_plugin.go Diff: DiffUnavailable). Measured against the real engine in
+    tests/e2e/test_e2e_e_predictions.py, "database password rotation"."""
+    key = ("random:index/randomPassword:RandomPassword", "dev-database-db-password")
+    assert [(o.name, o.op, o.because) for o in predict(local_plan, local_plan, [key])] == [
+        ("dev-workload-deploy", "update", ("spec",)),
+        ("dev-database-db-credentials", "update", ("stringData",)),
+        ("dev-database-db-revoke-public", "update", ("provider",)),
+        ("dev-database-db-role", "update", ("password",)),
+        ("dev-database-db-owner", "update", ("password",)),
+        ("dev-database-db-password", "replace", ("--replace",)),
+    ]
+    # A provider changed by a declared value is known in the preview: what it serves is diffed.
+    head = copy.deepcopy(local_plan)
+    edit(head, "dev-database-db-owner", "sslmode", "verify-ca")
+    assert [(o.name, o.op) for o in predict(local_plan, head)] == [
+        ("dev-database-db-owner", "update")
+    ]
 
 
 def test_postgresql_replacements_reach_nothing(local_plan: dict[str, Any]) -> None:

@@ -29,9 +29,9 @@ from typing import Any
 
 from gatewayctl.diff.plan import (
     Key,
+    identity,
     index,
     manifest_path,
-    object_name,
     owning_gateway,
     urn_key,
     with_data_digest,
@@ -129,7 +129,9 @@ def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str
     replaced when that input forces it (:func:`.rules.forces_new`: a new key reissues its
     certificate), and replacements cascade; a Kubernetes object is updated (its new PEM,
     password or pod-template checksum: the program derives no name, namespace, selector or
-    Secret type from these outputs)."""
+    Secret type from these outputs). A provider so made is unknown in the preview, which then
+    cannot diff what it serves and shows each as an update (sdk/go/common/resource/plugin/
+    provider_plugin.go ``Diff``: ``DiffUnavailable``; step_generator.go makes it ``DiffSome``)."""
     dependents: dict[Key, dict[Key, list[str]]] = {}  # source -> dependent -> its inputs
     for key, resource in new_res.items():
         if rule_for(key[0]) == "component":
@@ -140,6 +142,7 @@ def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str
                 if source is not None and source[0] in NEW_OUTPUTS_WHEN_REPLACED:
                     dependents.setdefault(source, {}).setdefault(key, []).append(name)
     replaced = {k for k, o in operations.items() if o.op.startswith("replace")}
+    cascaded: set[Key] = set()
     pending = sorted(replaced & dependents.keys())
     while pending:
         for key, inputs in sorted(dependents[pending.pop()].items()):
@@ -151,6 +154,7 @@ def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str
             known = before.because if before else ()
             added = [k for k in inputs if not any(_within(p, k) for p in known)]
             because = forcing or tuple(sorted({*known, *added}))
+            cascaded.add(key)
             if forcing:
                 replaced.add(key)
                 if key in dependents:
@@ -162,6 +166,21 @@ def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str
                 gateway=owning_gateway(key, new_res),
                 op=with_option("replace", resource) if forcing else "update",
                 because=because,
+                manifest=manifest_path(resource, new_res)
+                if key[0].startswith("kubernetes:")
+                else None,
+            )
+    unknown = {
+        k for k, o in operations.items() if rule_for(k[0]) == "provider" and o.op == "update"
+    }
+    for key, resource in sorted(new_res.items()):
+        if key not in operations and urn_key(resource.get("provider")) in (unknown & cascaded):
+            operations[key] = Operation(
+                type=key[0],
+                name=key[1],
+                gateway=owning_gateway(key, new_res),
+                op="update",
+                because=("provider",),
                 manifest=manifest_path(resource, new_res)
                 if key[0].startswith("kubernetes:")
                 else None,
@@ -221,42 +240,6 @@ def predict(
     return [found[key] for key in sorted(found)]
 
 
-def _identity(
-    resource: Mapping[str, Any], resources: Mapping[Key, Mapping[str, Any]]
-) -> tuple[str, ...] | None:
-    """The physical object a resource is, where one name can be taken only once: a
-    Kubernetes object (not a Patch) on its cluster (the provider's context), a PostgreSQL role
-    or database on its server, a Keycloak client or role in its realm. None otherwise."""
-    type_ = str(resource.get("type"))
-    inputs = resource.get("inputs") or {}
-    provider_key = urn_key(resource.get("provider"))
-    provider = resources.get(provider_key) if provider_key else None
-    config = (provider or {}).get("inputs") or {}
-    if type_.startswith("kubernetes:"):
-        if type_.endswith("Patch"):
-            return None  # a server-side apply: it takes the object over (await.go Creation)
-        name, namespace = object_name(inputs)
-        cluster = config.get("context") or (provider_key[1] if provider_key else "")
-        group = str(inputs.get("apiVersion", "")).rsplit("/", 1)[0]
-        return (
-            "kubernetes",
-            str(cluster),
-            group,
-            str(inputs.get("kind")),
-            str(namespace),
-            str(name),
-        )
-    server = f"{config.get('host')}:{config.get('port')}"
-    if type_ in ("postgresql:index/role:Role", "postgresql:index/database:Database"):
-        return (type_, server, str(inputs.get("name")))
-    realm = (str(config.get("url")), str(inputs.get("realmId")))
-    if type_ == "keycloak:openid/client:Client":
-        return (type_, *realm, str(inputs.get("clientId")))
-    if type_ == "keycloak:index/role:Role":
-        return (type_, *realm, str(inputs.get("clientId")), str(inputs.get("name")))
-    return None
-
-
 def _what(type_: str) -> str:
     return type_.rsplit(":", 1)[-1]
 
@@ -270,21 +253,21 @@ def hazards(
     replaced = {(o.type, o.name) for o in operations if o.op == "replace"}
     deleted: dict[tuple[str, ...], Key] = {}
     for key in sorted((old_res.keys() - new_res.keys()) | (replaced & old_res.keys())):
-        identity = _identity(old_res[key], old_res)
-        if identity is not None:
-            deleted.setdefault(identity, key)
+        physical = identity(old_res[key], old_res)
+        if physical is not None:
+            deleted.setdefault(physical, key)
     found: list[str] = []
     for key in sorted((new_res.keys() - old_res.keys()) | (replaced & new_res.keys())):
-        identity = _identity(new_res[key], new_res)
-        if identity is None or identity not in deleted:
+        physical = identity(new_res[key], new_res)
+        if physical is None or physical not in deleted:
             continue
-        gone = deleted[identity]
+        gone = deleted[physical]
         gateway = owning_gateway(key, new_res)
         who = f"gateway `{gateway}`" if gateway else "the stack"
         same = "its own old object" if gone == key else f"`{gone[1]}`"
         found.append(
             f"{who}: the `up` would fail: {_what(key[0])} `{key[1]}` is created while {same},"
-            f" the same {_what(key[0])} (`{identity[-1]}`), still exists (the engine deletes it"
+            f" the same {_what(key[0])} (`{physical[-1]}`), still exists (the engine deletes it"
             " only after the creates): the provider refuses it with AlreadyExists. Keep the"
             " logical name (an alias), or delete the old one first."
         )

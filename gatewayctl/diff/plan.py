@@ -131,3 +131,39 @@ def with_data_digest(resource: Mapping[str, Any]) -> Mapping[str, Any]:
     string_data = inputs.get("stringData")
     merged = dict(string_data) if isinstance(string_data, Mapping) else {}
     return {**inputs, "stringData": {**merged, f"({DATA_DIGEST})": digest}}
+
+
+def identity(
+    resource: Mapping[str, Any], resources: Mapping[Key, Mapping[str, Any]]
+) -> tuple[str, ...] | None:
+    """The physical object a resource is, where one name can be taken only once: a
+    Kubernetes object (not a Patch) on its cluster (the provider's context), a PostgreSQL role
+    or database on its server, a Keycloak client or role in its realm. None otherwise."""
+    type_ = str(resource.get("type"))
+    inputs = resource.get("inputs") or {}
+    provider_key = urn_key(resource.get("provider"))
+    provider = resources.get(provider_key) if provider_key else None
+    config = (provider or {}).get("inputs") or {}
+    if type_.startswith("kubernetes:"):
+        if type_.endswith("Patch"):
+            return None  # a server-side apply: it takes the object over (await.go Creation)
+        name, namespace = object_name(inputs)
+        cluster = config.get("context") or (provider_key[1] if provider_key else "")
+        group = str(inputs.get("apiVersion", "")).rsplit("/", 1)[0]
+        return (
+            "kubernetes",
+            str(cluster),
+            group,
+            str(inputs.get("kind")),
+            str(namespace),
+            str(name),
+        )
+    server = f"{config.get('host')}:{config.get('port')}"
+    if type_ in ("postgresql:index/role:Role", "postgresql:index/database:Database"):
+        return (type_, server, str(inputs.get("name")))
+    realm = (str(config.get("url")), str(inputs.get("realmId")))
+    if type_ == "keycloak:openid/client:Client":
+        return (type_, *realm, str(inputs.get("clientId")))
+    if type_ == "keycloak:index/role:Role":
+        return (type_, *realm, str(inputs.get("clientId")), str(inputs.get("name")))
+    return None
