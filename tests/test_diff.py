@@ -296,6 +296,8 @@ def test_replace_predicts_a_rotation_and_refuses_an_unknown_name(
         ("dev-database-db-credentials", "update"),
         ("dev-database-db-role", "update"),
         ("dev-database-db-owner", "update"),
+        # Served by the owner's provider, unknown in the preview (gatewayctl.diff.operations).
+        ("dev-database-db-revoke-public", "update"),
         ("dev-workload-deploy", "update"),
     }
     missing = tmp_path / "missing.json"
