@@ -148,4 +148,4 @@ def test_the_server_stops_and_removes_its_socket_when_its_parent_closes_its_inpu
     assert proc.stdin is not None
     proc.stdin.close()
     assert proc.wait(10) == 0
-    assert not socket.exists()
+    assert not socket.exists() and not socket.parent.exists()

@@ -57,7 +57,8 @@ def comm_name(package: str) -> str:
 
 
 def serve(path: Path) -> int:
-    """Serve launchers at ``path`` until standard input closes."""
+    """Serve launchers at ``path`` until standard input closes; then remove the socket, and
+    its directory if that is left empty (``e2e.providers.start_server`` makes one for it)."""
     modules = {p: importlib.import_module(f"e2e.providers.{p}") for p in PACKAGES}
     with contextlib.suppress(OSError):
         Path("/proc/self/comm").write_text(SERVER_NAME)
@@ -77,6 +78,8 @@ def serve(path: Path) -> int:
                     listener.close()
                     with contextlib.suppress(FileNotFoundError):
                         path.unlink()
+                    with contextlib.suppress(OSError):  # its own directory, once empty
+                        path.parent.rmdir()
                     return 0
                 continue
             conn, _ = listener.accept()
