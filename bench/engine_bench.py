@@ -12,10 +12,11 @@ registers: both counts are printed, to show it.
 
 Two columns, side by side in one run (issue 39, point 6):
 - **after**: the project as it is: the program's output drain linear
-  (``gatewayctl/engine/drain.py``) and checkpoints skipped on the preview (``e2e/engine.py``,
+  (``gatewayctl/engine/drain.py``), the SDK's per-resource debug messages not sent
+  (``gatewayctl/engine/sdk_debug.py``) and checkpoints skipped on the preview (``e2e/engine.py``,
   ``SKIP_CHECKPOINTS``);
-- **before** (``--before-sizes``): the SDK's own drain and checkpoints written on the preview
-  too, as before issue 39.
+- **before** (``--before-sizes``): the SDK's own drain and debug messages, checkpoints
+  written on the preview too, as before issue 39.
 Each (size, column) is a stack of its own, with gateways of their own names, in one cluster.
 
 Where the time goes, by process, with nothing of the bench's own in any column:
@@ -71,7 +72,7 @@ from e2e.engine import CommandFailedError, Engine  # noqa: E402
 from e2e.keycloak import running_keycloak  # noqa: E402
 from e2e.project import E2EProject, make_project  # noqa: E402
 from e2e.providers.forkserver import SERVER_NAME  # noqa: E402
-from gatewayctl.engine import drain, render  # noqa: E402
+from gatewayctl.engine import drain, render, sdk_debug  # noqa: E402
 from gatewayctl.resolve import preparation  # noqa: E402
 from tests.e2e.databases import LaneDatabases  # noqa: E402  (the lane's PostgreSQL per project)
 
@@ -211,13 +212,24 @@ def measure(
 
 
 def before_program(program: Callable[[], None]) -> Callable[[], None]:
-    """``program`` ending with the SDK's own output drain (the "before" column)."""
+    """``program`` with the SDK's debug messages sent (``HYPERSHELL_SDK_DEBUG=1``) and ending
+    with the SDK's own output drain (the "before" column)."""
 
     def run() -> None:
-        program()
+        os.environ[sdk_debug.KEEP] = "1"
+        try:
+            program()
+        finally:
+            del os.environ[sdk_debug.KEEP]
         drain.uninstall()  # program.run installed the linear one; the drain runs after this
 
     return run
+
+
+def sdk_as_shipped() -> None:
+    """The SDK's own drain and debug messages back, after a column's commands."""
+    drain.uninstall()
+    sdk_debug.uninstall()
 
 
 def run_column(
@@ -256,7 +268,7 @@ def run_column(
     up_args = ("up", "--yes", "--skip-preview", "--json")
     preview, _ = cli("preview", "preview")
     if not full:
-        drain.uninstall()
+        sdk_as_shipped()
         print(f"[engine-bench] N={size} {column}: preview {preview.wall:.1f} s", file=sys.stderr)
         return [preview]
     up, result = cli("up", *up_args)
@@ -270,10 +282,10 @@ def run_column(
     try:
         update, result = cli("update", *up_args)
     except CommandFailedError as failed:  # printed, and the figures so far are kept
-        drain.uninstall()
+        sdk_as_shipped()
         print(f"[engine-bench] N={size} {column}: update failed: {failed}"[:2000], file=sys.stderr)
         return [preview, up]
-    drain.uninstall()
+    sdk_as_shipped()
     update.extra = {"updated": result.summary().get("update", 0)}
     print(
         f"[engine-bench] N={size} {column}: preview {preview.wall:.1f} s, up {up.wall:.1f} s "

@@ -20,7 +20,7 @@ from components.gateway import Gateway
 from components.identity import keycloak_provider
 from components.identity_types import KeycloakServerArgs, server_key
 from gatewayctl import ROOT
-from gatewayctl.engine import drain
+from gatewayctl.engine import drain, sdk_debug
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs.environment import with_environment
 from gatewayctl.inputs.secrets import ClusterSecrets, all_cluster_secrets
@@ -191,12 +191,13 @@ def main(
 
 def run(root: Path = ROOT) -> None:
     """What ``__main__.py`` runs under the CLI (and the lane, ``e2e/project.py``): the SDK's
-    output drain made linear (:mod:`gatewayctl.engine.drain`; a warning where the SDK is not
-    the version it was read from), then :func:`main`, invalid input ending the run with its
-    problems alone (``RunError``: one line per problem, no traceback)."""
-    not_installed = drain.install()
-    if not_installed is not None:
-        pulumi.log.warn(not_installed)
+    output drain made linear (:mod:`gatewayctl.engine.drain`) and its per-resource debug
+    messages kept off the wire (:mod:`gatewayctl.engine.sdk_debug`; a warning for each where
+    the SDK is not the version it was read from), then :func:`main`, invalid input ending the
+    run with its problems alone (``RunError``: one line per problem, no traceback)."""
+    for not_installed in (drain.install(), sdk_debug.install()):
+        if not_installed is not None:
+            pulumi.log.warn(not_installed)
     try:
         main(root)
     except InvalidInputError as error:
