@@ -400,3 +400,18 @@ def test_a_boolean_key_as_the_cli_writes_it_back(tmp_path: Path, written: Any, r
     config = {k.removeprefix(PREFIX): v for k, v in raw.items() if k.startswith(PREFIX)}
     loaded = load_stack(tmp_path, STACK, config)
     assert (loaded.config.self_heal, loaded.config.production) == (read, False)
+
+
+def test_unmanaged_ignore_takes_kind_and_name_patterns_and_names_a_bad_one(
+    tmp_path: Path,
+) -> None:
+    patterns = ["Secret/builder-dockercfg-*", "ConfigMap/istio-ca-root-cert"]
+    write_stack(tmp_path, extra={f"{PREFIX}unmanagedIgnore": patterns})
+    write_gateway(tmp_path, "team-a")
+    assert load(tmp_path).config.unmanaged_ignore == patterns
+    write_stack(tmp_path, extra={f"{PREFIX}unmanagedIgnore": ["Secret/ns/name", "no-kind"]})
+    problems = load_problems(tmp_path)
+    assert [(p[0], p[1]) for p in problems] == [
+        (CONFIG_FILE, f"{PREFIX}unmanagedIgnore.0"),
+        (CONFIG_FILE, f"{PREFIX}unmanagedIgnore.1"),
+    ]

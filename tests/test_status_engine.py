@@ -95,7 +95,7 @@ def test_an_addition_the_refresh_cannot_see_is_named_from_the_refreshed_state() 
                 "dev-build-workload-netpol-default-deny-ingress",
                 "addition",
                 "live",
-                ["spec.podSelector"],
+                ["spec.podSelector.matchLabels"],
             )
         ]
     }

@@ -27,7 +27,11 @@ codes are that gateway's alone.
 
 Each FILE is told by its shape: `pulumi refresh --preview-only --json` (drift, and the live
 state for health), `pulumi preview --json` (what git would change), `pulumi stack export`
-(the state: certificates, health when no refresh is given, and the state's age). The gateways
+(the state: certificates, health when no refresh is given, and the state's age). With
+--live, the live objects of the gateway namespaces too, read by `kubectl get`: what another
+field manager changed or added that no refresh shows (an extra container, env entry or volume,
+a narrowed selector, privileged or host settings, a NodePort...), and objects nobody declared
+(a RoleBinding, a ClusterRoleBinding to a namespace's accounts, a planted pod). The gateways
 are those the files mention and those the stack declares (Missing when not in the state).
 Property values are never shown, only their paths. The table goes to stdout, notes (counts,
 the state's age, what differs) to stderr; colour only on a terminal, never with NO_COLOR.
@@ -38,6 +42,7 @@ examples:
   gatewayctl status ibm -o wide --from refresh.json state.json
   gatewayctl status ibm team-a --from refresh.json state.json   # its resource tree
   gatewayctl status ibm --from refresh.json state.json --format markdown
+  gatewayctl status ibm --live --from refresh.json state.json   # and what kubectl reads
 """
 
 
@@ -79,6 +84,18 @@ def add(commands: arguments.Commands) -> None:
         " json or yaml (the whole status), markdown (the stack's report, for an issue)",
     )
     arguments.quiet_argument(sta)
+    sta.add_argument(
+        "--live",
+        action="store_true",
+        help="also read the gateway namespaces' live objects with kubectl (get only: nothing"
+        " is written): every field another manager changed or added, and the objects nobody"
+        " declared (each cluster's kubeconfigContext, else the current context)",
+    )
+    sta.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="with --live: the kubeconfig kubectl reads (default: KUBECONFIG, ~/.kube/config)",
+    )
     sta.add_argument(
         "--now",
         type=_utc,

@@ -235,6 +235,9 @@ def _cli_bool(value: object) -> object:
 
 
 CliBool = Annotated[bool, BeforeValidator(_cli_bool)]
+UnmanagedPattern = Annotated[
+    str, Field(pattern=r"^[A-Za-z][A-Za-z0-9]*/[^/\s]+$", description="Kind/name pattern")
+]
 
 
 class StackConfig(Model):
@@ -252,3 +255,7 @@ class StackConfig(Model):
     """The scheduled drift check may run ``pulumi up --refresh`` when the only problem is
     drift, and reissue certificates inside their renewal window (``gatewayctl.status``);
     never for a stack the operator owns."""
+    unmanaged_ignore: list[UnmanagedPattern] = Field(default_factory=list, alias="unmanagedIgnore")
+    """``Kind/name`` patterns (``fnmatch``: ``Secret/builder-dockercfg-*``) of objects the
+    platform makes in the gateway namespaces, which ``status --live`` does not report as
+    unmanaged (``gatewayctl.status.live``)."""

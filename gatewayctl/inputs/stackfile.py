@@ -27,7 +27,7 @@ from gatewayctl.typos import closest
 
 PROJECT = "hypershell-gateways"
 STRING_KEYS = ("declarationsDir", "environment")
-OBJECT_KEYS = ("images", "clusters", "selector")
+OBJECT_KEYS = ("images", "clusters", "selector", "unmanagedIgnore")
 BOOL_KEYS = ("production", "selfHeal")
 CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS + BOOL_KEYS
 STACK_FILE_SUFFIXES = (".yaml", ".yml")

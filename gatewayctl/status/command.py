@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.text import Text
 
 from gatewayctl import printing
-from gatewayctl.errors import UsageError, printable
-from gatewayctl.status import core, formats, inputs, selfheal, view
+from gatewayctl.errors import ToolError, UsageError, printable
+from gatewayctl.resolve.resolved import LoadedStack
+from gatewayctl.status import core, formats, inputs, live, selfheal, view
 from gatewayctl.status.core import State, state
 
 NAMES_SHOWN = 20
@@ -40,7 +41,17 @@ def run(args: argparse.Namespace, console: Console) -> State:
     loaded = load_stack(args.root, args.stack)
     declared = [g.name for g in loaded.gateways]
     releases = {g.name: (g.release, g.release_pinned) for g in loaded.gateways if g.release}
-    result = core.build(args.stack, read, now, declared, detail=args.gateway)
+    objects, namespaces = _live(args, loaded) if args.live else (None, None)
+    result = core.build(
+        args.stack,
+        read,
+        now,
+        declared,
+        detail=args.gateway,
+        objects=objects,
+        namespaces=namespaces,
+        ignored=loaded.config.unmanaged_ignore,
+    )
     notes = Console(stderr=True, highlight=False, emoji=False)
     if args.gateway is not None:
         return _gateway(args, result, releases, console, notes)
@@ -60,6 +71,22 @@ def run(args: argparse.Namespace, console: Console) -> State:
         text = formats.json_text(document) if args.format == "json" else formats.yaml_text(document)
     printing.write(text)  # raw: rich would read `[x]` as markup
     return overall
+
+
+def _live(args: argparse.Namespace, loaded: LoadedStack) -> tuple[live.LiveObjects, dict[str, str]]:
+    """The live objects of the gateways' namespaces, cluster by cluster (:mod:`.live`)."""
+    namespaces = {g.namespace: g.name for g in loaded.gateways}
+    by_cluster: dict[str, list[str]] = {}
+    for gateway in loaded.gateways:
+        by_cluster.setdefault(gateway.cluster, []).append(gateway.namespace)
+    read: list[live.LiveObjects] = []
+    for cluster, names in sorted(by_cluster.items()):
+        context = loaded.cluster(cluster).kubeconfig_context
+        try:
+            read.append(live.read(names, kubeconfig=args.kubeconfig, context=context, now=args.now))
+        except (live.LiveReadError, OSError) as error:
+            raise ToolError(f"--live: cluster {cluster}: {error}") from None
+    return live.merged(read, args.now or datetime.now(UTC)), namespaces
 
 
 def _gateway(

@@ -17,7 +17,7 @@ The work is linear in the resources: every lookup is by URN or by gateway name, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -25,12 +25,13 @@ from typing import Any, Literal
 from components import tokens
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs.stackfile import PROJECT
-from gatewayctl.status import additions, age, certificates, health, resources
+from gatewayctl.status import age, certificates, health, live, resources, tampering
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
+from gatewayctl.status.live import LiveObjects
 from gatewayctl.status.models import OP_CREATE, OP_DELETE, ResourceV3, UnreadableError
-from gatewayctl.status.sync import OP_ADDITION, Change, Sync, changes
+from gatewayctl.status.sync import Change, Sync, changes
 from gatewayctl.status.tree import CycleError, Tree, name_of, stack_outputs, type_of
 
 LiveSource = Literal["refresh", "state", "none"]
@@ -70,6 +71,8 @@ class StackStatus:
     inputs: Mapping[str, str] = field(default_factory=dict)
     state_time: datetime | None = None
     """The time of the update that wrote the given state (:mod:`.age`); None without one."""
+    objects_read: LiveObjects | None = None
+    """The live objects read with kubectl (``--live``), for when and where they were read."""
 
     @property
     def degraded(self) -> bool:
@@ -94,24 +97,24 @@ Origin = tuple[str, str]
 def _live(
     inputs: Inputs,
 ) -> tuple[dict[str, ResourceV3 | None], LiveSource, dict[str, Origin]]:
-    live: dict[str, ResourceV3 | None] = {}
+    held: dict[str, ResourceV3 | None] = {}
     origins: dict[str, Origin] = {}
     source: LiveSource = "none"
     if inputs.checkpoint is not None:
         display = inputs.paths.get("checkpoint", "checkpoint")
         for index, resource in enumerate(inputs.checkpoint.resources):
             if not resource.delete:
-                live[resource.urn] = resource
+                held[resource.urn] = resource
                 origins[resource.urn] = (display, f"deployment.resources.{index}")
         source = "state"
     if inputs.refresh is not None:
         display = inputs.paths.get("refresh", "refresh")
         for index, step in enumerate(inputs.refresh.steps):
-            live[step.urn] = None if step.op == OP_DELETE else step.state
+            held[step.urn] = None if step.op == OP_DELETE else step.state
             which = "newState" if step.new_state is not None else "oldState"
             origins[step.urn] = (display, f"steps.{index}.{which}")
         source = "refresh"
-    return live, source, origins
+    return held, source, origins
 
 
 def _mentioned(inputs: Inputs) -> list[str]:
@@ -130,14 +133,20 @@ def build(
     now: datetime,
     declared: Iterable[str] | None = None,
     detail: str | None = None,
+    objects: live.LiveObjects | None = None,
+    namespaces: Mapping[str, str] | None = None,
+    ignored: Iterable[str] = (),
 ) -> StackStatus:
     """The status; ``declared``: the gateways the stack declares (None: not known);
-    ``detail``: the gateway whose resource tree to build (:mod:`.resources`).
+    ``detail``: the gateway whose resource tree to build (:mod:`.resources`); ``objects``: the
+    live objects read with kubectl (:mod:`.live`), compared instead of the state's outputs,
+    with ``namespaces`` (namespace → gateway) for the objects the program does not declare, less
+    the ``ignored`` (``Kind/name`` patterns).
     :class:`InvalidInputError` names each live value that cannot be read (a certificate's
     expiry or renewal window, a Deployment's counts: its file and field)."""
     declarations = None if declared is None else set(declared)
-    live, source, origins = _live(inputs)
-    known: list[ResourceV3] = [r for r in live.values() if r is not None]
+    live_states, source, origins = _live(inputs)
+    known: list[ResourceV3] = [r for r in live_states.values() if r is not None]
     for digest in (inputs.refresh, inputs.preview):
         for step in digest.steps if digest is not None else ():
             known += [s for s in (step.old_state, step.new_state) if s is not None]
@@ -164,22 +173,27 @@ def build(
     if inputs.preview is not None:
         found += changes(inputs.preview, "git")
     # Deployed: a gateway the state (or the refresh) holds; mentioned: any input names it.
-    deployed = {g for g in (tree.gateway_of(u) for u, r in live.items() if r) if g is not None}
+    deployed = {
+        g for g in (tree.gateway_of(u) for u, r in live_states.items() if r) if g is not None
+    }
     mentioned = {g for g in map(tree.gateway_of, _mentioned(inputs)) if g is not None}
     created = {
         name_of(s.urn)
         for s in (inputs.preview.steps if inputs.preview is not None else [])
         if type_of(s.urn) == tokens.GATEWAY and s.op == OP_CREATE
     }
-    found += _additions(live, found)
+    found += tampering.changes(live_states, found, objects)
     per_gateway: dict[str | None, list[Change]] = {}
     for change in found:
         per_gateway.setdefault(tree.gateway_of(change.urn), []).append(change)
-    present = {u: r for u, r in live.items() if r is not None}
+    if objects is not None:
+        for gateway, change in live.changes(live_states, objects, namespaces or {}, ignored):
+            per_gateway.setdefault(gateway, []).append(change)
+    present = {u: r for u, r in live_states.items() if r is not None}
     outputs = stack_outputs(present)
     components = {name_of(u): r.outputs for u, r in present.items() if type_of(u) == tokens.GATEWAY}
     members: dict[str | None, list[tuple[str, ResourceV3 | None]]] = {}
-    for urn, resource in sorted(live.items()):
+    for urn, resource in sorted(live_states.items()):
         members.setdefault(tree.gateway_of(urn), []).append((urn, resource))
     problems: list[Problem] = []
     statuses: list[GatewayStatus] = []
@@ -229,11 +243,13 @@ def build(
         rows: tuple[resources.ResourceStatus, ...] = ()
         if name == detail:
             # Also what only a digest holds (a preview's new components), for the tree's shape.
-            extra = [u for u in _mentioned(inputs) if u not in live and tree.gateway_of(u) == name]
+            extra = [
+                u for u in _mentioned(inputs) if u not in live_states and tree.gateway_of(u) == name
+            ]
             rows = resources.tree(
                 resources.Root(name=name, sync=sync, health=state, message=why),
                 members.get(name, ()),
-                _states(inputs, live),
+                _states(inputs, live_states),
                 own,
                 checked,
                 certs,
@@ -263,30 +279,8 @@ def build(
         other_changes=tuple(per_gateway.get(None, ())),
         inputs=dict(inputs.paths),
         state_time=age.state_time(inputs.checkpoint),
+        objects_read=objects,
     )
-
-
-def _additions(live: Mapping[str, ResourceV3 | None], found: Sequence[Change]) -> list[Change]:
-    """Live additions (:mod:`.additions`) of the resources no other change names already."""
-    named = {c.urn for c in found}
-    result: list[Change] = []
-    for urn, resource in sorted(live.items()):
-        type_ = type_of(urn)
-        if resource is None or urn in named or type_ not in additions.TYPES:
-            continue
-        paths = additions.additions(type_, resource.inputs, resource.outputs)
-        if paths:
-            result.append(
-                Change(
-                    urn=urn,
-                    type=type_,
-                    name=name_of(urn),
-                    op=OP_ADDITION,
-                    paths=paths,
-                    source="live",
-                )
-            )
-    return result
 
 
 def _undeclared(stack: str, name: str) -> Change:
@@ -300,7 +294,7 @@ def _undeclared(stack: str, name: str) -> Change:
     )
 
 
-def _states(inputs: Inputs, live: Mapping[str, ResourceV3 | None]) -> dict[str, ResourceV3]:
+def _states(inputs: Inputs, held: Mapping[str, ResourceV3 | None]) -> dict[str, ResourceV3]:
     """Every state the inputs hold by URN: the live one, else a digest's (a preview's create)."""
     states: dict[str, ResourceV3] = {}
     for digest in (inputs.preview, inputs.refresh):
@@ -308,7 +302,7 @@ def _states(inputs: Inputs, live: Mapping[str, ResourceV3 | None]) -> dict[str, 
             for state in (step.old_state, step.new_state):
                 if state is not None:
                     states[step.urn] = state
-    states.update({u: r for u, r in live.items() if r is not None})
+    states.update({u: r for u, r in held.items() if r is not None})
     return states
 
 

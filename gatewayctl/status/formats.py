@@ -16,7 +16,7 @@ from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.core import GatewayStatus, StackStatus
 from gatewayctl.status.resources import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
-from gatewayctl.status.sync import OP_ADDITION, Change, paths_text
+from gatewayctl.status.sync import OP_ADDITION, OP_UNMANAGED, Change, paths_text
 
 MARKDOWN_LIMIT = 60_000
 """Characters of the Markdown report (an issue body holds 65,536)."""
@@ -42,6 +42,8 @@ def change_line(change: Change) -> str:
         what = (
             "added by another manager (up leaves it: delete the object, then pulumi up --refresh)"
         )
+    elif change.op == OP_UNMANAGED:
+        what = "not declared by the program (nothing deletes it: review it, then kubectl delete)"
     paths = f": {paths_text(change)}" if change.paths else ""
     return f"{printable(change.type)} {printable(change.name)} ({where}) {what}{paths}"
 
@@ -58,11 +60,18 @@ def headline(status: StackStatus) -> str:
 
 
 def live_note(status: StackStatus) -> str:
-    return {
+    note = {
         "refresh": "health from the refreshed live state",
         "state": "health from the state as of the last up or refresh (no refresh given)",
         "none": "health unknown (no refresh and no stack export given)",
     }[status.live]
+    read = status.objects_read
+    if read is not None:
+        note += (
+            f"; {len(read.items)} live objects of {len(read.namespaces)} namespace(s) read with"
+            f" kubectl at {_time(read.read_at)} (context {printable(read.context)})"
+        )
+    return note
 
 
 def detail_lines(status: StackStatus) -> list[str]:
@@ -161,7 +170,7 @@ def markdown(status: StackStatus, remedy: Remedy, limit: int = MARKDOWN_LIMIT) -
 
 def _change(change: Change) -> dict[str, Any]:
     return {
-        "urn": change.urn,
+        "urn": change.urn or None,
         "type": change.type,
         "name": change.name,
         "op": change.op,
@@ -230,7 +239,22 @@ def _head(status: StackStatus, state: str) -> dict[str, Any]:
         "stateTime": written.isoformat() if written is not None else None,
         "stateAgeSeconds": int((status.now - written).total_seconds()) if written else None,
         "liveState": status.live,
+        "liveObjects": _objects(status),
         "state": state,
+    }
+
+
+def _objects(status: StackStatus) -> dict[str, Any] | None:
+    """When and where ``--live`` read the live objects; None without it."""
+    read = status.objects_read
+    if read is None:
+        return None
+    return {
+        "readAt": read.read_at.isoformat(),
+        "context": read.context,
+        "namespaces": list(read.namespaces),
+        "kinds": list(read.kinds),
+        "objects": len(read.items),
     }
 
 

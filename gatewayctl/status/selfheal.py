@@ -8,7 +8,8 @@ and corrects its stacks itself, and a second driver would race it
 - ``up-refresh``: the only problem is drift (live objects differ from, or are missing
   against, the state; nothing degraded, nothing from git pending): ``pulumi up --refresh``
   puts the cluster back as git declares it, and reissues any certificate that is due. Not
-  for a live addition (:mod:`.additions`), which it would leave in place.
+  for a live addition (:mod:`.tampering`) or an unmanaged object (:mod:`.live`), which it
+  would leave in place.
 - ``reissue``: otherwise, when certificates are inside their renewal window: ``pulumi up
   --target <each due certificate> --target-dependents`` (the Secrets holding them and the
   Deployment whose pod-template hash covers them follow), so a quiet repository never lets a
@@ -29,11 +30,12 @@ from gatewayctl.errors import InvalidInputError, Problem, printable
 from gatewayctl.inputs import operator_settings
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config
 from gatewayctl.status.core import StackStatus
-from gatewayctl.status.sync import OP_ADDITION
+from gatewayctl.status.sync import OP_ADDITION, OP_UNMANAGED
 from gatewayctl.status.tree import parse_urn
 
 Action = Literal["none", "up-refresh", "reissue"]
 KEY = f"{PROJECT}:selfHeal"
+LEFT_BY_UP = frozenset({OP_ADDITION, OP_UNMANAGED})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,8 +76,9 @@ def remedy(status: StackStatus, self_heal: bool, source: str = "") -> Remedy:
         and not status.degraded
         and all(c.source == "live" for g in status.gateways for c in g.changes)
         and all(c.source == "live" for c in status.other_changes)
-        # `up --refresh` leaves another manager's additions in place: only a replace does.
-        and not any(c.op == OP_ADDITION for g in status.gateways for c in g.changes)
+        # `up --refresh` leaves another manager's additions in place, and an object nobody
+        # declared: it never touches either.
+        and not any(c.op in LEFT_BY_UP for g in status.gateways for c in g.changes)
     )
     if drift_only:
         return Remedy(action="up-refresh")

@@ -35,7 +35,9 @@ from gatewayctl.status.tree import STACK_TYPE, name_of, type_of
 Sync = Literal["Synced", "OutOfSync", "Missing", "Unknown"]
 Source = Literal["live", "git"]
 OP_ADDITION = "addition"
-"""A live addition (:mod:`.additions`): only a replace undoes it."""
+"""Changed or added by another manager, seen in the live object (:mod:`.tampering`)."""
+OP_UNMANAGED = "unmanaged"
+"""An object in a gateway's namespace the program does not declare (:mod:`.live`)."""
 PATHS_SHOWN = 12
 """Property paths listed per changed resource before the rest is counted."""
 
@@ -47,7 +49,8 @@ class Change:
     name: str
     op: str
     """The engine's op; ``missing`` for a live object that is gone; ``addition`` for what
-    another manager added that neither refresh nor up sees (:mod:`.additions`)."""
+    another manager changed or added that neither refresh nor up may see (:mod:`.tampering`);
+    ``unmanaged`` for an object nobody declared (:mod:`.live`; no URN)."""
     paths: tuple[str, ...]
     source: Source
     """``live``: found by the refresh (drift); ``git``: found by the preview (undeployed)."""

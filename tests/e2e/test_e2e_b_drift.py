@@ -188,7 +188,7 @@ def test_an_addition_refresh_cannot_see_is_named_from_a_refreshed_state(
     no pod carries denies nothing: the namespace is open. pulumi-kubernetes prunes the live
     object to the inputs' shape before it diffs, so neither refresh nor preview sees it and up
     leaves it; a real refresh writes it to the state's outputs, where status finds it
-    (gatewayctl/status/additions.py); deleting the object and ``up --refresh`` removes it."""
+    (gatewayctl/status/tampering.py); deleting the object and ``up --refresh`` removes it."""
     project = deployed[STACK].project
     namespace = "openshell-dev-build"
     name = "openshell-default-deny-ingress"
@@ -232,7 +232,9 @@ def test_an_addition_refresh_cannot_see_is_named_from_a_refreshed_state(
         for g in report["gateways"]
         if g["changes"]
     }
-    assert changed == {"dev-build": [(resource, "addition", "live", ["spec.podSelector"])]}, report
+    assert changed == {
+        "dev-build": [(resource, "addition", "live", ["spec.podSelector.matchLabels"])]
+    }, report
 
     # `up --refresh` (the self-heal) leaves it: the server-side apply does not own the field.
     pulumi(engine, project, {**kube_env, **FORCE}, "up", "--refresh", "--yes", "--skip-preview")
