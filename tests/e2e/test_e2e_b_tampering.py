@@ -1,0 +1,416 @@
+"""Tampering made with kubectl (other field managers) on the real API server, named by
+``gatewayctl status --live`` on the scheduled check's command path: ``pulumi refresh
+--preview-only --json`` and ``pulumi stack export`` (neither writes the state), then status
+reading the live objects itself (gatewayctl/status/live.py, tampering.py). Before and after,
+the untouched stack shows nothing: what the API server defaults is not drift."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from e2e.cluster import Cluster
+from e2e.engine import Engine
+from e2e.project import ROOT, E2EProject
+from tests.e2e.lane import Deployed, export, figure, pulumi, refresh_changes_nothing, write_json
+
+STACK = "e2e-local"
+GATEWAY = "dev-build"
+NAMESPACE = "openshell-dev-build"
+DEPLOYMENT = "openshell-gateway"
+
+
+def status_live(
+    project: E2EProject, cluster: Cluster, engine: Engine, env: dict[str, str], out: Path
+) -> tuple[int, dict[str, Any]]:
+    """The drift workflow's commands (.github/workflows/drift.yml), with ``--live``."""
+    refresh = pulumi(
+        engine, project, env, "refresh", "--preview-only", "--json", program=False, check=False
+    )
+    assert refresh.returncode == 0, refresh.stderr[-3000:]
+    (out / "refresh.json").write_text(refresh.stdout)
+    write_json(out / "state.json", export(engine, project, env))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gatewayctl",
+            "--root",
+            str(project.root),
+            "status",
+            project.stack,
+            "--format",
+            "json",
+            "--live",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--from",
+            str(out / "refresh.json"),
+            str(out / "state.json"),
+        ],
+        cwd=project.root,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PATH": f"{cluster.kubectl_bin.parent}{os.pathsep}{os.environ['PATH']}",
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.stdout.strip(), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def findings(report: dict[str, Any]) -> dict[str, set[str]]:
+    """Each gateway's changes as ``op type name path`` (without a path: ``op type name``)."""
+    found: dict[str, set[str]] = {}
+    for gateway in report["gateways"]:
+        for change in gateway["changes"]:
+            paths = change["paths"] or [""]
+            found.setdefault(gateway["name"], set()).update(
+                f"{change['op']} {change['type']} {change['name']} {p}".strip() for p in paths
+            )
+    return found
+
+
+def at(kind: str, path: str, name: str = "") -> Callable[[str], bool]:
+    """A finding on an object of ``kind`` (its type's last part) whose resource name holds
+    ``name``, at ``path`` or inside it."""
+
+    def match(finding: str) -> bool:
+        _, type_, resource, *rest = finding.split(" ")
+        where = rest[0] if rest else ""
+        return (
+            type_.endswith(f":{kind}")
+            and name in resource
+            and (where == path or where.startswith((path + ".", path + "[")))
+        )
+
+    return match
+
+
+def patch(cluster: Cluster, kind: str, name: str, kind_of: str, body: Any) -> None:
+    cluster.kubectl(
+        "patch", kind, name, "-n", NAMESPACE, f"--type={kind_of}", "-p", json.dumps(body)
+    )
+
+
+def test_tampering_is_named_by_status_live_and_nothing_else(
+    deployed: dict[str, Deployed],
+    engine: Engine,
+    cluster: Cluster,
+    kube_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    project = deployed[STACK].project
+    code, report = status_live(project, cluster, engine, kube_env, tmp_path)
+    assert report["liveObjects"]["objects"] > 0 and NAMESPACE in report["liveObjects"]["namespaces"]
+    assert (code, findings(report)) == (0, {}), findings(report)  # server defaults: no drift
+
+    kept = {
+        (kind, name): cluster.get(kind, name, namespace=NAMESPACE)
+        for kind, name in (
+            ("deployment", DEPLOYMENT),
+            ("networkpolicy", "openshell-default-deny-ingress"),
+            ("networkpolicy", "openshell-gateway-allow-console"),
+            ("service", "openshell-gateway"),
+            ("secret", "openshell-gateway-db-credentials"),
+            ("configmap", "openshell-gateway-config"),
+            ("rolebinding", "openshell-gateway-sandbox"),
+        )
+    }
+    deploy = kept[("deployment", DEPLOYMENT)]
+    container = deploy["spec"]["template"]["spec"]["containers"][0]["name"]
+    pod = "spec.template.spec"
+    c = f"{pod}.containers[{container}]"
+    deployment = f"{GATEWAY}-workload-deploy"
+    # (what kubectl does, the finding status must report for it)
+    tamperings: list[tuple[str, Callable[[], Any], Callable[[str], bool]]] = [
+        (
+            "default-deny narrowed",
+            lambda: patch(
+                cluster,
+                "networkpolicy",
+                "openshell-default-deny-ingress",
+                "merge",
+                {"spec": {"podSelector": {"matchLabels": {"nobody": "here"}}}},
+            ),
+            at("NetworkPolicy", "spec.podSelector.matchLabels", "default-deny"),
+        ),
+        (
+            "a container added",
+            lambda: patch(
+                cluster,
+                "deployment",
+                DEPLOYMENT,
+                "json",
+                [
+                    {
+                        "op": "add",
+                        "path": "/spec/template/spec/containers/-",
+                        "value": {"name": "miner", "image": "miner:1"},
+                    }
+                ],
+            ),
+            at("Deployment", f"{pod}.containers[miner]"),
+        ),
+        (
+            "an env entry added",
+            lambda: patch(
+                cluster,
+                "deployment",
+                DEPLOYMENT,
+                "json",
+                [
+                    {
+                        "op": "add",
+                        "path": "/spec/template/spec/containers/0/env/-",
+                        "value": {"name": "INJECTED", "value": "1"},
+                    }
+                ],
+            ),
+            at("Deployment", f"{c}.env[INJECTED]"),
+        ),
+        (
+            "a hostPath volume added",
+            lambda: patch(
+                cluster,
+                "deployment",
+                DEPLOYMENT,
+                "json",
+                [
+                    {
+                        "op": "add",
+                        "path": "/spec/template/spec/volumes/-",
+                        "value": {"name": "host", "hostPath": {"path": "/"}},
+                    }
+                ],
+            ),
+            at("Deployment", f"{pod}.volumes[host]"),
+        ),
+        (
+            "privileged",
+            lambda: patch(
+                cluster,
+                "deployment",
+                DEPLOYMENT,
+                "json",
+                [
+                    {
+                        "op": "add",
+                        "path": "/spec/template/spec/containers/0/securityContext/privileged",
+                        "value": True,
+                    },
+                    {  # the API server refuses privileged without it
+                        "op": "replace",
+                        "path": "/spec/template/spec/containers/0/securityContext/"
+                        "allowPrivilegeEscalation",
+                        "value": True,
+                    },
+                ],
+            ),
+            lambda f: (
+                at("Deployment", f"{c}.securityContext.privileged")(f)
+                # the refresh names the flag the API server made us change with it
+                or at(
+                    "Deployment", f"{pod}.containers[0].securityContext.allowPrivilegeEscalation"
+                )(f)
+            ),
+        ),
+        (
+            "a nodeSelector",
+            lambda: patch(
+                cluster,
+                "deployment",
+                DEPLOYMENT,
+                "merge",
+                {"spec": {"template": {"spec": {"nodeSelector": {"node": "chosen"}}}}},
+            ),
+            at("Deployment", f"{pod}.nodeSelector"),
+        ),
+        (
+            "replicas scaled",
+            lambda: cluster.kubectl(
+                "scale", "deployment", DEPLOYMENT, "-n", NAMESPACE, "--replicas=3"
+            ),
+            at("Deployment", "spec.replicas"),
+        ),
+        (
+            "a Service turned NodePort",
+            lambda: patch(
+                cluster, "service", "openshell-gateway", "merge", {"spec": {"type": "NodePort"}}
+            ),
+            at("Service", "spec.type"),
+        ),
+        (
+            "a label a NetworkPolicy selects removed",
+            lambda: patch(
+                cluster,
+                "networkpolicy",
+                "openshell-gateway-allow-console",
+                "json",
+                [
+                    {
+                        "op": "remove",
+                        "path": "/spec/podSelector/matchLabels/app.kubernetes.io~1instance",
+                    }
+                ],
+            ),
+            # the refresh names it, as matchLabels["app.kubernetes.io/instance"]
+            at("NetworkPolicy", "spec.podSelector.matchLabels", "allow-console"),
+        ),
+        (
+            "a key added to the gateway's ConfigMap",
+            lambda: patch(
+                cluster,
+                "configmap",
+                "openshell-gateway-config",
+                "merge",
+                {"data": {"injected": "1"}},
+            ),
+            at("ConfigMap", "data.injected"),
+        ),
+        (
+            "a subject added to the sandbox RoleBinding",
+            lambda: patch(
+                cluster,
+                "rolebinding",
+                "openshell-gateway-sandbox",
+                "json",
+                [
+                    {
+                        "op": "add",
+                        "path": "/subjects/-",
+                        "value": {
+                            "kind": "User",
+                            "name": "stranger",
+                            "apiGroup": "rbac.authorization.k8s.io",
+                        },
+                    }
+                ],
+            ),
+            at("RoleBinding", "subjects[stranger]"),
+        ),
+        (
+            "an annotation added to the gateway's Service",
+            lambda: cluster.kubectl(
+                "annotate", "service", "openshell-gateway", "-n", NAMESPACE, "exposed-by=intruder"
+            ),
+            at("Service", "metadata.annotations.exposed-by"),
+        ),
+    ]
+    for _, tamper, _ in tamperings:
+        tamper()
+    # Not seen yet (issue 41 stays open): the program declares the Secret's stringData, which
+    # the provider's Read prunes away (the live object has data), so the refresh shows no diff,
+    # and the live read drops every Secret value. Asserted, so that seeing it fails here.
+    patch(
+        cluster,
+        "secret",
+        "openshell-gateway-db-credentials",
+        "merge",
+        {"stringData": {"url": "postgresql://intruder@elsewhere/db"}},
+    )
+    unmanaged = [
+        (
+            "rolebinding granting a stranger edit",
+            [
+                "create",
+                "rolebinding",
+                "stranger-edit",
+                "-n",
+                NAMESPACE,
+                "--clusterrole=edit",
+                "--user=stranger",
+            ],
+            f"unmanaged rbac.authorization.k8s.io/RoleBinding {NAMESPACE}/stranger-edit",
+        ),
+        (
+            "an allow-all NetworkPolicy",
+            ["apply", "-f", "-"],
+            f"unmanaged networking.k8s.io/NetworkPolicy {NAMESPACE}/allow-all",
+        ),
+        (
+            "a ClusterRoleBinding to the namespace's accounts",
+            [
+                "create",
+                "clusterrolebinding",
+                "tenant-accounts-admin",
+                "--clusterrole=admin",
+                f"--group=system:serviceaccounts:{NAMESPACE}",
+            ],
+            "unmanaged rbac.authorization.k8s.io/ClusterRoleBinding tenant-accounts-admin",
+        ),
+    ]
+    allow_all = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "allow-all", "namespace": NAMESPACE},
+        "spec": {"podSelector": {}, "ingress": [{}], "policyTypes": ["Ingress"]},
+    }
+    for _, args, _ in unmanaged:
+        cluster.kubectl(*args, input=json.dumps(allow_all) if args[0] == "apply" else None)
+
+    try:
+        code, report = status_live(project, cluster, engine, kube_env, tmp_path)
+        # 3 out of sync, or 4 when the tampered Deployment is still rolling out (exit codes:
+        # degraded before out of sync); either way the gateway is OutOfSync.
+        assert code in (3, 4), findings(report)
+        (ours_status,) = [g for g in report["gateways"] if g["name"] == GATEWAY]
+        assert ours_status["sync"] == "OutOfSync"
+        found = findings(report)
+        ours = found.pop(GATEWAY, set())
+        named = [what for what, _, match in tamperings if any(map(match, ours))]
+        unmanaged_named = [what for what, _, line in unmanaged if line in ours]
+        expected = [match for _, _, match in tamperings]
+        secret_named = [f for f in ours if f.split(" ")[1].endswith(":Secret")]
+        assert secret_named == [], secret_named
+        false_positives = sorted(
+            f
+            for f in ours
+            if not any(m(f) for m in expected) and f not in {line for _, _, line in unmanaged}
+        ) + sorted(f"{g}: {f}" for g, fs in found.items() for f in fs)
+        message = (
+            f"tampering: {len(named)} of {len(tamperings)} named, 0 of {len(tamperings)} healed"
+            f" (self-heal of these not built), {len(unmanaged_named)} of {len(unmanaged)}"
+            f" unmanaged named, {len(false_positives)} false positives; not seen: the database"
+            " credentials Secret edited"
+        )
+        figure(message)
+        print("findings:", *sorted(ours), sep="\n  ")
+        print("not named:", [what for what, _, _ in tamperings if what not in named])
+        print("false positives:", false_positives)
+        assert len(named) == len(tamperings), (message, sorted(ours))
+        assert len(unmanaged_named) == len(unmanaged), (message, sorted(ours))
+        assert false_positives == [], (message, false_positives)
+        assert report["remedy"]["action"] == "none"  # up --refresh would leave these
+        assert deployment in {c["name"] for g in report["gateways"] for c in g["changes"]}
+    finally:
+        # Put everything back as it was (the lane's later tests share this stack).
+        cluster.kubectl("delete", "rolebinding", "stranger-edit", "-n", NAMESPACE, check=False)
+        cluster.kubectl("delete", "networkpolicy", "allow-all", "-n", NAMESPACE, check=False)
+        cluster.kubectl("delete", "clusterrolebinding", "tenant-accounts-admin", check=False)
+        for obj in kept.values():
+            restored = json.loads(json.dumps(obj))
+            for field in (
+                "resourceVersion",
+                "managedFields",
+                "generation",
+                "creationTimestamp",
+                "uid",
+            ):
+                restored["metadata"].pop(field, None)
+            restored.pop("status", None)
+            if restored["kind"] == "Service":
+                for port in restored["spec"].get("ports", []):
+                    port.pop("nodePort", None)
+            cluster.kubectl("replace", "-f", "-", input=json.dumps(restored))
+    code, report = status_live(project, cluster, engine, kube_env, tmp_path)
+    assert (code, findings(report)) == (0, {}), findings(report)
+    refresh_changes_nothing(engine, project, kube_env)
