@@ -289,9 +289,11 @@ def test_objects_nobody_declared_are_unmanaged_and_the_platforms_are_not() -> No
     ]  # a pattern matches the whole Kind/name
 
 
-def test_a_secrets_values_are_never_kept() -> None:
-    secret = {"kind": "Secret", "metadata": {"managedFields": [{}]}, "data": {"password": "eA=="}}
+def test_a_secrets_values_are_never_kept_nor_another_objects_managed_fields() -> None:
+    secret = {"kind": "Secret", "metadata": {}, "data": {"password": "eA=="}}
     assert live._clean(secret) == {"kind": "Secret", "metadata": {}, "data": {"password": ""}}
+    config = {"kind": "ConfigMap", "metadata": {"managedFields": [{}]}, "data": {"a": "b"}}
+    assert live._clean(config) == {"kind": "ConfigMap", "metadata": {}, "data": {"a": "b"}}
 
 
 def test_an_addition_is_drift_the_self_heal_leaves_alone() -> None:
@@ -381,3 +383,29 @@ def test_labels_or_annotations_on_an_object_that_declares_none_are_named() -> No
     }
     live_["metadata"]["labels"] = {"kubernetes.io/metadata.name": "svc"}
     assert differences(declared, live_) == ("metadata.annotations.exposed-by",)
+
+
+def test_a_secret_key_another_manager_wrote_is_named_without_its_value() -> None:
+    from gatewayctl.status.tampering import written_by_others
+
+    def owned(manager: str, *keys: str) -> dict[str, Any]:
+        return {
+            "manager": manager,
+            "operation": "Update" if manager.startswith("kubectl") else "Apply",
+            "fieldsV1": {"f:data": {f"f:{k}": {} for k in keys}, "f:type": {}},
+        }
+
+    ours = "pulumi-kubernetes-1b841d5a"
+    secret = {
+        "kind": "Secret",
+        "metadata": {"managedFields": [owned(ours, "url", "password")]},
+        "data": {"url": "", "password": ""},
+    }
+    assert written_by_others(ours, secret) == ()
+    secret["metadata"]["managedFields"].append(owned("kubectl-patch", "url", "extra"))
+    assert written_by_others(ours, secret) == ("data.extra", "data.url")
+    assert written_by_others(None, secret) == ()  # no field manager in the state: not known
+    # live.read keeps a Secret's managedFields (names, no values) and drops its values
+    cleaned = live._clean(copy.deepcopy({**secret, "data": {"url": "eA=="}}))
+    assert cleaned["metadata"]["managedFields"] == secret["metadata"]["managedFields"]
+    assert cleaned["data"] == {"url": ""}

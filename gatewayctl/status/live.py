@@ -11,8 +11,9 @@ the state (a real refresh would), so it reads the objects itself: ``kubectl get`
 in :data:`KINDS` in each gateway's namespace, the namespaces themselves, and the cluster's
 ClusterRoleBindings.
 
-Never kept: a Secret's values (each replaced by ``""`` as it is read: its keys stay) and every
-object's ``managedFields``.
+Never kept: a Secret's values (each replaced by ``""`` as it is read: its keys stay), and every
+other object's ``managedFields`` (a Secret's say which field manager wrote each key, and hold
+no value: :func:`gatewayctl.status.tampering.written_by_others`).
 
 Unmanaged (Argo CD's "orphaned resources"): an object in a gateway's namespace that is not one
 the state holds, nor made by one (an ``ownerReferences`` entry: a Deployment's ReplicaSets and
@@ -98,8 +99,8 @@ def key(obj: Mapping[str, Any]) -> Key:
 
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:
     metadata = obj.get("metadata")
-    if isinstance(metadata, dict):
-        metadata.pop("managedFields", None)
+    if isinstance(metadata, dict) and obj.get("kind") != "Secret":
+        metadata.pop("managedFields", None)  # a Secret's tell who wrote its keys (no values)
     if obj.get("kind") == "Secret":
         for field in ("data", "stringData"):
             if isinstance(obj.get(field), dict):

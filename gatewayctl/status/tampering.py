@@ -24,7 +24,8 @@ map the client sent, apart from the metadata it owns):
 
 - **Changed values**: every scalar the program declares, compared with the live one (resource
   quantities by value: the server writes ``0.5`` back as ``500m``); secret values (ciphertext in
-  the state) are not compared.
+  the state) are not compared: a Secret's key written by another field manager is found from
+  its ``managedFields`` instead (:func:`written_by_others`).
 - **Entries added** to the lists the program declares, matched by ``name`` where entries have
   one (containers, env, volumes, ports...), else each declared entry to a live one that holds it
   (rules, subjects, selectors' expressions); a live entry left over is an addition.
@@ -51,6 +52,10 @@ from gatewayctl.status.sync import OP_ADDITION, Change
 from gatewayctl.status.tree import name_of, type_of
 
 KUBERNETES = "kubernetes:"
+SECRET = "kubernetes:core/v1:Secret"
+FIELD_MANAGER = "__fieldManager"
+"""The output where pulumi-kubernetes keeps the field manager its server-side applies use
+(``provider/pkg/provider/provider.go``: ``fieldManagerName``, saved in the state)."""
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 """The key Pulumi marks a secret value with (``sdk/go/common/resource/sig``, ``Secret``)."""
@@ -319,9 +324,10 @@ def changes(
             current = index.get(key(resource.outputs or resource.inputs))
         if not current:
             continue  # gone: the refresh says so (Missing)
-        paths = tuple(
-            p for p in differences(resource.inputs, current) if not _under(p, named.get(urn, set()))
-        )
+        found_here = differences(resource.inputs, current)
+        if type_ == SECRET:
+            found_here += written_by_others(resource.outputs.get(FIELD_MANAGER), current)
+        paths = tuple(p for p in found_here if not _under(p, named.get(urn, set())))
         if paths:
             result.append(
                 Change(
@@ -339,3 +345,26 @@ def changes(
 def _under(path: str, named: set[str]) -> bool:
     """``path`` is one of ``named`` or inside one."""
     return any(path == n or path.startswith((n + ".", n + "[")) for n in named)
+
+
+def written_by_others(manager: Any, live: Mapping[str, Any]) -> tuple[str, ...]:
+    """A Secret's keys another field manager wrote (``data.<key>``), from its
+    ``metadata.managedFields``: its values are neither in the state (ciphertext) nor read, and
+    a value set by ``stringData`` (the program's way) is pruned from the refresh's diff, so an
+    edit shows only as a key the program's manager (``manager``, the state's
+    ``__fieldManager``) no longer owns alone. An update by another manager takes a field's
+    ownership from its appliers (Kubernetes server-side apply, "Conflicts": an ``Update`` never
+    conflicts, it becomes the field's manager); nothing when ``manager`` is unknown."""
+    if not isinstance(manager, str) or not manager:
+        return ()
+    entries = (live.get("metadata") or {}).get("managedFields") or []
+    found: set[str] = set()
+    for entry in entries:
+        if not isinstance(entry, Mapping) or entry.get("manager") == manager:
+            continue
+        fields = entry.get("fieldsV1") or {}
+        for section in ("f:data", "f:stringData"):
+            keys = fields.get(section) if isinstance(fields, Mapping) else None
+            if isinstance(keys, Mapping):
+                found.update(f"data.{k[2:]}" for k in keys if k.startswith("f:"))
+    return tuple(sorted(found))
