@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -14,7 +17,7 @@ import yaml
 
 from e2e import build
 from e2e.engine import Engine, Result
-from e2e.project import E2EProject
+from e2e.project import ROOT, E2EProject
 from gatewayctl.engine import render
 from gatewayctl.resolve import preparation
 from tests.support import REFERENCE
@@ -151,3 +154,36 @@ def lookup(value: Any, path: tuple[Any, ...]) -> Any:
 def write_json(path: Path, value: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
+
+
+def status(
+    project: E2EProject, files: list[Path], *extra: str, path: Path | None = None
+) -> tuple[int, Any]:
+    """``python -m gatewayctl status <stack> --format json *extra --from *files``, as the
+    workflows run it; ``path``: a directory put first on ``PATH`` (kubectl for ``--live``)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if path is not None:
+        env["PATH"] = f"{path}{os.pathsep}{env['PATH']}"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gatewayctl",
+            "--root",
+            str(project.root),
+            "status",
+            project.stack,
+            "--format",
+            "json",
+            *extra,
+            "--from",
+            *map(str, files),
+        ],
+        cwd=project.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.stdout.strip(), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -16,9 +14,9 @@ import yaml
 
 from e2e.cluster import Cluster
 from e2e.engine import Engine
-from e2e.project import ROOT, E2EProject
+from e2e.project import E2EProject
 from gatewayctl.status import certificates
-from tests.e2e.lane import Deployed, export, figure, pulumi, write_json
+from tests.e2e.lane import Deployed, export, figure, pulumi, status, write_json
 
 STACK = "e2e-local"
 FORCE = {"PULUMI_K8S_ENABLE_PATCH_FORCE": "true"}
@@ -38,32 +36,6 @@ def record(name: str, document: Any) -> None:
     text = json.dumps(document).replace(f"urn:pulumi:{STACK}::", "urn:pulumi:local::")
     text = text.replace(f"::hypershell-gateways-{STACK}", "::hypershell-gateways-local")
     write_json(FIXTURES / f"local-{name}", json.loads(text))
-
-
-def status(project: E2EProject, files: list[Path], *extra: str) -> tuple[int, Any]:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gatewayctl",
-            "--root",
-            str(project.root),
-            "status",
-            project.stack,
-            "--format",
-            "json",
-            *extra,
-            "--from",
-            *map(str, files),
-        ],
-        cwd=project.root,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.stdout.strip(), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
 
 
 def observe(

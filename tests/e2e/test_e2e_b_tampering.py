@@ -7,17 +7,22 @@ the untouched stack shows nothing: what the API server defaults is not drift."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from e2e.cluster import Cluster
 from e2e.engine import Engine
-from e2e.project import ROOT, E2EProject
-from tests.e2e.lane import Deployed, export, figure, pulumi, refresh_changes_nothing, write_json
+from e2e.project import E2EProject
+from tests.e2e.lane import (
+    Deployed,
+    export,
+    figure,
+    pulumi,
+    refresh_changes_nothing,
+    status,
+    write_json,
+)
 
 STACK = "e2e-local"
 GATEWAY = "dev-build"
@@ -36,36 +41,14 @@ def status_live(
     assert refresh.returncode == 0, refresh.stderr[-3000:]
     (out / "refresh.json").write_text(refresh.stdout)
     write_json(out / "state.json", export(engine, project, env))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gatewayctl",
-            "--root",
-            str(project.root),
-            "status",
-            project.stack,
-            "--format",
-            "json",
-            "--live",
-            "--kubeconfig",
-            str(cluster.kubeconfig),
-            "--from",
-            str(out / "refresh.json"),
-            str(out / "state.json"),
-        ],
-        cwd=project.root,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "PATH": f"{cluster.kubectl_bin.parent}{os.pathsep}{os.environ['PATH']}",
-        },
-        capture_output=True,
-        text=True,
-        check=False,
+    return status(
+        project,
+        [out / "refresh.json", out / "state.json"],
+        "--live",
+        "--kubeconfig",
+        str(cluster.kubeconfig),
+        path=cluster.kubectl_bin.parent,
     )
-    assert proc.stdout.strip(), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
 
 
 def findings(report: dict[str, Any]) -> dict[str, set[str]]:
@@ -94,6 +77,12 @@ def at(kind: str, path: str, name: str = "") -> Callable[[str], bool]:
         )
 
     return match
+
+
+def add(cluster: Cluster, path: str, value: Any) -> Callable[[], None]:
+    """A JSON patch adding ``value`` at ``path`` of the gateway's Deployment."""
+    body = [{"op": "add", "path": path, "value": value}]
+    return lambda: patch(cluster, "deployment", DEPLOYMENT, "json", body)
 
 
 def patch(cluster: Cluster, kind: str, name: str, kind_of: str, body: Any) -> None:
@@ -145,52 +134,24 @@ def test_tampering_is_named_by_status_live_and_nothing_else(
         ),
         (
             "a container added",
-            lambda: patch(
-                cluster,
-                "deployment",
-                DEPLOYMENT,
-                "json",
-                [
-                    {
-                        "op": "add",
-                        "path": "/spec/template/spec/containers/-",
-                        "value": {"name": "miner", "image": "miner:1"},
-                    }
-                ],
-            ),
+            add(cluster, "/spec/template/spec/containers/-", {"name": "miner", "image": "miner:1"}),
             at("Deployment", f"{pod}.containers[miner]"),
         ),
         (
             "an env entry added",
-            lambda: patch(
+            add(
                 cluster,
-                "deployment",
-                DEPLOYMENT,
-                "json",
-                [
-                    {
-                        "op": "add",
-                        "path": "/spec/template/spec/containers/0/env/-",
-                        "value": {"name": "INJECTED", "value": "1"},
-                    }
-                ],
+                "/spec/template/spec/containers/0/env/-",
+                {"name": "INJECTED", "value": "1"},
             ),
             at("Deployment", f"{c}.env[INJECTED]"),
         ),
         (
             "a hostPath volume added",
-            lambda: patch(
+            add(
                 cluster,
-                "deployment",
-                DEPLOYMENT,
-                "json",
-                [
-                    {
-                        "op": "add",
-                        "path": "/spec/template/spec/volumes/-",
-                        "value": {"name": "host", "hostPath": {"path": "/"}},
-                    }
-                ],
+                "/spec/template/spec/volumes/-",
+                {"name": "host", "hostPath": {"path": "/"}},
             ),
             at("Deployment", f"{pod}.volumes[host]"),
         ),
