@@ -367,6 +367,7 @@ def test_live_objects_are_compared_and_the_undeclared_named_in_the_gateway() -> 
         "namespaces": ["ns-x"],
         "kinds": ["deployments.apps"],
         "objects": 3,
+        "unreadClusters": [],
     }
     assert head["gateways"][0]["changes"][1]["urn"] is None
     assert "3 live objects of 1 namespace(s) read with kubectl at 2026-06-01 04:00 UTC" in (
@@ -409,3 +410,34 @@ def test_a_secret_key_another_manager_wrote_is_named_without_its_value() -> None
     cleaned = live._clean(copy.deepcopy({**secret, "data": {"url": "eA=="}}))
     assert cleaned["metadata"]["managedFields"] == secret["metadata"]["managedFields"]
     assert cleaned["data"] == {"url": ""}
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        ([], {"east": None, "west": None}),
+        (["/k/all"], {"east": "/k/all", "west": "/k/all"}),
+        (["east=/k/e"], {"east": "/k/e"}),  # west not read: the report says so
+        (["/k/all", "east=/k/e"], {"east": "/k/e", "west": "/k/all"}),
+        (["./a=b"], {"east": "./a=b", "west": "./a=b"}),  # a file whose name holds '='
+    ],
+)
+def test_kubeconfigs_for_the_live_read(entries: list[str], expected: dict[str, Any]) -> None:
+    from gatewayctl.status.command import kubeconfigs
+
+    assert kubeconfigs(entries, ["east", "west"]) == expected
+
+
+def test_a_kubeconfig_for_a_cluster_the_stack_lacks_is_refused() -> None:
+    from gatewayctl.errors import UsageError
+    from gatewayctl.status.command import kubeconfigs
+
+    with pytest.raises(UsageError, match="the stack has no cluster 'north'; its clusters: east"):
+        kubeconfigs(["north=/k/n"], ["east"])
+
+
+def test_a_cluster_not_read_is_said() -> None:
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    one = live.LiveObjects(items=(), namespaces=("ns",), kinds=(), read_at=now, context="a")
+    both = live.merged([one, live.unread("west", now)], now)
+    assert (both.namespaces, both.context, both.unread) == (("ns",), "a", ("west",))

@@ -37,6 +37,12 @@ def test_drift_runs_per_stack_in_its_environment_sharing_the_deploy_lock() -> No
 
 FAKE_STATUS_PULUMI = """\
 echo "$*" >> pulumi-calls
+case "$1 $2 $3" in
+  "config get clusterSecrets")
+    [ -n "$FAKE_CLUSTER_SECRETS" ] || { echo "configuration key not found" >&2; exit 255; }
+    printf '%s\\n' "$FAKE_CLUSTER_SECRETS"; exit 0 ;;
+  "config get --path") printf 'kubeconfig of %s\\n' "$4"; exit 0 ;;
+esac
 case "$1" in
   refresh) echo '{"steps": []}'; exit "${FAKE_REFRESH:-0}" ;;
   stack) echo '{"version": 3, "deployment": {}}'; exit "${FAKE_EXPORT:-0}" ;;
@@ -45,6 +51,9 @@ esac
 
 FAKE_STATUS_PYTHON = """\
 echo "$*" >> python-calls
+for arg in "$@"; do  # each kubeconfig given, as status would read it
+  case "$arg" in *=/*) f="${arg#*=}"; { stat -c '%a' "$f"; cat "$f"; } >> kubeconfigs-read ;; esac
+done
 case "$*" in
   *"--format json"*) printf '%s\\n' "$FAKE_JSON" ;;
   *"--format markdown"*) printf '## Status of stack `ibm`\\n' ;;
@@ -94,6 +103,7 @@ def test_the_status_step_turns_exit_codes_into_outcomes(
     assert (tmp_path / "pulumi-calls").read_text(encoding="utf-8").splitlines() == [
         "refresh --preview-only --json --stack acme/ibm --non-interactive",
         "stack export --stack acme/ibm",
+        "config get clusterSecrets --json --stack acme/ibm",  # none held: no live read
     ]
     assert (tmp_path / "refresh.json").read_text(encoding="utf-8") == '{"steps": []}\n'
     calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
@@ -136,6 +146,31 @@ if [ "$1 $2" = "issue list" ]; then printf '%s' "$FAKE_OPEN_ISSUE"; fi
 """
 
 OUTCOMES = ("green", "drift", "degraded", "renewal", "failed")
+
+
+@needs_bash
+def test_the_status_step_reads_live_with_each_kubeconfig_the_stack_holds(tmp_path: Path) -> None:
+    script = step("drift.yml", "refresh", "Status (")["run"]
+    secrets = {"objectValue": {"east": {"kubeconfig": "x", "dbAdminPassword": "y"}, "west": {}}}
+    env = status_env(tmp_path, FAKE_STATUS="0", FAKE_CLUSTER_SECRETS=json.dumps(secrets))
+    result, outputs = run_script(script, tmp_path, env)
+    assert (result, outputs["outcome"]) == (0, "green")
+    pulumi_calls = (tmp_path / "pulumi-calls").read_text(encoding="utf-8").splitlines()
+    assert pulumi_calls[2:] == [
+        "config get clusterSecrets --json --stack acme/ibm",
+        "config get --path clusterSecrets.east.kubeconfig --stack acme/ibm",
+    ]
+    calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
+    assert len(calls) == 2
+    for call, fmt in zip(calls, ("json", "markdown"), strict=True):
+        head, _, rest = call.partition(" --kubeconfig east=")
+        path, _, tail = rest.partition(" ")
+        assert head == "-m gatewayctl status ibm --live"
+        assert tail == f"--from refresh.json state.json --format {fmt}"
+        assert not Path(path).exists()  # removed at the step's end
+    # west holds no kubeconfig: not read (status says so); east's was private while read
+    read = (tmp_path / "kubeconfigs-read").read_text(encoding="utf-8").splitlines()
+    assert read == ["600", "kubeconfig of clusterSecrets.east.kubeconfig"] * 2
 
 
 def test_each_outcome_runs_its_steps() -> None:

@@ -93,8 +93,12 @@ def add(commands: arguments.Commands) -> None:
     )
     sta.add_argument(
         "--kubeconfig",
-        metavar="FILE",
-        help="with --live: the kubeconfig kubectl reads (default: KUBECONFIG, ~/.kube/config)",
+        action="append",
+        default=[],
+        metavar="[CLUSTER=]FILE",
+        help="with --live: the kubeconfig kubectl reads (default: KUBECONFIG, ~/.kube/config);"
+        " CLUSTER=FILE for one cluster of the stack (repeat): then a cluster given none is"
+        " not read, and the report says so",
     )
     sta.add_argument(
         "--now",

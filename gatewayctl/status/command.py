@@ -73,20 +73,49 @@ def run(args: argparse.Namespace, console: Console) -> State:
     return overall
 
 
+def kubeconfigs(entries: list[str], clusters: list[str]) -> dict[str, str | None]:
+    """Each cluster's ``--kubeconfig`` (``None``: kubectl's default); a cluster left out when
+    some are named and it is not. ``CLUSTER=FILE`` names one (UsageError for a cluster the
+    stack does not have); anything else is a file for every cluster."""
+    named: dict[str, str] = {}
+    default: str | None = None
+    for entry in entries:
+        cluster, sep, path = entry.partition("=")
+        if sep and "/" not in cluster and cluster:
+            if cluster not in clusters:
+                raise UsageError(
+                    f"--kubeconfig: the stack has no cluster {printable(cluster)!r};"
+                    f" its clusters: {', '.join(clusters) or 'none'}"
+                )
+            if not path:
+                raise UsageError(f"--kubeconfig {printable(entry)!r}: no file after '='")
+            named[cluster] = path
+        else:
+            default = entry
+    if named and default is None:
+        return dict(named)
+    return {c: named.get(c, default) for c in clusters}
+
+
 def _live(args: argparse.Namespace, loaded: LoadedStack) -> tuple[live.LiveObjects, dict[str, str]]:
     """The live objects of the gateways' namespaces, cluster by cluster (:mod:`.live`)."""
     namespaces = {g.namespace: g.name for g in loaded.gateways}
     by_cluster: dict[str, list[str]] = {}
     for gateway in loaded.gateways:
         by_cluster.setdefault(gateway.cluster, []).append(gateway.namespace)
+    given = kubeconfigs(args.kubeconfig, sorted(loaded.config.clusters))
+    now = args.now or datetime.now(UTC)
     read: list[live.LiveObjects] = []
     for cluster, names in sorted(by_cluster.items()):
+        if cluster not in given:
+            read.append(live.unread(cluster, now))
+            continue
         context = loaded.cluster(cluster).kubeconfig_context
         try:
-            read.append(live.read(names, kubeconfig=args.kubeconfig, context=context, now=args.now))
+            read.append(live.read(names, kubeconfig=given[cluster], context=context, now=now))
         except (live.LiveReadError, OSError) as error:
             raise ToolError(f"--live: cluster {cluster}: {error}") from None
-    return live.merged(read, args.now or datetime.now(UTC)), namespaces
+    return live.merged(read, now), namespaces
 
 
 def _gateway(

@@ -71,6 +71,8 @@ def live_note(status: StackStatus) -> str:
             f"; {len(read.items)} live objects of {len(read.namespaces)} namespace(s) read with"
             f" kubectl at {_time(read.read_at)} (context {printable(read.context)})"
         )
+        if read.unread:
+            note += f"; not read (no kubeconfig given): {printable(', '.join(read.unread))}"
     return note
 
 
@@ -255,6 +257,7 @@ def _objects(status: StackStatus) -> dict[str, Any] | None:
         "namespaces": list(read.namespaces),
         "kinds": list(read.kinds),
         "objects": len(read.items),
+        "unreadClusters": list(read.unread),
     }
 
 

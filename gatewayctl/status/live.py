@@ -87,6 +87,8 @@ class LiveObjects:
     kinds: tuple[str, ...]
     read_at: datetime
     context: str
+    unread: tuple[str, ...] = ()
+    """Clusters not read (``--kubeconfig CLUSTER=FILE`` named others, not them)."""
 
 
 def key(obj: Mapping[str, Any]) -> Key:
@@ -152,14 +154,23 @@ def read(
     )
 
 
+def unread(cluster: str, now: datetime) -> LiveObjects:
+    """What stands for a cluster not read."""
+    return LiveObjects(
+        items=(), namespaces=(), kinds=(), read_at=now, context="", unread=(cluster,)
+    )
+
+
 def merged(reads: Sequence[LiveObjects], now: datetime) -> LiveObjects:
     """One read of several clusters' (an empty one for a stack without gateways)."""
+    done = [r for r in reads if not r.unread]
     return LiveObjects(
-        items=tuple(i for r in reads for i in r.items),
-        namespaces=tuple(sorted({n for r in reads for n in r.namespaces})),
-        kinds=tuple(sorted({k for r in reads for k in r.kinds})),
-        read_at=min((r.read_at for r in reads), default=now),
-        context=", ".join(r.context for r in reads),
+        items=tuple(i for r in done for i in r.items),
+        namespaces=tuple(sorted({n for r in done for n in r.namespaces})),
+        kinds=tuple(sorted({k for r in done for k in r.kinds})),
+        read_at=min((r.read_at for r in done), default=now),
+        context=", ".join(r.context for r in done),
+        unread=tuple(sorted(c for r in reads for c in r.unread)),
     )
 
 
