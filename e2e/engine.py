@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import psutil
 import yaml
 from pulumi.automation._server import LanguageServer
 from pulumi.runtime.proto import language_pb2_grpc
@@ -203,6 +204,31 @@ def checkpoint_env(
     return dict(env)
 
 
+def run_whole(
+    command: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(command)`` with its output captured, and when it runs out of time or
+    the caller is interrupted, the CLI killed with every process under it: ``subprocess.run``'s
+    timeout kills the CLI alone, and its plugins, each in a process group of its own (pulumi
+    v3.274.0 ``sdk/go/common/resource/plugin/plugin.go``: ``cmdutil.RegisterProcessGroup``),
+    then wait for ever (measured: 104 stand-in plugins left by a preview that timed out in the
+    bench). A stand-in's fork exits with its launcher (``e2e/providers/forkserver.py``)."""
+    proc = subprocess.Popen(
+        command, cwd=cwd, env=dict(env), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except BaseException:  # TimeoutExpired, KeyboardInterrupt: nothing of it outlives the run
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+        proc.kill()
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+
+
 @dataclass
 class Engine:
     """The real CLI with its own home, backend and plugins; one per test session."""
@@ -284,7 +310,7 @@ class Engine:
             if program is not None:
                 address = stack.enter_context(language_server(program))
                 command.append(f"--client={address}")
-            proc = subprocess.run(
+            proc = run_whole(
                 command,
                 cwd=cwd,
                 env=checkpoint_env(
@@ -292,10 +318,7 @@ class Engine:
                     {**self.env(cwd), **(env or {}), **extra},
                     skip=self.skip_dry_run_checkpoints,
                 ),
-                text=True,
-                capture_output=True,
                 timeout=timeout,
-                check=False,
             )
             taken = takeovers(_read_events(log), started) if log is not None else []
         result = Result(command, proc.returncode, proc.stdout, proc.stderr)
