@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, console: Console) -> State:
     loaded = load_stack(args.root, args.stack)
     declared = [g.name for g in loaded.gateways]
     releases = {g.name: (g.release, g.release_pinned) for g in loaded.gateways if g.release}
-    objects, namespaces = _live(args, loaded) if args.live else (None, None)
+    objects, namespaces = _live(args, loaded, now) if args.live else (None, None)
     result = core.build(
         args.stack,
         read,
@@ -97,14 +97,15 @@ def kubeconfigs(entries: list[str], clusters: list[str]) -> dict[str, str | None
     return {c: named.get(c, default) for c in clusters}
 
 
-def _live(args: argparse.Namespace, loaded: LoadedStack) -> tuple[live.LiveObjects, dict[str, str]]:
+def _live(
+    args: argparse.Namespace, loaded: LoadedStack, now: datetime
+) -> tuple[live.LiveObjects, dict[str, str]]:
     """The live objects of the gateways' namespaces, cluster by cluster (:mod:`.live`)."""
     namespaces = {g.namespace: g.name for g in loaded.gateways}
     by_cluster: dict[str, list[str]] = {}
     for gateway in loaded.gateways:
         by_cluster.setdefault(gateway.cluster, []).append(gateway.namespace)
     given = kubeconfigs(args.kubeconfig, sorted(loaded.config.clusters))
-    now = args.now or datetime.now(UTC)
     read: list[live.LiveObjects] = []
     for cluster, names in sorted(by_cluster.items()):
         if cluster not in given:

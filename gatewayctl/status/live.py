@@ -68,8 +68,14 @@ PLATFORM_SERVICE_ACCOUNTS = frozenset({"default", "builder", "deployer", "pipeli
 PLATFORM_ROLEBINDINGS = frozenset(
     {"system:image-pullers", "system:image-builders", "system:deployers"}
 )
-"""What Kubernetes (the root CA ConfigMap, the default service account) and OpenShift (its
-service CA ConfigMap, build and deploy accounts and their bindings) make in every namespace."""
+"""What Kubernetes and OpenShift make in every namespace: the root CA ConfigMap
+(kube-controller-manager's ``root-ca-cert-publisher``, kubernetes ``pkg/controller/certificates/
+rootcacertpublisher``) and the ``default`` service account (``pkg/controller/serviceaccount``),
+both proved by the lane's untouched stack reading clean; OpenShift's service CA ConfigMap
+(service-ca-operator's ``cabundleinjector``), the ``builder`` and ``deployer`` accounts and
+their ``system:*`` bindings (openshift-controller-manager, ``pkg/serviceaccounts`` and the
+default rolebindings controller) and OpenShift Pipelines' ``pipeline`` account, which no lane
+here can show: what a cluster adds beyond them, ``unmanagedIgnore`` lets be."""
 TOKEN_TYPES = frozenset({"kubernetes.io/service-account-token", "kubernetes.io/dockercfg"})
 
 Key = tuple[str, str, str, str]

@@ -46,12 +46,11 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gatewayctl.status.live import LiveObjects, key
+from gatewayctl.status.live import KUBERNETES, LiveObjects, key
 from gatewayctl.status.models import ResourceV3
 from gatewayctl.status.sync import OP_ADDITION, Change
 from gatewayctl.status.tree import name_of, type_of
 
-KUBERNETES = "kubernetes:"
 SECRET = "kubernetes:core/v1:Secret"
 FIELD_MANAGER = "__fieldManager"
 """The output where pulumi-kubernetes keeps the field manager its server-side applies use
@@ -129,9 +128,12 @@ PORT_UNSET = {"hostPort": (), "hostIP": ()}
 UNSET_BY_KEY = {"containers": CONTAINER_UNSET, "initContainers": CONTAINER_UNSET}
 
 WRITE_ONLY = frozenset({"stringData"})
-"""Fields the server takes and never returns (a Secret's ``stringData`` is merged into
-``data``)."""
+"""Fields the server takes and never returns: a Secret's ``stringData`` is merged into ``data``
+(Kubernetes API reference, Secret v1: "stringData ... is never output when reading from the
+API"); the lane's untouched stack reads clean with it (tests/e2e/test_e2e_b_tampering.py)."""
 QUANTITY_PARENTS = frozenset({"limits", "requests"})
+"""Maps of resource quantities, which the server stores in canonical form (apimachinery
+``pkg/api/resource/quantity.go``, ``CanonicalizeBytes``: ``0.5`` is written back ``500m``)."""
 _SUFFIXES: dict[str, int | Decimal] = {
     "Ki": 2**10,
     "Mi": 2**20,
@@ -228,9 +230,9 @@ def _compare_map(
         _compare(value, live[name], _join(path, name), name, found)
     if key in CLOSED_MAPS:
         found += [_join(path, k) for k in live if k not in desired and not _system(k)]
-    for name in CLOSED_MAPS & live.keys() - desired.keys():
-        added = live[name]  # a map the program leaves out entirely, filled by another
-        if isinstance(added, Mapping) and name in {"labels", "annotations"}:
+    for name in ("labels", "annotations"):  # left out by the program, filled by another
+        added = live.get(name) if name not in desired else None
+        if isinstance(added, Mapping):
             found += [_join(_join(path, name), k) for k in added if not _system(k)]
     for name, allowed in _unset_rules(path, key, desired).items():
         if name == "serviceAccount":  # the deprecated alias the server mirrors the name into
