@@ -441,7 +441,18 @@ class Builder:
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         self.run(item.name, ["apt-get", "update", "-q"], cwd=self.root, env=env)
         pinned = [f"{p}={t['version']}" for p in t["packages"]]
-        self.run(item.name, ["apt-get", "install", "-y", "-q", *pinned], cwd=self.root, env=env)
+        try:
+            self.run(item.name, ["apt-get", "install", "-y", "-q", *pinned], cwd=self.root, env=env)
+        except BuildError as error:
+            offered = served(t["packages"][0])
+            if t["version"] in offered:
+                raise
+            # Debian's security archive keeps only a package's latest build: a pin it
+            # superseded is gone (apt-cache madison lists what the archives serve).
+            raise BuildError(
+                f"{error}\nDebian no longer serves {t['packages'][0]} {t['version']}; it serves"
+                f" {', '.join(offered) or 'none'}: set [chromium] version in e2e/versions.toml"
+            ) from None
         return check_debian_packages(t)
 
     # --- driving ------------------------------------------------------------------------------
@@ -535,6 +546,29 @@ class Builder:
                 'the e2e tests that need them are skipped (docs/real-engine.md, "CI")'
             )
         return result
+
+
+def served(package: str) -> list[str]:
+    """The versions of ``package`` the configured archives serve, newest first
+    (``apt-cache madison``: ``package | version | archive`` a line)."""
+    proc = subprocess.run(
+        ["apt-cache", "madison", package],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        check=False,
+    )
+    return madison_versions(proc.stdout)
+
+
+def madison_versions(text: str) -> list[str]:
+    """The versions ``apt-cache madison`` prints, each once, in its order."""
+    found: list[str] = []
+    for line in text.splitlines():
+        fields = [f.strip() for f in line.split("|")]
+        if len(fields) >= 3 and fields[1] and fields[1] not in found:
+            found.append(fields[1])
+    return found
 
 
 def check_debian_packages(table: Mapping[str, Any]) -> dict[str, Any]:

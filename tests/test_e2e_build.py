@@ -32,6 +32,23 @@ def test_a_debian_package_at_another_version_is_refused_with_the_install_command
     )
 
 
+def test_the_versions_debian_serves_are_read_from_apt_cache_madison() -> None:
+    text = (
+        "  chromium | 156.0.8078.129-1~deb12u1 | http://deb.debian.org/debian-security"
+        " bookworm-security/main amd64 Packages\n"
+        "  chromium | 150.0.7871.100-1~deb12u1 | http://deb.debian.org/debian bookworm/main"
+        " amd64 Packages\n"
+        "  chromium | 150.0.7871.100-1~deb12u1 | http://mirror/debian bookworm/main amd64"
+        " Packages\n"
+        "N: unrelated note\n"
+    )
+    assert build.madison_versions(text) == [
+        "156.0.8078.129-1~deb12u1",
+        "150.0.7871.100-1~deb12u1",
+    ]
+    assert build.madison_versions("") == []
+
+
 def test_the_chromium_item_is_checked_on_every_run_not_cached() -> None:
     assert "chromium" in build.Builder.CHECKED_EVERY_RUN
     assert build.load_versions()["chromium"]["packages"] == ["chromium", "chromium-driver"]
