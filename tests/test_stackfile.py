@@ -395,11 +395,22 @@ def test_a_boolean_key_as_the_cli_writes_it_back(tmp_path: Path, written: Any, r
     # real-engine lane saw it (e2e/project.py's stacks); both spellings are the same value.
     from tests.builders import PREFIX, STACK, write_stack
 
-    write_stack(tmp_path, extra={f"{PREFIX}selfHeal": written, f"{PREFIX}production": "false"})
+    write_stack(
+        tmp_path,
+        extra={
+            f"{PREFIX}selfHeal": written,
+            f"{PREFIX}selfHealUnmanaged": written,
+            f"{PREFIX}production": "false",
+        },
+    )
     raw = yaml.safe_load((tmp_path / f"Pulumi.{STACK}.yaml").read_text())["config"]
     config = {k.removeprefix(PREFIX): v for k, v in raw.items() if k.startswith(PREFIX)}
     loaded = load_stack(tmp_path, STACK, config)
-    assert (loaded.config.self_heal, loaded.config.production) == (read, False)
+    assert (
+        loaded.config.self_heal,
+        loaded.config.self_heal_unmanaged,
+        loaded.config.production,
+    ) == (read, read, False)
 
 
 def test_unmanaged_ignore_takes_kind_and_name_patterns_and_names_a_bad_one(

@@ -433,7 +433,10 @@ def test_remedy_rules() -> None:
 def test_self_heal_is_read_from_the_stack_and_refused_for_the_operators(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "project")
     code, doc = status_json(DRIFT, STATE, root=root)
-    assert (doc["selfHeal"], doc["remedy"]) == (False, {"action": "none", "targets": []})
+    assert (doc["selfHeal"], doc["remedy"]) == (
+        False,
+        {"action": "none", "targets": [], "heal": [], "manual": []},
+    )
     with edited_config(root, "ibm") as config:
         config["hypershell-gateways:selfHeal"] = True
     code, doc = status_json(DRIFT, STATE, root=root)

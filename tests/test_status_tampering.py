@@ -315,7 +315,7 @@ def test_an_addition_is_drift_the_self_heal_leaves_alone() -> None:
     assert selfheal.remedy(status, True) == selfheal.Remedy(action="none")
     assert change_line(gateway.changes[0]) == (
         "kubernetes:apps/v1:Deployment x-workload-deploy (live) added by another manager"
-        " (up leaves it: delete the object, then pulumi up --refresh):"
+        " (up leaves it: self-heal removes it, or the command below):"
         " spec.template.spec.containers[miner]"
     )
 
@@ -357,7 +357,7 @@ def test_live_objects_are_compared_and_the_undeclared_named_in_the_gateway() -> 
     ]
     assert change_line(gateway.changes[1]) == (
         "rbac.authorization.k8s.io/RoleBinding ns-x/stranger-edit (live) not declared by the"
-        " program (nothing deletes it: review it, then kubectl delete)"
+        " program (deleted only by self-heal with selfHealUnmanaged)"
     )
     assert selfheal.remedy(status, True) == selfheal.Remedy(action="none")
     head = formats.document(status, selfheal.Remedy(action="none"), "out-of-sync", False, {})

@@ -43,6 +43,7 @@ examples:
   gatewayctl status ibm team-a --from refresh.json state.json   # its resource tree
   gatewayctl status ibm --from refresh.json state.json --format markdown
   gatewayctl status ibm --live --from refresh.json state.json   # and what kubectl reads
+  gatewayctl status ibm --live --heal --from refresh.json state.json && pulumi up --refresh
 """
 
 
@@ -99,6 +100,16 @@ def add(commands: arguments.Commands) -> None:
         help="with --live: the kubeconfig kubectl reads (default: KUBECONFIG, ~/.kube/config);"
         " CLUSTER=FILE for one cluster of the stack (repeat): then a cluster given none is"
         " not read, and the report says so",
+    )
+    sta.add_argument(
+        "--heal",
+        action="store_true",
+        help="with --live, when the remedy is heal (the stack's selfHeal on, nothing from git"
+        " pending): remove what other field managers added to the program's objects, delete"
+        " a Secret or ConfigMap changed where no refresh sees it and, with selfHealUnmanaged,"
+        " the objects nobody declared (kubectl, each against the object as read); then run"
+        " `pulumi up --refresh`. Prints what it did; what it leaves, the report names with"
+        " the command",
     )
     sta.add_argument(
         "--now",

@@ -255,6 +255,10 @@ class StackConfig(Model):
     """The scheduled drift check may run ``pulumi up --refresh`` when the only problem is
     drift, and reissue certificates inside their renewal window (``gatewayctl.status``);
     never for a stack the operator owns."""
+    self_heal_unmanaged: CliBool = Field(False, alias="selfHealUnmanaged")
+    """With ``selfHeal``, the check also deletes the objects nobody declared in the gateway
+    namespaces (and the ClusterRoleBindings to them) that ``unmanagedIgnore`` does not let be
+    (``gatewayctl.status.heal``); without it, they are reported with the command."""
     unmanaged_ignore: list[UnmanagedPattern] = Field(default_factory=list, alias="unmanagedIgnore")
     """``Kind/name`` patterns (``fnmatch``: ``Secret/builder-dockercfg-*``) of objects the
     platform makes in the gateway namespaces, which ``status --live`` does not report as

@@ -53,6 +53,7 @@ STACK_ONLY = {
     "declarationsDir": _TYPED,
     "production": _TYPED,
     "selfHeal": _TYPED,
+    "selfHealUnmanaged": _TYPED,
     "unmanagedIgnore": "what status --live lets be is each stack's own choice",
 }
 

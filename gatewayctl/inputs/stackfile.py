@@ -28,7 +28,7 @@ from gatewayctl.typos import closest
 PROJECT = "hypershell-gateways"
 STRING_KEYS = ("declarationsDir", "environment")
 OBJECT_KEYS = ("images", "clusters", "selector", "unmanagedIgnore")
-BOOL_KEYS = ("production", "selfHeal")
+BOOL_KEYS = ("production", "selfHeal", "selfHealUnmanaged")
 CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS + BOOL_KEYS
 STACK_FILE_SUFFIXES = (".yaml", ".yml")
 """Endings of a file named like a stack file: this tool reads the first; no output of it may

@@ -18,7 +18,7 @@ from rich.text import Text
 from gatewayctl import printing
 from gatewayctl.errors import ToolError, UsageError, printable
 from gatewayctl.resolve.resolved import LoadedStack
-from gatewayctl.status import core, formats, inputs, live, selfheal, view
+from gatewayctl.status import core, formats, heal, inputs, live, selfheal, view
 from gatewayctl.status.core import State, state
 
 NAMES_SHOWN = 20
@@ -33,6 +33,8 @@ def run(args: argparse.Namespace, console: Console) -> State:
     from gatewayctl.inputs.stackfile import PROJECT
     from gatewayctl.resolve.stack import load_stack
 
+    if args.heal and (not args.live or args.gateway is not None):
+        raise UsageError("--heal needs --live (it heals what kubectl read) and no GATEWAY")
     self_heal = selfheal.enabled(args.root, args.stack)
     files = [path for group in args.sources for path in group]
     read = inputs.read(files, stack=args.stack, project=PROJECT)
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace, console: Console) -> State:
     loaded = load_stack(args.root, args.stack)
     declared = [g.name for g in loaded.gateways]
     releases = {g.name: (g.release, g.release_pinned) for g in loaded.gateways if g.release}
-    objects, namespaces = _live(args, loaded, now) if args.live else (None, None)
+    objects, namespaces, kubectl = _live(args, loaded, now) if args.live else (None, None, {})
     result = core.build(
         args.stack,
         read,
@@ -55,8 +57,11 @@ def run(args: argparse.Namespace, console: Console) -> State:
     notes = Console(stderr=True, highlight=False, emoji=False)
     if args.gateway is not None:
         return _gateway(args, result, releases, console, notes)
-    remedy = selfheal.remedy(result, self_heal, read.paths.get("checkpoint", ""))
+    plan = heal.plan(result, loaded.config.self_heal_unmanaged)
+    remedy = selfheal.remedy(result, self_heal, read.paths.get("checkpoint", ""), plan)
     overall = state(result)
+    if args.heal:
+        _heal(remedy, kubectl, notes)
     if args.format in {"table", "wide"}:
         shown = {name: _release(*release) for name, release in releases.items()}
         printing.show(console, view.list_lines(result, wide=args.format == "wide", releases=shown))
@@ -97,26 +102,44 @@ def kubeconfigs(entries: list[str], clusters: list[str]) -> dict[str, str | None
     return {c: named.get(c, default) for c in clusters}
 
 
+def _heal(remedy: selfheal.Remedy, kubectl: dict[str | None, list[str]], notes: Console) -> None:
+    """``--heal``: carry out the remedy's heal steps (:mod:`.heal`), a line on stderr each."""
+    if remedy.action != "heal":
+        why = "nothing to heal" if not remedy.plan.steps else f"the remedy is {remedy.action}"
+        notes.print(f"--heal: {why}; nothing changed", markup=False, soft_wrap=True)
+        return
+    try:
+        for line in heal.run(remedy.plan.steps, kubectl):
+            notes.print(printing.inert_text(line), markup=False, soft_wrap=True)
+    except heal.HealError as error:
+        raise ToolError(f"--heal: {printable(str(error))}") from None
+
+
 def _live(
     args: argparse.Namespace, loaded: LoadedStack, now: datetime
-) -> tuple[live.LiveObjects, dict[str, str]]:
-    """The live objects of the gateways' namespaces, cluster by cluster (:mod:`.live`)."""
+) -> tuple[live.LiveObjects, dict[str, str], dict[str | None, list[str]]]:
+    """The live objects of the gateways' namespaces, cluster by cluster (:mod:`.live`), and
+    each gateway's kubectl command line (its cluster's kubeconfig and context)."""
     namespaces = {g.namespace: g.name for g in loaded.gateways}
     by_cluster: dict[str, list[str]] = {}
     for gateway in loaded.gateways:
         by_cluster.setdefault(gateway.cluster, []).append(gateway.namespace)
     given = kubeconfigs(args.kubeconfig, sorted(loaded.config.clusters))
     read: list[live.LiveObjects] = []
+    kubectl: dict[str | None, list[str]] = {}
     for cluster, names in sorted(by_cluster.items()):
         if cluster not in given:
             read.append(live.unread(cluster, now))
             continue
         context = loaded.cluster(cluster).kubeconfig_context
+        line = ["kubectl", *([f"--kubeconfig={given[cluster]}"] if given[cluster] else [])]
+        line += [f"--context={context}"] if context else []
+        kubectl.update({g.name: line for g in loaded.gateways if g.cluster == cluster})
         try:
             read.append(live.read(names, kubeconfig=given[cluster], context=context, now=now))
         except (live.LiveReadError, OSError) as error:
             raise ToolError(f"--live: cluster {cluster}: {error}") from None
-    return live.merged(read, now), namespaces
+    return live.merged(read, now), namespaces, kubectl
 
 
 def _gateway(

@@ -31,7 +31,7 @@ from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
 from gatewayctl.status.live import LiveObjects
 from gatewayctl.status.models import OP_CREATE, OP_DELETE, ResourceV3, UnreadableError
-from gatewayctl.status.sync import Change, Sync, changes
+from gatewayctl.status.sync import OP_ADDITION, Change, Sync, changes
 from gatewayctl.status.tree import CycleError, Tree, name_of, stack_outputs, type_of
 
 LiveSource = Literal["refresh", "state", "none"]
@@ -73,6 +73,9 @@ class StackStatus:
     """The time of the update that wrote the given state (:mod:`.age`); None without one."""
     objects_read: LiveObjects | None = None
     """The live objects read with kubectl (``--live``), for when and where they were read."""
+    desired: Mapping[str, ResourceV3] = field(default_factory=dict)
+    """The state of each resource another manager changed or added to (:mod:`.tampering`), by
+    URN: what self-heal puts it back to (:mod:`.heal`)."""
 
     @property
     def degraded(self) -> bool:
@@ -280,6 +283,7 @@ def build(
         inputs=dict(inputs.paths),
         state_time=age.state_time(inputs.checkpoint),
         objects_read=objects,
+        desired={c.urn: r for c in found if c.op == OP_ADDITION and (r := live_states.get(c.urn))},
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from gatewayctl import printing
 from gatewayctl.errors import printable
-from gatewayctl.status import age
+from gatewayctl.status import age, heal
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.core import GatewayStatus, StackStatus
 from gatewayctl.status.resources import ResourceStatus, kind
@@ -39,13 +39,53 @@ def change_line(change: Change) -> str:
     where = "live" if change.source == "live" else "git"
     what = "live object missing" if change.missing else change.op
     if change.op == OP_ADDITION:
-        what = (
-            "added by another manager (up leaves it: delete the object, then pulumi up --refresh)"
-        )
+        what = "added by another manager (up leaves it: self-heal removes it, or the command below)"
     elif change.op == OP_UNMANAGED:
-        what = "not declared by the program (nothing deletes it: review it, then kubectl delete)"
+        what = "not declared by the program (deleted only by self-heal with selfHealUnmanaged)"
     paths = f": {paths_text(change)}" if change.paths else ""
     return f"{printable(change.type)} {printable(change.name)} ({where}) {what}{paths}"
+
+
+def heal_lines(remedy: Remedy) -> list[str]:
+    """What self-heal does before its ``up`` (or, when it does not, the command for each), and
+    what it leaves to a person, with the command (:mod:`.heal`)."""
+    doing = remedy.action == "heal"
+    lines = [
+        f"self-heal will {heal.describe(s)}"
+        if doing
+        else f"to heal: {heal.describe(s)}: `{s.command()}`"
+        for s in remedy.plan.steps
+    ]
+    lines += [
+        f"left to a person: {m.type} {m.name}: {m.why}: `{m.command}`" for m in remedy.plan.manual
+    ]
+    return [printable(line) for line in lines]
+
+
+def _heal_document(remedy: Remedy) -> dict[str, Any]:
+    return {
+        "heal": [
+            {
+                "action": s.action,
+                "type": s.type,
+                "name": s.name,
+                "gateway": s.gateway,
+                "paths": list(s.paths),
+                "command": s.command(),
+            }
+            for s in remedy.plan.steps
+        ],
+        "manual": [
+            {
+                "type": m.type,
+                "name": m.name,
+                "gateway": m.gateway,
+                "why": m.why,
+                "command": m.command,
+            }
+            for m in remedy.plan.manual
+        ],
+    }
 
 
 def headline(status: StackStatus) -> str:
@@ -124,6 +164,8 @@ def markdown(status: StackStatus, remedy: Remedy, limit: int = MARKDOWN_LIMIT) -
     head.append("")
     if remedy.action != "none":
         head += [f"Self-heal: **{remedy.action}**.", ""]
+    if remedy.plan.steps or remedy.plan.manual:
+        head += [f"- {_md(line)}" for line in heal_lines(remedy)] + [""]
     sections: list[tuple[str, list[str]]] = [
         (
             "### What differs",
@@ -272,7 +314,11 @@ def document(
     return {
         **_head(status, state),
         "selfHeal": self_heal,
-        "remedy": {"action": remedy.action, "targets": list(remedy.targets)},
+        "remedy": {
+            "action": remedy.action,
+            "targets": list(remedy.targets),
+            **_heal_document(remedy),
+        },
         "gateways": gateways(status.gateways),
         "otherChanges": [_change(c) for c in status.other_changes],
         "certificatesDue": [_certificate(c) for c in status.due],

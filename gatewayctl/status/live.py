@@ -105,6 +105,13 @@ def key(obj: Mapping[str, Any]) -> Key:
     return (group, str(obj.get("kind", "")), namespace, name)
 
 
+def label(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """How a report names an object: ``group/Kind`` (``Kind`` in the core group), and
+    ``namespace/name`` (``name`` when cluster-scoped)."""
+    group, kind, namespace, name = key(obj)
+    return (f"{group}/{kind}" if group else kind, f"{namespace}/{name}" if namespace else name)
+
+
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:
     metadata = obj.get("metadata")
     if isinstance(metadata, dict) and obj.get("kind") != "Secret":
@@ -256,14 +263,14 @@ def changes(
     ]
     result: list[tuple[str | None, Change]] = []
     for namespace, obj in unmanaged(objects, managed, ignored):
-        group, kind, where, name = key(obj)
+        type_, name = label(obj)
         result.append(
             (
                 namespaces.get(namespace),
                 Change(
                     urn="",
-                    type=f"{group}/{kind}" if group else kind,
-                    name=f"{where}/{name}" if where else name,
+                    type=type_,
+                    name=name,
                     op=OP_UNMANAGED,
                     paths=(),
                     source="live",

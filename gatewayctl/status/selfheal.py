@@ -10,6 +10,11 @@ and corrects its stacks itself, and a second driver would race it
   puts the cluster back as git declares it, and reissues any certificate that is due. Not
   for a live addition (:mod:`.tampering`) or an unmanaged object (:mod:`.live`), which it
   would leave in place.
+- ``heal``: what another field manager added to an object the program manages, and (with the
+  stack's ``selfHealUnmanaged``) an object nobody declared, which ``up --refresh`` leaves in
+  place: removed in place first (:mod:`.heal`), then ``pulumi up --refresh`` puts back what the
+  refresh sees. Whenever nothing from git is pending, degraded or not: the addition can be what
+  degrades a gateway (a container added rolls its Deployment out).
 - ``reissue``: otherwise, when certificates are inside their renewal window: ``pulumi up
   --target <each due certificate> --target-dependents`` (the Secrets holding them and the
   Deployment whose pod-template hash covers them follow), so a quiet repository never lets a
@@ -22,18 +27,19 @@ and corrects its stacks itself, and a second driver would race it
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from gatewayctl.errors import InvalidInputError, Problem, printable
 from gatewayctl.inputs import operator_settings
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config
+from gatewayctl.status import heal
 from gatewayctl.status.core import StackStatus
 from gatewayctl.status.sync import OP_ADDITION, OP_UNMANAGED
 from gatewayctl.status.tree import parse_urn
 
-Action = Literal["none", "up-refresh", "reissue"]
+Action = Literal["none", "up-refresh", "reissue", "heal"]
 KEY = f"{PROJECT}:selfHeal"
 LEFT_BY_UP = frozenset({OP_ADDITION, OP_UNMANAGED})
 
@@ -43,6 +49,9 @@ class Remedy:
     action: Action
     targets: tuple[str, ...] = ()
     """URNs for ``pulumi up --target`` (``reissue``)."""
+    plan: heal.Plan = field(default_factory=heal.Plan)
+    """What ``heal`` does before its ``up --refresh``, and what is left to a person (reported
+    whatever the action)."""
 
 
 def enabled(root: Path, stack: str) -> bool:
@@ -66,11 +75,20 @@ def enabled(root: Path, stack: str) -> bool:
     return True
 
 
-def remedy(status: StackStatus, self_heal: bool, source: str = "") -> Remedy:
+def remedy(
+    status: StackStatus, self_heal: bool, source: str = "", plan: heal.Plan | None = None
+) -> Remedy:
     """What the check may do; ``source``: the state file the certificates were read from,
-    named by a problem of a target (:func:`target_problems`, exit 2)."""
+    named by a problem of a target (:func:`target_problems`, exit 2); ``plan``: what
+    :func:`.heal.plan` found to heal in the live objects read."""
+    plan = plan or heal.Plan()
     if not self_heal or status.live != "refresh":
-        return Remedy(action="none")
+        return Remedy(action="none", plan=plan)
+    from_live = all(c.source == "live" for g in status.gateways for c in g.changes) and all(
+        c.source == "live" for c in status.other_changes
+    )
+    if plan.steps and from_live:
+        return Remedy(action="heal", plan=plan)
     drift_only = (
         status.out_of_sync
         and not status.degraded
@@ -81,14 +99,14 @@ def remedy(status: StackStatus, self_heal: bool, source: str = "") -> Remedy:
         and not any(c.op in LEFT_BY_UP for g in status.gateways for c in g.changes)
     )
     if drift_only:
-        return Remedy(action="up-refresh")
+        return Remedy(action="up-refresh", plan=plan)
     if status.due:
         targets = tuple(sorted(c.urn for c in status.due))
         problems = target_problems(targets, source)
         if problems:
             raise InvalidInputError(problems)
-        return Remedy(action="reissue", targets=targets)
-    return Remedy(action="none")
+        return Remedy(action="reissue", targets=targets, plan=plan)
+    return Remedy(action="none", plan=plan)
 
 
 TARGETS = "remedy.targets"

@@ -29,7 +29,13 @@ from gatewayctl.printing import (
 )
 from gatewayctl.status import age
 from gatewayctl.status.core import GatewayStatus, StackStatus
-from gatewayctl.status.formats import certificate_cell, detail_lines, headline, live_note
+from gatewayctl.status.formats import (
+    certificate_cell,
+    detail_lines,
+    headline,
+    heal_lines,
+    live_note,
+)
 from gatewayctl.status.resources import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
 
@@ -140,4 +146,4 @@ def notes(status: StackStatus, remedy: Remedy) -> list[str]:
     lines += detail_lines(status)
     if remedy.action != "none":
         lines.append(f"self-heal: {remedy.action}")
-    return lines
+    return lines + heal_lines(remedy)

@@ -1,0 +1,317 @@
+"""Self-heal of what ``pulumi up --refresh`` leaves in place: what another field manager added
+to an object the program manages (:mod:`.tampering`), and objects nobody declared (:mod:`.live`).
+
+Each is healed in place, against the object as it was read (never a replace that creates
+before it deletes onto the same name, :mod:`.tampering`):
+
+- ``remove``: an added field or entry (a container, an env entry, a hostPath volume, a key in a
+  selector, ``privileged``...) leaves by an RFC 6902 JSON patch of ``remove`` operations, after a
+  ``test`` of the ``metadata.resourceVersion`` read (Kubernetes API conventions, "Patch
+  operations": ``application/json-patch+json``; a failed ``test`` refuses the whole patch, so a
+  change made since the read is never overwritten). The object keeps its name, UID and everything
+  else; fields another manager changed that the program declares are the refresh's drift, which
+  the ``pulumi up --refresh`` after it puts back (its server-side apply forced:
+  ``PULUMI_K8S_ENABLE_PATCH_FORCE``). A field's owner is irrelevant to a JSON patch: an
+  ``Update`` takes the fields it removes from every manager (Kubernetes server-side apply,
+  "Conflicts").
+- ``recreate``: a Secret another manager wrote to (its values are not read, and a key rewritten
+  through ``stringData`` is pruned from the refresh's diff, :mod:`.tampering`), or a ConfigMap
+  with a value changed where no refresh sees it, is deleted; the
+  ``pulumi up --refresh`` after it finds it gone and creates it again from the program: its
+  content is the program's alone, so nothing is lost. Other kinds changed that way are not
+  deleted (a Service's address, a NetworkPolicy's protection, a Deployment's pods would go with
+  them): the report gives the command.
+- ``delete``: an unmanaged object, only when the stack's ``selfHealUnmanaged`` says so.
+
+Deletes carry the UID and resourceVersion read as preconditions (``DeleteOptions.preconditions``;
+the API server answers 409 Conflict when the object changed or is another of the same name), by
+``kubectl delete --raw <path> -f -`` with the options on stdin as the DELETE's body (kubectl
+v0.33.3, the lane's: ``pkg/cmd/delete/delete.go`` ``RunDelete`` hands ``--raw`` and ``-f`` to
+``rawhttp.RawDelete``, whose ``raw`` reads ``-`` as stdin, ``pkg/rawhttp/raw.go``).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gatewayctl.status import live
+from gatewayctl.status.core import StackStatus
+from gatewayctl.status.sync import OP_ADDITION, OP_UNMANAGED, Change
+
+Action = Literal["remove", "recreate", "delete"]
+RECREATED = frozenset({"Secret", "ConfigMap"})
+"""Kinds whose every field comes from the program: deleted, they come back whole from ``up``."""
+RESOURCES = {
+    "NetworkPolicy": "networkpolicies",
+    "Ingress": "ingresses",
+}
+"""Resource names that are not the kind's lower case with an ``s``."""
+UP = "pulumi up --refresh"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    action: Action
+    gateway: str | None
+    type: str
+    """``group/Kind``, or ``Kind`` for the core group."""
+    name: str
+    """``namespace/name``, or ``name`` for a cluster-scoped object."""
+    paths: tuple[str, ...]
+    resource: str
+    """For kubectl: ``deployments.apps``, ``secrets``..."""
+    uri: str
+    """The object's API path (``/apis/apps/v1/namespaces/ns/deployments/name``)."""
+    uid: str
+    resource_version: str
+    patch: tuple[Mapping[str, Any], ...] = ()
+
+    def kubectl(self) -> list[str]:
+        """kubectl's arguments (after its global flags); the DELETE's body is :meth:`body`."""
+        if self.action == "remove":
+            namespace, _, name = self.name.rpartition("/")
+            where = ["-n", namespace] if namespace else []
+            body = json.dumps(list(self.patch), sort_keys=True, separators=(",", ":"))
+            return ["patch", self.resource, name, *where, "--type=json", "-p", body]
+        return ["delete", "--raw", self.uri, "-f", "-"]
+
+    def command(self) -> str:
+        """The same by hand (without the preconditions of a delete)."""
+        if self.action == "remove":
+            return shlex.join(["kubectl", *self.kubectl()])
+        namespace, _, name = self.name.rpartition("/")
+        where = ["-n", namespace] if namespace else []
+        then = f" && {UP}" if self.action == "recreate" else ""
+        return shlex.join(["kubectl", "delete", self.resource, name, *where]) + then
+
+    def body(self) -> str | None:
+        if self.action == "remove":
+            return None
+        preconditions = {"uid": self.uid, "resourceVersion": self.resource_version}
+        return json.dumps(
+            {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions},
+            sort_keys=True,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Manual:
+    """What self-heal leaves to a person: why, and the command."""
+
+    gateway: str | None
+    type: str
+    name: str
+    why: str
+    command: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    steps: tuple[Step, ...] = ()
+    manual: tuple[Manual, ...] = ()
+
+
+def resolve(node: Any, path: str, live_indexes: bool = True) -> list[tuple[str | int, ...]]:
+    """The places ``path`` (as :mod:`.tampering` writes it: ``a.b[name].c``, ``[+i]`` for a
+    live list's i-th entry, ``.field`` after a list for the field of each entry) names in
+    ``node``, as JSON pointer segments; empty when it names nothing there. A map's key may hold
+    dots (``app.kubernetes.io/name``): the longest key that fits is taken."""
+    return _resolve(node, path, (), live_indexes)
+
+
+def _resolve(
+    node: Any, rest: str, at: tuple[str | int, ...], plus: bool
+) -> list[tuple[str | int, ...]]:
+    if not rest:
+        return [at]
+    if isinstance(node, Mapping):
+        rest = rest[1:] if rest.startswith(".") else rest
+        fits = [k for k in node if rest == k or rest.startswith((f"{k}.", f"{k}["))]
+        if not fits:
+            return []
+        found = max(fits, key=len)
+        return _resolve(node[found], rest[len(found) :], (*at, found), plus)
+    if isinstance(node, list):
+        if rest.startswith("["):
+            inner, _, after = rest[1:].partition("]")
+            names = [
+                i for i, e in enumerate(node) if isinstance(e, Mapping) and e.get("name") == inner
+            ]
+            if names:
+                index = names[0]
+            elif (
+                plus
+                and inner.startswith("+")
+                and inner[1:].isdigit()
+                and int(inner[1:]) < len(node)
+            ):
+                index = int(inner[1:])
+            else:
+                return []
+            return _resolve(node[index], after, (*at, index), plus)
+        if rest.startswith("."):
+            return [p for i, e in enumerate(node) for p in _resolve(e, rest, (*at, i), plus)]
+    return []
+
+
+def pointer(segments: Sequence[str | int]) -> str:
+    """RFC 6901: ``~`` as ``~0``, ``/`` as ``~1``."""
+    return "".join("/" + str(s).replace("~", "~0").replace("/", "~1") for s in segments)
+
+
+def removals(
+    desired: Mapping[str, Any], current: Mapping[str, Any], paths: Sequence[str]
+) -> tuple[list[tuple[str | int, ...]], list[str]]:
+    """The places in ``current`` to remove (what the program does not declare), and the paths
+    that are no addition (a value the program declares, changed)."""
+    places: set[tuple[str | int, ...]] = set()
+    changed: list[str] = []
+    for path in paths:
+        found = resolve(current, path)
+        if found and not resolve(desired, path, live_indexes=False):
+            places.update(found)
+        else:
+            changed.append(path)
+    # Inside another removal: gone with it.
+    kept = [p for p in places if not any(p[: len(q)] == q and p != q for q in places)]
+    # Deepest and last first: a list's later entries before its earlier ones.
+    kept.sort(key=lambda p: [(0, s) if isinstance(s, int) else (1, s) for s in p], reverse=True)
+    return kept, changed
+
+
+def plan(status: StackStatus, delete_unmanaged: bool) -> Plan:
+    """What self-heal would do with the live objects status read, and what it leaves."""
+    read = status.objects_read
+    if read is None:
+        return Plan()
+    index = {live.key(o): o for o in read.items}
+    labels = {live.label(o): o for o in read.items}
+    steps: list[Step] = []
+    manual: list[Manual] = []
+    for gateway in status.gateways:
+        for change in gateway.changes:
+            if change.op == OP_UNMANAGED:
+                obj = labels.get((change.type, change.name))
+                if obj is None:
+                    continue
+                step = _step("delete", gateway.name, (), obj)
+                if delete_unmanaged:
+                    steps.append(step)
+                else:
+                    manual.append(
+                        _manual(
+                            step,
+                            "not declared; self-heal deletes it only with selfHealUnmanaged",
+                        )
+                    )
+            elif change.op == OP_ADDITION and change.urn in status.desired:
+                resource = status.desired[change.urn]
+                obj = index.get(live.key(resource.outputs or resource.inputs))
+                if obj is not None:
+                    _object(gateway.name, change, resource.inputs, obj, steps, manual)
+    return Plan(steps=tuple(steps), manual=tuple(manual))
+
+
+def _object(
+    gateway: str,
+    change: Change,
+    desired: Mapping[str, Any],
+    obj: Mapping[str, Any],
+    steps: list[Step],
+    manual: list[Manual],
+) -> None:
+    kind = str(obj.get("kind", ""))
+    if kind == "Secret":  # its values are not read: which keys were rewritten is all we know
+        steps.append(_step("recreate", gateway, change.paths, obj))
+        return
+    places, changed = removals(desired, obj, change.paths)
+    if changed and kind in RECREATED:
+        steps.append(_step("recreate", gateway, change.paths, obj))
+        return
+    if places:
+        removed = tuple({"op": "remove", "path": pointer(p)} for p in places)
+        test = {"op": "test", "path": "/metadata/resourceVersion", "value": _version(obj)}
+        paths = tuple(p for p in change.paths if p not in changed)
+        steps.append(_step("remove", gateway, paths, obj, (test, *removed)))
+    if changed:
+        step = _step("recreate", gateway, tuple(changed), obj)
+        manual.append(
+            _manual(
+                step,
+                f"{', '.join(changed)} changed where no refresh sees it, and deleting a {kind}"
+                " loses what it holds",
+            )
+        )
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
+def _step(
+    action: Action,
+    gateway: str | None,
+    paths: tuple[str, ...],
+    obj: Mapping[str, Any],
+    patch: tuple[Mapping[str, Any], ...] = (),
+) -> Step:
+    group, kind, namespace, name = live.key(obj)
+    plural = RESOURCES.get(kind, f"{kind.lower()}s")
+    version = str(obj.get("apiVersion", ""))
+    base = f"/apis/{version}" if group else f"/api/{version}"
+    where = f"/namespaces/{namespace}" if namespace else ""
+    type_, shown = live.label(obj)
+    return Step(
+        action=action,
+        gateway=gateway,
+        type=type_,
+        name=shown,
+        paths=paths,
+        resource=f"{plural}.{group}" if group else plural,
+        uri=f"{base}{where}/{plural}/{name}",
+        uid=str((obj.get("metadata") or {}).get("uid", "")),
+        resource_version=_version(obj),
+        patch=patch,
+    )
+
+
+def _manual(step: Step, why: str) -> Manual:
+    return Manual(
+        gateway=step.gateway, type=step.type, name=step.name, why=why, command=step.command()
+    )
+
+
+class HealError(Exception):
+    """A kubectl command of the heal failed: the object, the command, kubectl's error."""
+
+
+def run(steps: Sequence[Step], kubectl: Mapping[str | None, Sequence[str]]) -> list[str]:
+    """Carry out ``steps`` in order, each with its gateway's kubectl command line
+    (``kubectl``: gateway → ``[kubectl, --kubeconfig=..., --context=...]``); one line for each
+    done. HealError at the first that fails: those before it stay done (each is whole)."""
+    done: list[str] = []
+    for step in steps:
+        args = [*kubectl[step.gateway], *step.kubectl()]
+        proc = subprocess.run(args, input=step.body(), capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            # stderr only: a delete's stdout is the object deleted (a Secret's values).
+            error = proc.stderr.strip().splitlines()
+            raise HealError(
+                f"{step.action} {step.type} {step.name}: kubectl {' '.join(step.kubectl()[:3])}"
+                f" exited {proc.returncode}: {error[-1] if error else 'no message'}"
+            )
+        done.append(f"done: {describe(step)}")
+    return done
+
+
+def describe(step: Step) -> str:
+    if step.action == "remove":
+        return f"remove from {step.type} {step.name}: {', '.join(step.paths)}"
+    if step.action == "recreate":
+        return f"delete {step.type} {step.name}; `{UP}` creates it again as declared"
+    return f"delete unmanaged {step.type} {step.name}"
