@@ -102,6 +102,7 @@ def test_every_help_names_the_tool_as_it_is_run_and_gives_exit_codes_and_example
         "stacks",
         "status",
         "validate",
+        "window",
     ]
     for name, text in helps.items():
         assert "python -m" not in text, name

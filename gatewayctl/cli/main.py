@@ -37,6 +37,7 @@ from gatewayctl.cli import (
     schema,
     status,
     validate,
+    window,
 )
 from gatewayctl.cli.exits import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_INVALID
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable, safe
@@ -101,6 +102,7 @@ def parser() -> argparse.ArgumentParser:
     move.add(commands)
     driver.add(commands)  # stacks, driver
     status.add(commands)
+    window.add(commands)
     schema.add(commands)  # schema, explain
     completion.add(commands, top)
     graph.add(commands)

@@ -50,10 +50,12 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
+    from gatewayctl.deploy import windows
     from gatewayctl.resolve import readiness
 
     names = arguments.stacks(args, args.root)
     jobs = arguments.jobs(args, len(names))
+    windows.read(args.root)  # deploy/windows.yaml: every problem in it, exit 2
 
     def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
         return _prepare_all(root, stacks, jobs)
