@@ -280,6 +280,21 @@ def test_deployment_health(kwargs: dict[str, Any], expected: tuple[str, str]) ->
     assert health.deployment(deployment_object("ns", **kwargs)) == expected
 
 
+def test_a_replica_failure_with_every_count_met_is_named_not_degraded() -> None:
+    # As the lane's heal left it: a ReplicaSet's PodSecurity refusal copied to the Deployment
+    # after the pods it was about had been replaced.
+    live = deployment_object("ns")
+    failure = {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate"}
+    live["status"]["conditions"].append(failure)
+    assert health.deployment(live) == (
+        "Healthy",
+        "1/1 available (a ReplicaSet reports ReplicaFailure: FailedCreate)",
+    )
+    live = deployment_object("ns", replicas=2, available=1, progressing=("False", "X"))
+    live["status"]["conditions"].append(failure)
+    assert health.deployment(live)[0] == "Degraded"  # the counts decide
+
+
 def test_available_false_with_nothing_under_way_is_degraded() -> None:
     live = deployment_object("ns")
     live["status"]["conditions"][0] = {"type": "Available", "status": "False", "reason": "X"}

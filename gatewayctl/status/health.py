@@ -8,8 +8,12 @@ Progressing, Degraded, Missing).
   ``Progressing`` with reason ``ProgressDeadlineExceeded`` → Degraded; fewer updated
   replicas than ``spec.replicas``, old replicas still terminating, or fewer available than
   updated → Progressing while the ``Progressing`` condition is True, Degraded once it is
-  False; condition ``Available`` False (or ``ReplicaFailure`` True) with nothing under way
-  → Degraded; else Healthy.
+  False; condition ``Available`` False with nothing under way → Degraded; else Healthy. A
+  ``ReplicaFailure`` condition with every count met is named in the message, not Degraded:
+  the deployment controller copies it from any of its ReplicaSets, old ones included
+  (kubernetes v1.34.4 ``pkg/controller/deployment/progress.go``, ``getReplicaFailures``), and
+  the lane saw it left True after the pods a PodSecurity refusal was about had been replaced
+  (tests/e2e/test_e2e_b_tampering.py); neither ``kubectl rollout status`` nor Argo CD reads it.
 - Route (route.openshift.io/v1): every ``status.ingress[]`` has condition ``Admitted``
   True → Healthy; one False → Degraded; none yet → Progressing (docs/upstream-differences.md,
   "8. Readiness is awaited": the program awaits the same condition through ``pulumi.com/waitFor``).
@@ -124,10 +128,14 @@ def deployment(live: Mapping[str, Any]) -> tuple[Health, str]:
         if under_way:
             return "Progressing", f"rollout under way: {counts}, {updated}/{wanted} updated"
         return "Degraded", f"{counts}, {updated}/{wanted} updated, no rollout under way"
-    if conditions.get("ReplicaFailure", {}).get("status") == "True":
-        return "Degraded", f"ReplicaFailure: {conditions['ReplicaFailure'].get('reason', '')}"
     if conditions.get("Available", {}).get("status") == "False":
         return "Degraded", f"Available is False: {conditions['Available'].get('reason', '')}"
+    failure = conditions.get("ReplicaFailure", {})
+    if failure.get("status") == "True":
+        return (
+            "Healthy",
+            f"{counts} (a ReplicaSet reports ReplicaFailure: {failure.get('reason', '')})",
+        )
     return "Healthy", counts
 
 
