@@ -157,10 +157,15 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def status(
-    project: E2EProject, files: list[Path], *extra: str, path: Path | None = None
+    project: E2EProject,
+    files: list[Path],
+    *extra: str,
+    path: Path | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[int, Any]:
     """``python -m gatewayctl status <stack> --format json *extra --from *files``, as the
-    workflows run it; ``path``: a directory put first on ``PATH`` (kubectl for ``--live``)."""
+    workflows run it; ``path``: a directory put first on ``PATH`` (kubectl for ``--live``);
+    ``notes``: gets its stderr."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if path is not None:
         env["PATH"] = f"{path}{os.pathsep}{env['PATH']}"
@@ -186,4 +191,6 @@ def status(
         check=False,
     )
     assert proc.stdout.strip(), proc.stderr
+    if notes is not None:
+        notes.append(proc.stderr)
     return proc.returncode, json.loads(proc.stdout)
