@@ -95,6 +95,7 @@ def test_every_help_names_the_tool_as_it_is_run_and_gives_exit_codes_and_example
         "graph",
         "import-file",
         "move",
+        "notify",
         "operator-manifests",
         "promote",
         "render",

@@ -55,6 +55,9 @@ for arg in "$@"; do  # each kubeconfig given, as status would read it
   case "$arg" in *=/*) f="${arg#*=}"; { stat -c '%a' "$f"; cat "$f"; } >> kubeconfigs-read ;; esac
 done
 case "$*" in
+  *"--heal"*)
+    printf '{}\\n'; echo "done: remove from apps/Deployment ns/gw: spec.x" >&2
+    exit "${FAKE_HEAL:-3}" ;;
   *"--format json"*) printf '%s\\n' "$FAKE_JSON" ;;
   *"--format markdown"*) printf '## Status of stack `ibm`\\n' ;;
 esac
@@ -78,6 +81,7 @@ def status_env(tmp_path: Path, **fakes: str) -> dict[str, str]:
         "STACK": "ibm",
         "PULUMI_STACK": "acme/ibm",
         "FAKE_JSON": STATUS_JSON,
+        "PROCEED": "true",
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
         **fakes,
     }
@@ -138,6 +142,53 @@ def test_a_failed_refresh_export_or_status_is_a_failed_run_not_drift(
     assert evaluate(fail_step["if"], context) is True
     code, _ = run_script(fail_step["run"], tmp_path, {})
     assert code == 1
+
+
+@needs_bash
+def test_no_heal_while_a_change_window_closes_the_stack(tmp_path: Path) -> None:
+    script = step("drift.yml", "refresh", "Status (")["run"]
+    env = status_env(
+        tmp_path,
+        FAKE_STATUS="3",
+        PROCEED="false",
+        FAKE_JSON=json.dumps({"remedy": {"action": "heal", "targets": []}}),
+    )
+    result, outputs = run_script(script, tmp_path, env)
+    assert (result, outputs["outcome"], outputs["remedy"]) == (0, "drift", "heal")
+    calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
+    assert [c for c in calls if "--heal" in c] == []
+
+
+@needs_bash
+@pytest.mark.parametrize(("heal_code", "outcome"), [("3", "drift"), ("1", "failed")])
+def test_a_heal_remedy_runs_status_heal_with_the_same_live_read(
+    tmp_path: Path, heal_code: str, outcome: str
+) -> None:
+    script = step("drift.yml", "refresh", "Status (")["run"]
+    secrets = {"objectValue": {"east": {"kubeconfig": "x"}}}
+    env = status_env(
+        tmp_path,
+        FAKE_STATUS="3",
+        FAKE_HEAL=heal_code,
+        FAKE_CLUSTER_SECRETS=json.dumps(secrets),
+        FAKE_JSON=json.dumps({"remedy": {"action": "heal", "targets": []}}),
+    )
+    result, outputs = run_script(script, tmp_path, env)
+    assert (result, outputs["outcome"]) == (0, outcome)
+    calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
+    assert len(calls) == 3
+    head, _, rest = calls[2].partition(" --kubeconfig east=")
+    assert head == "-m gatewayctl status ibm --live"
+    assert rest.partition(" ")[2] == "--from refresh.json state.json --heal --format json"
+    assert (tmp_path / "heal.txt").read_text(encoding="utf-8") == (
+        "done: remove from apps/Deployment ns/gw: spec.x\n"
+    )
+    if outcome == "failed":
+        assert (tmp_path / "failure.txt").read_text(encoding="utf-8") == (
+            "python -m gatewayctl status --heal exited with code 1\n"
+        )
+    else:
+        assert outputs["remedy"] == "heal"
 
 
 FAKE_GH = """\
@@ -202,6 +253,7 @@ def test_each_outcome_runs_its_steps() -> None:
     ("outcome", "remedy", "summary", "heal"),
     [
         ("drift", "up-refresh", "**Drift: live resources", "runs `pulumi up --refresh`"),
+        ("drift", "heal", "**Drift: live resources", "Done: remove from apps/Deployment ns/gw"),
         ("degraded", "none", "**Degraded: a gateway is not healthy", "Self-heal is off"),
         ("renewal", "reissue", "**Certificates are inside their renewal window", "are due"),
         ("failed", "", "**The check failed: pulumi stack export exited with code 1.", "off"),
@@ -224,8 +276,11 @@ def test_the_report_opens_or_updates_one_issue_per_stack(
         "GH_TOKEN": "${{ github.token }}",
         "OUTCOME": "${{ steps.status.outputs.outcome }}",
         "REMEDY": "${{ steps.status.outputs.remedy }}",
+        "PROCEED": "${{ steps.window.outputs.proceed }}",
     }
     fake(tmp_path / "bin", "gh", FAKE_GH)
+    if remedy == "heal":
+        (tmp_path / "heal.txt").write_text("done: remove from apps/Deployment ns/gw: spec.x\n")
     if outcome == "failed":
         (tmp_path / "failure.txt").write_text("pulumi stack export exited with code 1\n")
     else:
@@ -235,6 +290,7 @@ def test_the_report_opens_or_updates_one_issue_per_stack(
         "STACK": "ibm",
         "OUTCOME": outcome,
         "REMEDY": remedy,
+        "PROCEED": "true",
         "GITHUB_REPOSITORY": "acme/gateways",
         "RUN_URL": "https://example.invalid/run/7",
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
@@ -314,14 +370,18 @@ def test_self_heal_and_reissue_run_only_for_their_remedy_after_the_report() -> N
     assert reissue["with"]["target-dependents"] is True
     for remedy, expected in (
         ("up-refresh", (True, False, True)),
+        ("heal", (True, False, True)),
         ("reissue", (False, True, True)),
         ("none", (False, False, False)),
         ("", (False, False, False)),
     ):
         outputs = {"remedy": remedy, "targets": "urn:a;urn:b" if remedy == "reissue" else ""}
-        context = {"steps": {"status": {"outputs": outputs}}}
-        got = tuple(evaluate(s["if"], context) for s in (heal, reissue, venv))
-        assert got == expected, remedy
+        for proceed in ("true", "false"):
+            window = {"outputs": {"proceed": proceed}}
+            context = {"steps": {"status": {"outputs": outputs}, "window": window}}
+            got = tuple(evaluate(s["if"], context) for s in (heal, reissue, venv))
+            # A change window that closes the stack holds every remedy back.
+            assert got == (expected if proceed == "true" else (False, False, False)), remedy
     no_targets = {"steps": {"status": {"outputs": {"remedy": "reissue", "targets": ""}}}}
     assert evaluate(reissue["if"], no_targets) is False
 
@@ -336,7 +396,7 @@ def test_the_status_step_reaches_the_real_cli_with_the_committed_fixtures(
         argv = ["status", "ibm", "--from", str(fixtures / name), str(fixtures / "state.json")]
         assert cli.main([*argv, "--format", "json", "--now", "2026-12-01T05:30:00Z"]) == code
         document = json.loads(capsys.readouterr().out)
-        assert set(document["remedy"]) == {"action", "targets"}
+        assert set(document["remedy"]) == {"action", "targets", "heal", "manual"}
     # Green: the state before team-a's window (the refresh fixtures ran inside it).
     argv = ["status", "ibm", "--from", str(fixtures / "state.json")]
     assert cli.main([*argv, "--now", "2026-11-01T00:00:00Z", "--format", "json"]) == 0

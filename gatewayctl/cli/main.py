@@ -31,6 +31,7 @@ from gatewayctl.cli import (
     graph,
     import_file,
     move,
+    notify,
     operator_manifests,
     promote,
     render,
@@ -103,6 +104,7 @@ def parser() -> argparse.ArgumentParser:
     driver.add(commands)  # stacks, driver
     status.add(commands)
     window.add(commands)
+    notify.add(commands)
     schema.add(commands)  # schema, explain
     completion.add(commands, top)
     graph.add(commands)
