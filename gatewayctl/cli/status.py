@@ -113,7 +113,7 @@ def add(commands: arguments.Commands) -> None:
     )
     sta.add_argument(
         "--now",
-        type=_utc,
+        type=utc,
         metavar="TIME",
         help="ISO 8601 time to count certificate days from (default: now)",
     )
@@ -131,7 +131,8 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
     }[command.run(args, console)]
 
 
-def _utc(value: str) -> datetime:
+def utc(value: str) -> datetime:
+    """An ISO 8601 time as an aware UTC time (naive: UTC), for ``--now`` and ``--at``."""
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)

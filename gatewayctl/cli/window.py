@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_CLOSED, EXIT_OK
+from gatewayctl.cli.status import utc
 from gatewayctl.errors import UsageError, printable
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def add(commands: arguments.Commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     win.add_argument("stack", help=arguments.STACK_HELP)
-    win.add_argument("--at", type=_utc, metavar="TIME", help="ISO 8601 time (default: now)")
+    win.add_argument("--at", type=utc, metavar="TIME", help="ISO 8601 time (default: now)")
     win.add_argument(
         "--override",
         metavar="REASON",
@@ -91,11 +92,3 @@ def cmd_window(args: argparse.Namespace, console: Console) -> int:
             line += f"; overridden: {document['overrideReason']}"
         console.print(line, markup=False, soft_wrap=True)
     return EXIT_OK if decision.open or overridden else EXIT_CLOSED
-
-
-def _utc(value: str) -> datetime:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return parsed.astimezone(UTC) if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-    except (ValueError, OverflowError):
-        raise argparse.ArgumentTypeError(f"{value!r} is not an ISO 8601 time") from None

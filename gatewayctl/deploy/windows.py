@@ -159,21 +159,17 @@ def read(root: Path) -> dict[str, StackWindows]:
     return found
 
 
+def _unknown(item: dict[Any, Any], field: str, keys: tuple[str, ...]) -> list[Problem]:
+    expected = f"unknown key; expected one of {', '.join(keys)}"
+    return [Problem(SETTINGS, f"{field}.{k}", expected, at_key=True) for k in item if k not in keys]
+
+
 def _stack(entry: Any, field: str, problems: list[Problem]) -> StackWindows | None:
     if not isinstance(entry, dict):
         problems.append(Problem(SETTINGS, field, "expected a mapping with timeZone and windows"))
         return None
     before = len(problems)
-    problems += [
-        Problem(
-            SETTINGS,
-            f"{field}.{k}",
-            f"unknown key; expected one of {', '.join(STACK_KEYS)}",
-            at_key=True,
-        )
-        for k in entry
-        if k not in STACK_KEYS
-    ]
+    problems += _unknown(entry, field, STACK_KEYS)
     zone = entry.get("timeZone", "UTC")
     try:
         ZoneInfo(str(zone))
@@ -204,16 +200,7 @@ def _window(item: Any, field: str, problems: list[Problem]) -> Window | None:
         )
         return None
     before = len(problems)
-    problems += [
-        Problem(
-            SETTINGS,
-            f"{field}.{k}",
-            f"unknown key; expected one of {', '.join(WINDOW_KEYS)}",
-            at_key=True,
-        )
-        for k in item
-        if k not in WINDOW_KEYS
-    ]
+    problems += _unknown(item, field, WINDOW_KEYS)
     kind = item.get("kind")
     if kind not in ("allow", "deny"):
         problems.append(Problem(SETTINGS, f"{field}.kind", "expected allow or deny"))
