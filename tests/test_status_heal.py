@@ -204,6 +204,7 @@ def test_an_unmanaged_object_is_deleted_only_when_the_stack_says_so() -> None:
         "apiVersion": "v1",
         "kind": "DeleteOptions",
         "preconditions": {"uid": "uid-stranger-edit", "resourceVersion": "7"},
+        "propagationPolicy": "Background",
     }
 
 
@@ -350,3 +351,86 @@ def test_a_configmap_loses_an_added_key_in_place_and_is_recreated_for_a_changed_
         heal._object("x", change, desired, current, steps, manual)
         assert ([s.action for s in steps], manual) == ([action], [])
         assert steps[0].paths == paths
+
+
+def test_a_shared_cluster_role_binding_loses_only_the_gateway_namespaces_subjects() -> None:
+    subjects = [
+        {"kind": "ServiceAccount", "name": "monitoring-agent", "namespace": "other-team"},
+        {"kind": "ServiceAccount", "name": "openshell-gateway", "namespace": "ns-x"},
+        {"kind": "Group", "name": "system:serviceaccounts:ns-x"},
+    ]
+    shared = live_object("ClusterRoleBinding", "system:openshift:scc:privileged", subjects=subjects)
+    shared["apiVersion"] = "rbac.authorization.k8s.io/v1"
+    del shared["metadata"]["namespace"]
+    own = copy.deepcopy(shared)
+    own["metadata"]["name"] = "tenant-admin"
+    own["subjects"] = subjects[1:]
+    (remove, delete) = heal.plan(build([copy.deepcopy(DECLARED), shared, own]), True).steps
+    assert (remove.action, remove.name, remove.paths) == (
+        "remove",
+        "system:openshift:scc:privileged",
+        ("subjects[openshell-gateway]", "subjects[system:serviceaccounts:ns-x]"),
+    )
+    assert json.loads(remove.kubectl()[-1]) == [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "7"},
+        {"op": "remove", "path": "/subjects/2"},
+        {"op": "remove", "path": "/subjects/1"},
+    ]
+    assert remove.kubectl()[:3] == [
+        "patch",
+        "clusterrolebindings.rbac.authorization.k8s.io",
+        "system:openshift:scc:privileged",
+    ]
+    assert (delete.action, delete.name, delete.uri) == (
+        "delete",
+        "tenant-admin",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/tenant-admin",
+    )
+
+
+def test_a_changed_entry_of_a_list_without_names_is_not_removed() -> None:
+    desired = {"spec": {"ingress": [{"from": [{"podSelector": {}}]}], "x": [{"a": 1}]}}
+    current = {
+        "spec": {
+            "ingress": [{"from": [{"podSelector": {"matchLabels": {"a": "b"}}}]}],
+            "x": [{"a": 1}, {"a": 2}],
+        }
+    }
+    places, changed = heal.removals(
+        desired, current, ["spec.ingress[0]", "spec.ingress[+0]", "spec.x[+1]"]
+    )
+    assert ([heal.pointer(p) for p in places], changed) == (
+        ["/spec/x/1"],
+        ["spec.ingress[0]", "spec.ingress[+0]"],
+    )
+
+
+def test_deletes_for_up_to_recreate_come_last() -> None:
+    secret = live_object("Secret", "db", data={"uri": ""})
+    obj = tampered()
+    steps: list[heal.Step] = []
+    manual: list[heal.Manual] = []
+    for change, desired, current in (
+        (
+            Change(
+                urn="s", type="Secret", name="db", op="addition", paths=("data.uri",), source="live"
+            ),
+            {},
+            secret,
+        ),
+        (
+            Change(
+                urn="d",
+                type="Deployment",
+                name="gw",
+                op="addition",
+                paths=("spec.template.spec.hostNetwork",),
+                source="live",
+            ),
+            DECLARED,
+            obj,
+        ),
+    ):
+        heal._object("x", change, desired, current, steps, manual)
+    assert [s.action for s in steps] == ["recreate", "remove"]
+    assert [s.action for s in heal.ordered(steps)] == ["remove", "recreate"]

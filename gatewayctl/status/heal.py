@@ -33,6 +33,7 @@ v0.33.3, the lane's: ``pkg/cmd/delete/delete.go`` ``RunDelete`` hands ``--raw`` 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -93,10 +94,16 @@ class Step:
         if self.action == "remove":
             return None
         preconditions = {"uid": self.uid, "resourceVersion": self.resource_version}
-        return json.dumps(
-            {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions},
-            sort_keys=True,
-        )
+        # Background, as `kubectl delete` sends: without it a batch/v1 Job's default is to
+        # orphan its Pods (kubernetes pkg/registry/batch/job/strategy.go,
+        # DefaultGarbageCollectionPolicy).
+        options = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "preconditions": preconditions,
+            "propagationPolicy": "Background",
+        }
+        return json.dumps(options, sort_keys=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,9 +178,16 @@ def removals(
     that are no addition (a value the program declares, changed)."""
     places: set[tuple[str | int, ...]] = set()
     changed: list[str] = []
+    # A declared entry of a list without names that another manager changed shows as that
+    # entry missing (``x[i]``) and a live one left over (``x[+j]``): the leftover may be the
+    # declared entry, changed, so nothing of that list is removed (the change is reported).
+    touched = {p.rpartition("[")[0] for p in paths if re.search(r"\[\d+\]$", p)}
     for path in paths:
         found = resolve(current, path)
-        if found and not resolve(desired, path, live_indexes=False):
+        leftover = re.search(r"\[\+\d+\]$", path)
+        if leftover and path[: leftover.start()] in touched:
+            changed.append(path)
+        elif found and not resolve(desired, path, live_indexes=False):
             places.update(found)
         else:
             changed.append(path)
@@ -200,7 +214,10 @@ def plan(status: StackStatus, delete_unmanaged: bool) -> Plan:
                 if obj is None:
                     continue
                 step = _step("delete", gateway.name, (), obj)
-                if delete_unmanaged:
+                others = _foreign_subjects(obj, read.namespaces)
+                if delete_unmanaged and others:
+                    steps.append(_unbind(gateway.name, obj, read.namespaces))
+                elif delete_unmanaged:
                     steps.append(step)
                 else:
                     manual.append(
@@ -214,7 +231,37 @@ def plan(status: StackStatus, delete_unmanaged: bool) -> Plan:
                 obj = index.get(live.key(resource.outputs or resource.inputs))
                 if obj is not None:
                     _object(gateway.name, change, resource.inputs, obj, steps, manual)
-    return Plan(steps=tuple(steps), manual=tuple(manual))
+    return Plan(steps=ordered(steps), manual=tuple(manual))
+
+
+def ordered(steps: Sequence[Step]) -> tuple[Step, ...]:
+    """Deletes for ``up`` to recreate last, each kind in its order: a heal that stops part-way
+    has removed additions and strangers, and deleted nothing of the program's."""
+    return tuple(sorted(steps, key=lambda s: s.action == "recreate"))
+
+
+def _bound(subject: Any, namespaces: Sequence[str]) -> bool:
+    """A ClusterRoleBinding subject that is one of the gateway namespaces' accounts."""
+    one = live.binds_into({"subjects": [subject]}, namespaces)
+    return one is not None
+
+
+def _foreign_subjects(obj: Mapping[str, Any], namespaces: Sequence[str]) -> bool:
+    """A ClusterRoleBinding that also binds subjects outside the gateway namespaces (one the
+    platform shares, such as OpenShift's SCC bindings): never deleted whole."""
+    if obj.get("kind") != "ClusterRoleBinding":
+        return False
+    return any(not _bound(s, namespaces) for s in obj.get("subjects") or [])
+
+
+def _unbind(gateway: str, obj: Mapping[str, Any], namespaces: Sequence[str]) -> Step:
+    """Remove from a shared ClusterRoleBinding only the subjects in the gateway namespaces."""
+    subjects = obj.get("subjects") or []
+    ours = [i for i, s in enumerate(subjects) if _bound(s, namespaces)]
+    removed = tuple({"op": "remove", "path": f"/subjects/{i}"} for i in sorted(ours, reverse=True))
+    test = {"op": "test", "path": "/metadata/resourceVersion", "value": _version(obj)}
+    paths = tuple(f"subjects[{subjects[i].get('name', i)}]" for i in ours)
+    return _step("remove", gateway, paths, obj, (test, *removed))
 
 
 def _object(
