@@ -200,3 +200,33 @@ def test_the_command_says_closed_until_when_and_takes_an_override(tmp_path: Path
     out = run_cli("--root", str(root), "window", "ibm", "--override", " ")
     assert out.code == 2 and "--override needs a reason of 1 to 200 characters" in out.err
     assert run_cli("--root", str(root), "window", "nope").code == 2
+
+
+def test_a_window_lasts_its_duration_in_elapsed_time_across_a_clock_change() -> None:
+    nightly = Window(kind="deny", schedule="30 1 * * *", duration=timedelta(hours=1))
+    stack = StackWindows(time_zone="Europe/Amsterdam", windows=(nightly,))
+    # 2026-10-25: 01:30 CEST is 23:30 UTC the day before; an hour later the window is over,
+    # though the clock, turned back at 03:00 CEST, reads 02:10 CET an hour after that.
+    closed = windows.decide(stack, at("2026-10-24T23:40:00+00:00"))
+    assert (closed.open, closed.why) == (False, "inside the deny window '30 1 * * *' for 1h")
+    # (as text: PEP 495 makes a time in the repeated hour unequal to any other zone's)
+    assert closed.until is not None and closed.until.isoformat() == "2026-10-25T02:30:00+02:00"
+    assert windows.decide(stack, at("2026-10-25T01:10:00+00:00")).open is True
+    freeze = StackWindows(time_zone="America/New_York", windows=(FREEZE,))
+    closed = windows.decide(freeze, at("2026-11-01T12:00:00+00:00"))
+    assert closed.until == at("2026-11-02T07:00:00-05:00")  # 63 h after Friday 17:00 EDT
+
+
+@pytest.mark.parametrize("text", ["99999999999d", "1" + "0" * 5000 + "m"])
+def test_a_huge_duration_is_refused_not_a_crash(text: str) -> None:
+    assert windows.duration(text) is None
+
+
+@pytest.mark.parametrize("zone", ["Europe", "localtime", "../etc/passwd", 3])
+def test_a_time_zone_must_be_an_iana_name(tmp_path: Path, zone: Any) -> None:
+    root = copy_project(tmp_path / "p")
+    rule = {"kind": "deny", "schedule": "0 0 * * *", "duration": "1h"}
+    write(root, {"stacks": {"ibm": {"timeZone": zone, "windows": [rule]}}})
+    with pytest.raises(InvalidInputError) as raised:
+        windows.read(root)
+    assert [p.field for p in raised.value.problems] == ["stacks.ibm.timeZone"]

@@ -68,7 +68,11 @@ def cmd_window(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"--override needs a reason of 1 to {OVERRIDE_LONGEST} characters")
     _known(args.root, [args.stack])
     at = args.at or datetime.now(UTC)
-    decision = windows.decide(windows.read(args.root).get(args.stack), at)
+    settings = windows.read(args.root).get(args.stack)
+    try:
+        decision = windows.decide(settings, at)
+    except OverflowError:
+        raise UsageError(f"--at {at.isoformat()}: too near the end of the calendar") from None
     overridden = not decision.open and reason is not None
     document = {
         "stack": args.stack,

@@ -26,10 +26,10 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from cronsim import CronSim, CronSimError
 
@@ -38,7 +38,7 @@ from gatewayctl.inputs.stackfile import all_stacks
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
 SETTINGS = "deploy/windows.yaml"
-_DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?")
+_DURATION = re.compile(r"(?:(\d{1,4})d)?(?:(\d{1,6})h)?(?:(\d{1,8})m)?")
 _PATTERN = re.compile(r"[a-z0-9*](?:[-a-z0-9*]{0,61}[a-z0-9*])?")
 LONGEST = timedelta(days=31)
 """A window lasts at most this: a longer one is a typo for a permanent state."""
@@ -58,7 +58,15 @@ class Window:
     def active(self, at: datetime) -> datetime | None:
         """The start of this window's run that holds ``at``, or None."""
         start = next(CronSim(self.schedule, at + timedelta(seconds=1), reverse=True), None)
-        return start if start is not None and at < start + self.duration else None
+        # In UTC: two times of one zone compare by wall clock, ignoring `fold` (PEP 495).
+        ends = self.end(start).astimezone(UTC) if start is not None else None
+        return start if ends is not None and at.astimezone(UTC) < ends else None
+
+    def end(self, start: datetime) -> datetime:
+        """``duration`` after ``start`` in elapsed time (as Argo CD adds it), in its zone:
+        wall-clock arithmetic in one zone ignores a clock change inside the window."""
+        assert start.tzinfo is not None
+        return (start.astimezone(UTC) + self.duration).astimezone(start.tzinfo)
 
     def describe(self) -> str:
         why = f" ({self.reason})" if self.reason else ""
@@ -172,8 +180,11 @@ def _stack(entry: Any, field: str, problems: list[Problem]) -> StackWindows | No
     problems += _unknown(entry, field, STACK_KEYS)
     zone = entry.get("timeZone", "UTC")
     try:
+        # The tz database's names; not "localtime", whatever the host is set to.
+        if str(zone) == "localtime" or str(zone) not in available_timezones() | {"UTC"}:
+            raise ValueError(zone)
         ZoneInfo(str(zone))
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         problems.append(
             Problem(
                 SETTINGS,
@@ -265,7 +276,7 @@ def decide(windows: StackWindows | None, at: datetime) -> Decision:
 def _closed_by(windows: StackWindows, at: datetime) -> tuple[str, datetime] | None:
     """Why the stack is closed at ``at`` and the next time to look again, or None (open)."""
     ends = [
-        (w, start + w.duration)
+        (w, w.end(start))
         for w in windows.windows
         if w.kind == "deny" and (start := w.active(at)) is not None
     ]
