@@ -143,3 +143,25 @@ def test_the_command_prints_both_and_refuses_a_bad_url_or_file(tmp_path: Path) -
         str(path),
     )
     assert out.code == 2 and "not the document `gatewayctl status --format json` prints" in out.err
+
+
+def test_a_hand_made_status_cannot_smuggle_text_through_names_sync_or_health() -> None:
+    status = {
+        "gateways": [
+            {
+                "name": "x` *bold* https://evil.example `",
+                "sync": ["OutOfSync", "token=abc"],
+                "health": {"status": "Degraded", "message": "password=hunter2"},
+            },
+        ]
+    }
+    lines = notify.webhook("ibm", "drift", RUN, status, "drift")["blocks"][1]["text"]["text"]
+    assert lines == "• `x' *bold* https://evil.example '` ?, ?"
+
+
+@pytest.mark.parametrize(
+    "url", ["https://x\u202eexe.gpj", "https://x\u200b", "https://a b", "https://a|b"]
+)
+def test_a_run_url_must_be_printable_ascii(url: str) -> None:
+    out = run_cli("notify", "ibm", "--event", "drift", "--workflow", "drift", "--run-url", url)
+    assert out.code == 2 and "expected one http(s) address" in out.err

@@ -16,7 +16,8 @@ from gatewayctl.errors import InvalidInputError, Problem, UsageError, printable
 if TYPE_CHECKING:
     from rich.console import Console
 
-URL = re.compile(r"https?://[^\s|<>\"'`]+")
+URL = re.compile(r"https?://[!#-;=?-\[\]-_a-z~]+")
+"""Printable ASCII without space, ``"``, ``<``, ``>``, ``\\``, backtick, ``{``, ``|``, ``}``."""
 WORKFLOW = re.compile(r"[a-z][-a-z0-9]{0,30}")
 
 NOTIFY_EPILOG = """\

@@ -43,9 +43,21 @@ NAMES_SHOWN = 10
 DESCRIPTION_LONGEST = 140
 
 
+SYNCS = frozenset({"Synced", "OutOfSync", "Missing", "Unknown"})
+HEALTHS = frozenset({"Healthy", "Progressing", "Degraded", "Missing", "Unknown"})
+"""The values status writes (``gatewayctl.status.sync``, ``.health``); anything else in a
+hand-made file goes out as ``?``."""
+
+
 def escape(text: str) -> str:
-    """Printable, and safe in Slack's mrkdwn: ``&``, ``<`` and ``>`` as entities."""
-    return printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Printable, and safe in Slack's mrkdwn: ``&``, ``<`` and ``>`` as entities, and no
+    backtick (it would close the code span a name is shown in)."""
+    safe = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return safe.replace("`", "'")
+
+
+def _known(value: Any, allowed: frozenset[str]) -> str:
+    return value if isinstance(value, str) and value in allowed else "?"
 
 
 def _counts(status: Mapping[str, Any] | None) -> tuple[int, list[Mapping[str, Any]], int]:
@@ -76,8 +88,8 @@ def webhook(
     _, off, _ = _counts(status)
     text = f"{escape(summary(stack, event, status))} (<{escape(run_url)}|{escape(workflow)} run>)"
     lines = [
-        f"• `{escape(str(g.get('name', '')))}` {escape(str(g.get('sync', '')))},"
-        f" {escape(str(g.get('health', '')))}"
+        f"• `{escape(str(g.get('name', '')))}` {_known(g.get('sync'), SYNCS)},"
+        f" {_known(g.get('health'), HEALTHS)}"
         for g in off[:NAMES_SHOWN]
     ]
     if len(off) > NAMES_SHOWN:
