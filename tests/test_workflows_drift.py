@@ -145,50 +145,62 @@ def test_a_failed_refresh_export_or_status_is_a_failed_run_not_drift(
 
 
 @needs_bash
-def test_no_heal_while_a_change_window_closes_the_stack(tmp_path: Path) -> None:
+@pytest.mark.parametrize("proceed", ["true", "false"])
+def test_a_heal_remedy_keeps_the_kubeconfigs_for_the_heal_step_only_when_it_may_run(
+    tmp_path: Path, proceed: str
+) -> None:
     script = step("drift.yml", "refresh", "Status (")["run"]
     env = status_env(
         tmp_path,
         FAKE_STATUS="3",
-        PROCEED="false",
+        PROCEED=proceed,
+        RUNNER_TEMP=str(tmp_path / "runner"),
+        FAKE_CLUSTER_SECRETS=json.dumps({"objectValue": {"east": {"kubeconfig": "x"}}}),
         FAKE_JSON=json.dumps({"remedy": {"action": "heal", "targets": []}}),
     )
+    (tmp_path / "runner").mkdir()
     result, outputs = run_script(script, tmp_path, env)
     assert (result, outputs["outcome"], outputs["remedy"]) == (0, "drift", "heal")
     calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
-    assert [c for c in calls if "--heal" in c] == []
+    assert [c for c in calls if "--heal" in c] == []  # the heal runs after the policy gate
+    kept = tmp_path / "runner" / "kubeconfigs-ibm"
+    if proceed == "false":  # a change window closes the stack: nothing kept
+        assert not kept.exists()
+        return
+    assert (kept / "args").read_text().splitlines() == [
+        "--live",
+        "--kubeconfig",
+        f"east={kept}/east",
+    ]
+    assert oct((kept / "east").stat().st_mode & 0o777) == "0o600"
 
 
 @needs_bash
-@pytest.mark.parametrize(("heal_code", "outcome"), [("3", "drift"), ("1", "failed")])
-def test_a_heal_remedy_runs_status_heal_with_the_same_live_read(
-    tmp_path: Path, heal_code: str, outcome: str
+@pytest.mark.parametrize(("heal_code", "result"), [("3", 0), ("1", 1)])
+def test_the_heal_step_reads_live_again_and_removes_the_kubeconfigs(
+    tmp_path: Path, heal_code: str, result: int
 ) -> None:
-    script = step("drift.yml", "refresh", "Status (")["run"]
-    secrets = {"objectValue": {"east": {"kubeconfig": "x"}}}
-    env = status_env(
-        tmp_path,
-        FAKE_STATUS="3",
-        FAKE_HEAL=heal_code,
-        FAKE_CLUSTER_SECRETS=json.dumps(secrets),
-        FAKE_JSON=json.dumps({"remedy": {"action": "heal", "targets": []}}),
+    heal = step("drift.yml", "refresh", "Heal what other field managers added")
+    assert heal["if"] == (
+        "steps.status.outputs.remedy == 'heal' && steps.window.outputs.proceed == 'true'"
     )
-    result, outputs = run_script(script, tmp_path, env)
-    assert (result, outputs["outcome"]) == (0, outcome)
+    kept = tmp_path / "runner" / "kubeconfigs-ibm"
+    kept.mkdir(parents=True)
+    (kept / "east").write_text("kubeconfig")
+    (kept / "args").write_text(f"--live\n--kubeconfig\neast={kept}/east\n")
+    env = status_env(tmp_path, FAKE_HEAL=heal_code, RUNNER_TEMP=str(tmp_path / "runner"))
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path / "summary.md")
+    code, _ = run_script(heal["run"], tmp_path, env)
+    assert code == result
     calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
-    assert len(calls) == 3
-    head, _, rest = calls[2].partition(" --kubeconfig east=")
-    assert head == "-m gatewayctl status ibm --live"
-    assert rest.partition(" ")[2] == "--from refresh.json state.json --heal --format json"
-    assert (tmp_path / "heal.txt").read_text(encoding="utf-8") == (
+    assert calls == [
+        f"-m gatewayctl status ibm --live --kubeconfig east={kept}/east --from refresh.json"
+        " state.json --heal --format json"
+    ]
+    assert (tmp_path / "summary.md").read_text() == (
         "done: remove from apps/Deployment ns/gw: spec.x\n"
     )
-    if outcome == "failed":
-        assert (tmp_path / "failure.txt").read_text(encoding="utf-8") == (
-            "python -m gatewayctl status --heal exited with code 1\n"
-        )
-    else:
-        assert outputs["remedy"] == "heal"
+    assert not kept.exists()
 
 
 FAKE_GH = """\
@@ -253,7 +265,7 @@ def test_each_outcome_runs_its_steps() -> None:
     ("outcome", "remedy", "summary", "heal"),
     [
         ("drift", "up-refresh", "**Drift: live resources", "runs `pulumi up --refresh`"),
-        ("drift", "heal", "**Drift: live resources", "Done: remove from apps/Deployment ns/gw"),
+        ("drift", "heal", "**Drift: live resources", "removes what other field managers added"),
         ("degraded", "none", "**Degraded: a gateway is not healthy", "Self-heal is off"),
         ("renewal", "reissue", "**Certificates are inside their renewal window", "are due"),
         ("failed", "", "**The check failed: pulumi stack export exited with code 1.", "off"),
@@ -279,8 +291,6 @@ def test_the_report_opens_or_updates_one_issue_per_stack(
         "PROCEED": "${{ steps.window.outputs.proceed }}",
     }
     fake(tmp_path / "bin", "gh", FAKE_GH)
-    if remedy == "heal":
-        (tmp_path / "heal.txt").write_text("done: remove from apps/Deployment ns/gw: spec.x\n")
     if outcome == "failed":
         (tmp_path / "failure.txt").write_text("pulumi stack export exited with code 1\n")
     else:
@@ -378,10 +388,23 @@ def test_self_heal_and_reissue_run_only_for_their_remedy_after_the_report() -> N
         outputs = {"remedy": remedy, "targets": "urn:a;urn:b" if remedy == "reissue" else ""}
         for proceed in ("true", "false"):
             window = {"outputs": {"proceed": proceed}}
-            context = {"steps": {"status": {"outputs": outputs}, "window": window}}
+            steps_ = {"status": {"outputs": outputs}, "window": window}
+            context = {"steps": {**steps_, "gate": {"outcome": "success"}}}
             got = tuple(evaluate(s["if"], context) for s in (heal, reissue, venv))
             # A change window that closes the stack holds every remedy back.
             assert got == (expected if proceed == "true" else (False, False, False)), remedy
+    # The up runs after a heal that failed part-way, never after a failed gate.
+    refused = {"remedy": "heal"}, {"proceed": "true"}
+    for gate, runs in (("success", True), ("failure", False), ("skipped", False)):
+        context = {
+            "steps": {
+                "status": {"outputs": refused[0]},
+                "window": {"outputs": refused[1]},
+                "gate": {"outcome": gate},
+                "heal": {"outcome": "failure"},
+            }
+        }
+        assert evaluate(heal["if"], context) is runs, gate
     no_targets = {"steps": {"status": {"outputs": {"remedy": "reissue", "targets": ""}}}}
     assert evaluate(reissue["if"], no_targets) is False
 
