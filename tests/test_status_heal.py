@@ -323,6 +323,12 @@ def test_the_steps_run_in_order_with_each_gateways_kubectl(tmp_path: Path) -> No
         " Error from server (Conflict): the object has been modified"
     )
     assert len(calls.read_text().splitlines()) == 2  # the patch ran, the delete was refused
+    with pytest.raises(heal.HealError) as raised:
+        heal.run(plan.steps, {})
+    assert str(raised.value) == (
+        "remove apps/Deployment ns-x/gw: the cluster of gateway x was not read (no --kubeconfig"
+        " for it)"
+    )
 
 
 def test_heal_needs_live_and_the_whole_stack() -> None:

@@ -343,6 +343,11 @@ def run(steps: Sequence[Step], kubectl: Mapping[str | None, Sequence[str]]) -> l
     done. HealError at the first that fails: those before it stay done (each is whole)."""
     done: list[str] = []
     for step in steps:
+        if step.gateway not in kubectl:
+            raise HealError(
+                f"{step.action} {step.type} {step.name}: the cluster of gateway {step.gateway}"
+                " was not read (no --kubeconfig for it)"
+            )
         args = [*kubectl[step.gateway], *step.kubectl()]
         proc = subprocess.run(args, input=step.body(), capture_output=True, text=True, check=False)
         if proc.returncode != 0:
