@@ -13,7 +13,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ import pytest
 import yaml
 
 from gatewayctl.cli import main as cli
-from gatewayctl.deploy.notify import HEADLINES
 from tests.gh_expressions import evaluate, interpolate
 from tests.support import ROOT
 from tests.workflow_helpers import (
@@ -650,158 +648,3 @@ def test_the_expression_evaluator_follows_githubs_rules() -> None:
     assert evaluate("startsWith('HTTPS://x', 'https://')", {}) is True
     assert interpolate("preview-${{ matrix.stack }}", {"matrix": {"stack": "aws"}}) == "preview-aws"
     assert interpolate("${{ secrets.T != '' }}", {"secrets": {}}) == "false"
-
-
-FAKE_WINDOW_PYTHON = """\
-echo "$*" >> python-calls
-printf '{"stack": "ibm", "open": %s, "why": "inside the deny window",' "$FAKE_OPEN"
-printf ' "until": "2026-12-07T08:00:00+01:00", "overridden": %s,' "$FAKE_OVERRIDDEN"
-printf ' "overrideReason": %s}\\n' "$FAKE_REASON"
-exit "$FAKE_CODE"
-"""
-
-
-@needs_bash
-@pytest.mark.parametrize(
-    ("name", "job", "override", "fakes", "proceed", "summary"),
-    [
-        (
-            "deploy.yml",
-            "up",
-            "",
-            {"FAKE_CODE": "6", "FAKE_OPEN": "false", "FAKE_OVERRIDDEN": "false"},
-            "false",
-            "Change window of ibm: closed (inside the deny window); opens again at"
-            " 2026-12-07T08:00:00+01:00",
-        ),
-        (
-            "deploy.yml",
-            "up",
-            "INC-1: revoke; $(touch pwned)",
-            {"FAKE_CODE": "0", "FAKE_OPEN": "false", "FAKE_OVERRIDDEN": "true"},
-            "true",
-            "Change window of ibm: closed (inside the deny window); opens again at"
-            " 2026-12-07T08:00:00+01:00; OVERRIDDEN: INC-1: revoke; $(touch pwned)",
-        ),
-        (
-            "drift.yml",
-            "refresh",
-            "",
-            {"FAKE_CODE": "0", "FAKE_OPEN": "true", "FAKE_OVERRIDDEN": "false"},
-            "true",
-            "Change window of ibm: open (inside the deny window)",
-        ),
-    ],
-)
-def test_the_change_window_step_holds_back_changes_and_records_an_override(
-    tmp_path: Path,
-    name: str,
-    job: str,
-    override: str,
-    fakes: dict[str, str],
-    proceed: str,
-    summary: str,
-) -> None:
-    window = step(name, job, "Change window")
-    expected = "${{ inputs.override }}" if name == "deploy.yml" else ""
-    assert window["env"] == {"OVERRIDE": expected}
-    fake(tmp_path / ".venv" / "bin", "python", FAKE_WINDOW_PYTHON)
-    env = {
-        "STACK": "ibm",
-        "OVERRIDE": override,
-        "FAKE_REASON": json.dumps(override) if override else "null",
-        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-        **fakes,
-    }
-    code, outputs = run_script(window["run"], tmp_path, env)
-    assert (code, outputs) == (0, {"proceed": proceed})
-    call = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
-    rest = f" --override {override}" if override else ""
-    assert call == [f"-m gatewayctl window ibm{rest} --format json"]
-    assert (tmp_path / "summary.md").read_text(encoding="utf-8") == summary + "\n"
-    assert not (tmp_path / "pwned").exists()
-    fakes = {**fakes, "FAKE_CODE": "2"}
-    code, outputs = run_script(window["run"], tmp_path, {**env, **fakes})
-    assert (code, outputs) == (1, {})
-
-
-def test_the_window_gates_the_deploys_preview_and_up() -> None:
-    steps = steps_of("deploy.yml", "up")
-    order = [index_of(steps, part) for part in ("Change window", "pulumi preview", "pulumi up")]
-    assert order == sorted(order)
-    for part in ("Policy pack virtualenv", "pulumi preview", "pulumi up"):
-        assert steps[index_of(steps, part)]["if"] == "steps.window.outputs.proceed == 'true'"
-    dispatch = triggers(load("deploy.yml"))["workflow_dispatch"]
-    assert dispatch["inputs"]["override"]["required"] is False
-
-
-FAKE_SENDERS = """\
-case "$(basename "$0")" in
-  gh) echo "$*" >> gh-calls; cat > gh-body.json ;;
-  curl) echo "$*" >> curl-calls; cat > curl-body.json ;;
-esac
-"""
-
-
-@needs_bash
-@pytest.mark.parametrize(
-    ("name", "job", "env", "event", "state", "posted"),
-    [
-        ("deploy.yml", "up", {"UP": "success", "PROCEED": "true"}, "deployed", "success", True),
-        ("deploy.yml", "up", {"UP": "skipped", "PROCEED": "false"}, "held", "pending", True),
-        ("deploy.yml", "up", {"UP": "failure", "PROCEED": "true"}, "failed", "error", True),
-        ("drift.yml", "refresh", {"event": "drift"}, "drift", "failure", True),
-        ("drift.yml", "refresh", {"event": "green"}, "green", "success", False),
-    ],
-)
-def test_the_notify_step_sends_the_commit_status_and_the_webhook_message_alone(
-    tmp_path: Path,
-    name: str,
-    job: str,
-    env: dict[str, str],
-    event: str,
-    state: str,
-    posted: bool,
-) -> None:
-    notify_step = step(name, job, "Notify (")
-    assert notify_step["if"].startswith("always()")
-    assert notify_step["env"]["WEBHOOK"] == "${{ secrets.NOTIFY_WEBHOOK_URL }}"
-    for tool in ("gh", "curl"):
-        fake(tmp_path / "bin", tool, FAKE_SENDERS)
-    # The real command: its payloads are what the workflow sends.
-    fake(tmp_path / ".venv" / "bin", "python", f'exec {sys.executable} "$@"\n')
-    status = {"gateways": [{"name": "team-a", "sync": "OutOfSync", "health": "Healthy"}]}
-    (tmp_path / "status.json").write_text(json.dumps(status))
-    webhook = "https://hooks.example/services/T0/B0/very-secret-token"
-    run_env = {
-        "STACK": "ibm",
-        "GITHUB_REPOSITORY": "acme/gateways",
-        "GITHUB_SHA": "abc123",
-        "RUN_URL": "https://github.example/acme/gateways/actions/runs/9",
-        "WEBHOOK": webhook,
-        "GH_TOKEN": "ghs_token_value",
-        "PYTHONPATH": str(ROOT),
-        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
-        **env,
-    }
-    script = notify_step["run"].replace("-m gatewayctl", f"-m gatewayctl --root {ROOT}")
-    code, _ = run_script(script, tmp_path, run_env)
-    assert code == 0
-    assert (tmp_path / "gh-calls").read_text().splitlines() == [
-        "api repos/acme/gateways/statuses/abc123 --input -"
-    ]
-    sent = json.loads((tmp_path / "gh-body.json").read_text())
-    workflow = "deploy" if name == "deploy.yml" else "drift"
-    assert (sent["state"], sent["context"]) == (state, f"hypershell/{workflow}/ibm")
-    assert sent["target_url"] == run_env["RUN_URL"]
-    bodies = (tmp_path / "gh-body.json").read_text()
-    if posted:
-        assert (tmp_path / "curl-calls").read_text().splitlines() == [
-            f"-fsS -X POST -H Content-Type: application/json --data-binary @- {webhook}"
-        ]
-        message = json.loads((tmp_path / "curl-body.json").read_text())
-        assert message["text"].startswith(f"ibm: {HEADLINES[event]}")
-        bodies += (tmp_path / "curl-body.json").read_text()
-    else:
-        assert not (tmp_path / "curl-calls").exists()
-    assert "very-secret-token" not in bodies and "ghs_token_value" not in bodies
