@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from gatewayctl.deploy import windows
-from gatewayctl.deploy.windows import StackWindows, Window
 from gatewayctl.errors import InvalidInputError
+from gatewayctl.inputs import windows
+from gatewayctl.inputs.windows import StackWindows, Window
 from tests.builders import copy_project
 from tests.hostile_helpers import run_cli
 
@@ -230,3 +230,45 @@ def test_a_time_zone_must_be_an_iana_name(tmp_path: Path, zone: Any) -> None:
     with pytest.raises(InvalidInputError) as raised:
         windows.read(root)
     assert [p.field for p in raised.value.problems] == ["stacks.ibm.timeZone"]
+
+
+def test_an_update_in_a_closed_window_is_refused_unless_a_reason_overrides_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pulumi
+
+    from gatewayctl.engine import program
+
+    root = copy_project(tmp_path / "p")
+    rule = {"kind": "deny", "schedule": "0 17 * * FRI", "duration": "63h"}
+    write(root, {"stacks": {"ibm": {"timeZone": "Europe/Amsterdam", "windows": [rule]}}})
+    friday = at("2026-12-04T18:00:00+00:00")
+    with pytest.raises(pulumi.RunError) as raised:
+        program.window_open(root, "ibm", friday, {})
+    assert str(raised.value) == (
+        "change window closed: inside the deny window '0 17 * * FRI' for 2d15h; opens again at"
+        " 2026-12-07T08:00:00+01:00 (deploy/windows.yaml); an emergency update sets"
+        " HYPERSHELL_WINDOW_OVERRIDE to its reason"
+    )
+    program.window_open(root, "ibm", friday, {program.WINDOW_OVERRIDE: "INC-1: revoke"})
+    assert "overridden: INC-1: revoke" in capsys.readouterr().err
+    program.window_open(root, "aws", friday, {})  # no window: open
+    program.window_open(root, "ibm", at("2026-12-07T08:00:00+00:00"), {})  # Monday 09:00
+
+
+def test_the_program_asks_only_for_an_update_not_a_preview(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gatewayctl.engine import program
+
+    asked: list[str] = []
+    monkeypatch.setattr(program, "window_open", lambda root, stack, now, env: asked.append(stack))
+    monkeypatch.setattr(program, "main", lambda root: None)
+    monkeypatch.setattr(program.drain, "install", lambda: None)
+    monkeypatch.setattr(program.sdk_debug, "install", lambda: None)
+    monkeypatch.setattr(program.pulumi, "get_stack", lambda: "ibm")
+    for dry_run, expected in ((True, []), (False, ["ibm"])):
+        asked.clear()
+        monkeypatch.setattr(program.pulumi.runtime, "is_dry_run", lambda d=dry_run: d)
+        program.run(tmp_path)
+        assert asked == expected

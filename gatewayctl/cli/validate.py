@@ -50,7 +50,7 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.deploy import windows
+    from gatewayctl.inputs import windows
     from gatewayctl.resolve import readiness
 
     names = arguments.stacks(args, args.root)

@@ -1,5 +1,5 @@
 """``gatewayctl window``: whether CI may change a stack now (``deploy/windows.yaml``,
-``gatewayctl.deploy.windows``); the workflows ask before a deploy, a self-heal and a
+``gatewayctl.inputs.windows``); the workflows ask before a deploy, a self-heal and a
 certificate reissue."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def add(commands: arguments.Commands) -> None:
 def cmd_window(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.cli.driver import _known
-    from gatewayctl.deploy import windows
+    from gatewayctl.inputs import windows
 
     reason = args.override
     if reason is not None and (not reason.strip() or len(reason) > OVERRIDE_LONGEST):

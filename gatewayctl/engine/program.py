@@ -7,8 +7,10 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,8 @@ from components.identity import keycloak_provider
 from components.identity_types import KeycloakServerArgs, server_key
 from gatewayctl import ROOT
 from gatewayctl.engine import drain, sdk_debug
-from gatewayctl.errors import InvalidInputError
+from gatewayctl.errors import InvalidInputError, printable
+from gatewayctl.inputs import windows
 from gatewayctl.inputs.environment import with_environment
 from gatewayctl.inputs.secrets import ClusterSecrets, all_cluster_secrets
 from gatewayctl.inputs.stackfile import (
@@ -199,9 +202,39 @@ def run(root: Path = ROOT) -> None:
         if not_installed is not None:
             pulumi.log.warn(not_installed)
     try:
+        if not pulumi.runtime.is_dry_run():
+            window_open(root, pulumi.get_stack(), datetime.now(UTC), os.environ)
         main(root)
     except InvalidInputError as error:
         raise pulumi.RunError(f"invalid stack input:\n{error}") from None
+
+
+WINDOW_OVERRIDE = "HYPERSHELL_WINDOW_OVERRIDE"
+"""The reason for an update inside a closed change window (``deploy/windows.yaml``)."""
+
+
+def window_open(root: Path, stack: str, now: datetime, env: Mapping[str, str]) -> None:
+    """An update (``up``, not a preview; the offline render calls :func:`main`) of a stack that
+    a change window closes is refused before anything is registered, whoever runs it: CI checks
+    the window itself, and the Pulumi Kubernetes Operator retries a failed update with backoff
+    until the window opens (pulumi-kubernetes-operator CHANGELOG 2.2.0, #827: default retries,
+    ``retryMaxBackoffDurationSeconds``). Its ``Stack`` could be held by preview mode
+    (``spec.preview``, 2.3.0 #1012; in reference/crds/pulumi.com/stack_v1.json, v2.9.0), but
+    something would have to set and clear it at each window's edges; refused here, the window
+    in git is the one switch. ``HYPERSHELL_WINDOW_OVERRIDE`` (a reason) lets it run, with a
+    warning that names the reason."""
+    decision = windows.decide(windows.read(root).get(stack), now)
+    if decision.open:
+        return
+    reason = env.get(WINDOW_OVERRIDE, "").strip()
+    if reason:
+        pulumi.log.warn(f"change window closed ({decision.why}); overridden: {printable(reason)}")
+        return
+    until = decision.until.isoformat() if decision.until else "no opening found"
+    raise pulumi.RunError(
+        f"change window closed: {decision.why}; opens again at {until} ({windows.SETTINGS});"
+        f" an emergency update sets {WINDOW_OVERRIDE} to its reason"
+    )
 
 
 def _stack(root: Path, raw: Mapping[str, Any], loaded: LoadedStack | None) -> LoadedStack:
