@@ -233,7 +233,7 @@ def test_a_time_zone_must_be_an_iana_name(tmp_path: Path, zone: Any) -> None:
 
 
 def test_an_update_in_a_closed_window_is_refused_unless_a_reason_overrides_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
 ) -> None:
     import pulumi
 
@@ -250,8 +250,13 @@ def test_an_update_in_a_closed_window_is_refused_unless_a_reason_overrides_it(
         " 2026-12-07T08:00:00+01:00 (deploy/windows.yaml); an emergency update sets"
         " HYPERSHELL_WINDOW_OVERRIDE to its reason"
     )
-    program.window_open(root, "ibm", friday, {program.WINDOW_OVERRIDE: "INC-1: revoke"})
-    assert "overridden: INC-1: revoke" in capsys.readouterr().err
+    warned: list[str] = []
+    override = {program.WINDOW_OVERRIDE: "INC-1: revoke"}
+    program.window_open(root, "ibm", friday, override, warned.append)
+    assert warned == [
+        "change window closed (inside the deny window '0 17 * * FRI' for 2d15h); overridden:"
+        " INC-1: revoke"
+    ]
     program.window_open(root, "aws", friday, {})  # no window: open
     program.window_open(root, "ibm", at("2026-12-07T08:00:00+00:00"), {})  # Monday 09:00
 

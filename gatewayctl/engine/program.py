@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -213,7 +213,13 @@ WINDOW_OVERRIDE = "HYPERSHELL_WINDOW_OVERRIDE"
 """The reason for an update inside a closed change window (``deploy/windows.yaml``)."""
 
 
-def window_open(root: Path, stack: str, now: datetime, env: Mapping[str, str]) -> None:
+def window_open(
+    root: Path,
+    stack: str,
+    now: datetime,
+    env: Mapping[str, str],
+    warn: Callable[[str], None] = pulumi.log.warn,
+) -> None:
     """An update (``up``, not a preview; the offline render calls :func:`main`) of a stack that
     a change window closes is refused before anything is registered, whoever runs it: CI checks
     the window itself, and the Pulumi Kubernetes Operator retries a failed update with backoff
@@ -228,7 +234,7 @@ def window_open(root: Path, stack: str, now: datetime, env: Mapping[str, str]) -
         return
     reason = env.get(WINDOW_OVERRIDE, "").strip()
     if reason:
-        pulumi.log.warn(f"change window closed ({decision.why}); overridden: {printable(reason)}")
+        warn(f"change window closed ({decision.why}); overridden: {printable(reason)}")
         return
     until = decision.until.isoformat() if decision.until else "no opening found"
     raise pulumi.RunError(
