@@ -440,3 +440,18 @@ def test_deletes_for_up_to_recreate_come_last() -> None:
         heal._object("x", change, desired, current, steps, manual)
     assert [s.action for s in steps] == ["recreate", "remove"]
     assert [s.action for s in heal.ordered(steps)] == ["remove", "recreate"]
+
+
+def test_an_added_name_that_appears_twice_is_removed_twice() -> None:
+    desired = {"spec": {"env": [{"name": "A", "value": "1"}]}}
+    current = {
+        "spec": {
+            "env": [
+                {"name": "Y", "value": "1"},
+                {"name": "A", "value": "1"},
+                {"name": "Y", "value": "2"},
+            ]
+        }
+    }
+    places, changed = heal.removals(desired, current, ["spec.env[Y]"])
+    assert ([heal.pointer(p) for p in places], changed) == (["/spec/env/2", "/spec/env/0"], [])

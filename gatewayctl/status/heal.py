@@ -146,12 +146,16 @@ def _resolve(
     if isinstance(node, list):
         if rest.startswith("["):
             inner, _, after = rest[1:].partition("]")
+            # Every entry of that name (as tampering matches them: by str(name)); an added
+            # name twice is two entries to remove.
             names = [
-                i for i, e in enumerate(node) if isinstance(e, Mapping) and e.get("name") == inner
+                i
+                for i, e in enumerate(node)
+                if isinstance(e, Mapping) and str(e.get("name")) == inner
             ]
             if names:
-                index = names[0]
-            elif (
+                return [p for i in names for p in _resolve(node[i], after, (*at, i), plus)]
+            if (
                 plus
                 and inner.startswith("+")
                 and inner[1:].isdigit()
