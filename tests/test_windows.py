@@ -277,3 +277,14 @@ def test_the_program_asks_only_for_an_update_not_a_preview(
         monkeypatch.setattr(program.pulumi.runtime, "is_dry_run", lambda d=dry_run: d)
         program.run(tmp_path)
         assert asked == expected
+
+
+def test_an_entry_that_is_no_stack_name_is_named_by_its_key(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "p")
+    rule = {"kind": "deny", "schedule": "0 0 * * *", "duration": "1h"}
+    write(root, {"stacks": {"IBM": {"windows": [rule]}}})
+    with pytest.raises(InvalidInputError) as raised:
+        windows.read(root)
+    assert [(p.field, p.message) for p in raised.value.problems] == [
+        ("stacks.IBM", "is no stack name or pattern (a-z, 0-9, -, *)")
+    ]

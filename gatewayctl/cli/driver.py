@@ -124,7 +124,7 @@ def _chosen(args: argparse.Namespace, everything: Sequence[str] | None) -> list[
     if args.deployed:
         return deployed_stacks(args.root)
     if args.stacks:
-        _known(args.root, args.stacks)
+        known_stacks(args.root, args.stacks)
         return list(dict.fromkeys(args.stacks))
     if everything is None:
         raise InvalidInputError([Problem("STACK", "", "name the stacks, or give --deployed")])
@@ -152,7 +152,7 @@ def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def _known(root: Path, stacks: Sequence[str]) -> None:
+def known_stacks(root: Path, stacks: Sequence[str]) -> None:
     from gatewayctl.inputs import stackfile
     from gatewayctl.inputs.stackfile import stack_file
 

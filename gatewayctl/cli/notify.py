@@ -63,14 +63,14 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_notify(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.cli.driver import _known
+    from gatewayctl.cli.driver import known_stacks
     from gatewayctl.deploy import notify
 
     if not URL.fullmatch(args.run_url):
         raise UsageError(f"--run-url {printable(args.run_url)!r}: expected one http(s) address")
     if not WORKFLOW.fullmatch(args.workflow):
         raise UsageError(f"--workflow {printable(args.workflow)!r}: expected a name (a-z, 0-9, -)")
-    _known(args.root, [args.stack])
+    known_stacks(args.root, [args.stack])
     status = _status(args.status) if args.status is not None else None
     document = notify.payloads(args.stack, args.event, args.run_url, status, args.workflow)
     printing.write(printing.json_text(document))

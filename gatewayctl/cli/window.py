@@ -60,13 +60,13 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_window(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.cli.driver import _known
+    from gatewayctl.cli.driver import known_stacks
     from gatewayctl.inputs import windows
 
     reason = args.override
     if reason is not None and (not reason.strip() or len(reason) > OVERRIDE_LONGEST):
         raise UsageError(f"--override needs a reason of 1 to {OVERRIDE_LONGEST} characters")
-    _known(args.root, [args.stack])
+    known_stacks(args.root, [args.stack])
     at = args.at or datetime.now(UTC)
     settings = windows.read(args.root).get(args.stack)
     try:

@@ -10,17 +10,14 @@ undeployed in silence. Without the file every stack is deployed.
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from pathlib import Path
 
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.inputs.stackfile import all_stacks
+from gatewayctl.inputs.stackfile import all_stacks, stacks_matching
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
 SETTINGS = "deploy/stacks.yaml"
 KEY = "deployed"
-_PATTERN = re.compile(r"[a-z0-9*](?:[-a-z0-9*]{0,61}[a-z0-9*])?")
 
 
 def deployed_stacks(root: Path) -> list[str]:
@@ -45,20 +42,9 @@ def deployed_stacks(root: Path) -> list[str]:
     chosen: set[str] = set()
     for index, entry in enumerate(entries):
         field = f"{KEY}.{index}"
-        if not isinstance(entry, str) or not _PATTERN.fullmatch(entry):
-            problems.append(
-                Problem(SETTINGS, field, f"{entry!r} is no stack name or pattern (a-z, 0-9, -, *)")
-            )
-            continue
-        matched = fnmatch.filter(stacks, entry)
-        if not matched:
-            problems.append(
-                Problem(
-                    SETTINGS,
-                    field,
-                    f"{entry!r} matches no stack; the stacks here are {', '.join(stacks)}",
-                )
-            )
+        matched, why = stacks_matching(entry, stacks)
+        if why is not None:
+            problems.append(Problem(SETTINGS, field, f"{entry!r} {why}"))
         chosen.update(matched)
     if problems:
         raise InvalidInputError(problems)

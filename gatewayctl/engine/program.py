@@ -202,6 +202,8 @@ def run(root: Path = ROOT) -> None:
         if not_installed is not None:
             pulumi.log.warn(not_installed)
     try:
+        # The engine's dry-run flag, set for preview and unset for up (pulumi 3.272.0
+        # sdk/python/lib/pulumi/runtime/settings.py, is_dry_run: "doing a preview").
         if not pulumi.runtime.is_dry_run():
             window_open(root, pulumi.get_stack(), datetime.now(UTC), os.environ)
         main(root)

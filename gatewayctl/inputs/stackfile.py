@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Mapping
+import fnmatch
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,21 @@ def stack_name_problems(stack: str) -> list[Problem]:
         return []
     message = f"stack name {stack!r} is not {STACK_NAME_RULE}"
     return [Problem(stack_file(stack), "", message)]
+
+
+STACK_PATTERN = re.compile(r"[a-z0-9*](?:[-a-z0-9*]{0,61}[a-z0-9*])?")
+"""A stack name, or a pattern with ``*`` (``fnmatch``) over names, which are DNS-1123 labels."""
+
+
+def stacks_matching(pattern: Any, stacks: Sequence[str]) -> tuple[list[str], str | None]:
+    """The ``stacks`` a settings file's entry takes (a name, or ``aws-*``), or why it takes
+    none (the entry is no name or pattern; it matches no stack), for the caller's problem."""
+    if not isinstance(pattern, str) or not STACK_PATTERN.fullmatch(pattern):
+        return [], "is no stack name or pattern (a-z, 0-9, -, *)"
+    matched = fnmatch.filter(stacks, pattern)
+    if not matched:
+        return [], f"matches no stack; the stacks here are {', '.join(stacks)}"
+    return matched, None
 
 
 def all_stacks(root: Path) -> list[str]:

@@ -23,7 +23,7 @@ The file::
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,12 +34,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from cronsim import CronSim, CronSimError
 
 from gatewayctl.errors import InvalidInputError, Problem, printable
-from gatewayctl.inputs.stackfile import all_stacks
+from gatewayctl.inputs.stackfile import all_stacks, stacks_matching
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
 SETTINGS = "deploy/windows.yaml"
 _DURATION = re.compile(r"(?:(\d{1,4})d)?(?:(\d{1,6})h)?(?:(\d{1,8})m)?")
-_PATTERN = re.compile(r"[a-z0-9*](?:[-a-z0-9*]{0,61}[a-z0-9*])?")
 LONGEST = timedelta(days=31)
 """A window lasts at most this: a longer one is a typo for a permanent state."""
 HORIZON = 400
@@ -132,26 +131,9 @@ def read(root: Path) -> dict[str, StackWindows]:
     found: dict[str, StackWindows] = {}
     for name, entry in entries.items():
         field = f"stacks.{name}"
-        if not isinstance(name, str) or not _PATTERN.fullmatch(name):
-            problems.append(
-                Problem(
-                    SETTINGS,
-                    field,
-                    f"{printable(str(name))!r} is no stack name or pattern (a-z, 0-9, -, *)",
-                    at_key=True,
-                )
-            )
-            continue
-        matched = fnmatch.filter(stacks, name)
-        if not matched:
-            problems.append(
-                Problem(
-                    SETTINGS,
-                    field,
-                    f"matches no stack; the stacks here are {', '.join(stacks)}",
-                    at_key=True,
-                )
-            )
+        matched, why = stacks_matching(name, stacks)
+        if why is not None:  # the key is the field: the problem need not repeat it
+            problems.append(Problem(SETTINGS, field, why, at_key=True))
         parsed = _stack(entry, field, problems)
         for stack in matched:
             if stack in found:
@@ -165,6 +147,13 @@ def read(root: Path) -> dict[str, StackWindows]:
     if problems:
         raise InvalidInputError(problems)
     return found
+
+
+@functools.cache
+def _zones() -> frozenset[str]:
+    """The tz database's names (``available_timezones`` walks the zoneinfo directories on each
+    call: once per process here, for every stack entry and every ``pulumi up``)."""
+    return frozenset(available_timezones()) | {"UTC"}
 
 
 def _unknown(item: dict[Any, Any], field: str, keys: tuple[str, ...]) -> list[Problem]:
@@ -181,7 +170,7 @@ def _stack(entry: Any, field: str, problems: list[Problem]) -> StackWindows | No
     zone = entry.get("timeZone", "UTC")
     try:
         # The tz database's names; not "localtime", whatever the host is set to.
-        if str(zone) == "localtime" or str(zone) not in available_timezones() | {"UTC"}:
+        if str(zone) == "localtime" or str(zone) not in _zones():
             raise ValueError(zone)
         ZoneInfo(str(zone))
     except (ZoneInfoNotFoundError, ValueError, OSError):

@@ -92,8 +92,7 @@ def remedy(
     drift_only = (
         status.out_of_sync
         and not status.degraded
-        and all(c.source == "live" for g in status.gateways for c in g.changes)
-        and all(c.source == "live" for c in status.other_changes)
+        and from_live
         # `up --refresh` leaves another manager's additions in place, and an object nobody
         # declared: it never touches either.
         and not any(c.op in LEFT_BY_UP for g in status.gateways for c in g.changes)
