@@ -8,7 +8,8 @@ Progressing, Degraded, Missing).
   ``Progressing`` with reason ``ProgressDeadlineExceeded`` → Degraded; fewer updated
   replicas than ``spec.replicas``, old replicas still terminating, or fewer available than
   updated → Progressing while the ``Progressing`` condition is True, Degraded once it is
-  False; condition ``Available`` False with nothing under way → Degraded; else Healthy. A
+  False or once the rollout had finished (reason ``NewReplicaSetAvailable`` with every
+  replica updated: pods that became unavailable after it); condition ``Available`` False with nothing under way → Degraded; else Healthy. A
   ``ReplicaFailure`` condition with every count met is named in the message, not Degraded:
   the deployment controller copies it from any of its ReplicaSets, old ones included
   (kubernetes v1.34.4 ``pkg/controller/deployment/progress.go``, ``getReplicaFailures``), and
@@ -124,9 +125,21 @@ def deployment(live: Mapping[str, Any]) -> tuple[Health, str]:
         return "Degraded", "rollout exceeded its progress deadline (ProgressDeadlineExceeded)"
     counts = f"{available}/{wanted} available"
     under_way = progressing.get("status") == "True"
+    # A rollout that finished (every replica updated, the condition's reason
+    # NewReplicaSetAvailable) is never measured against its deadline again: the controller
+    # skips its progress check while Replicas == UpdatedReplicas and that reason stands
+    # (kubernetes v1.34.4 pkg/controller/deployment/progress.go, isCompleteDeployment), so
+    # pods that become unavailable afterwards leave the condition True for good.
+    finished = (
+        progressing.get("reason") == "NewReplicaSetAvailable"
+        and updated >= wanted
+        and replicas == updated
+    )
     if updated < wanted or replicas > updated or available < updated:
-        if under_way:
+        if under_way and not finished:
             return "Progressing", f"rollout under way: {counts}, {updated}/{wanted} updated"
+        if finished:
+            return "Degraded", f"{counts} after the rollout finished (NewReplicaSetAvailable)"
         return "Degraded", f"{counts}, {updated}/{wanted} updated, no rollout under way"
     if conditions.get("Available", {}).get("status") == "False":
         return "Degraded", f"Available is False: {conditions['Available'].get('reason', '')}"
