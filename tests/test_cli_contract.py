@@ -99,6 +99,7 @@ def test_every_help_names_the_tool_as_it_is_run_and_gives_exit_codes_and_example
         "operator-manifests",
         "promote",
         "render",
+        "rollout",
         "schema",
         "stacks",
         "status",

@@ -271,16 +271,6 @@ def test_unknown_fields_are_ignored() -> None:
             ("Degraded", "rollout exceeded its progress deadline (ProgressDeadlineExceeded)"),
         ),
         (
-            # Pods unavailable after a finished rollout (the lane's rollout, kwok's pod status
-            # set not ready): the controller never measures it against its deadline again.
-            {"replicas": 1, "available": 0},
-            ("Degraded", "0/1 available after the rollout finished (NewReplicaSetAvailable)"),
-        ),
-        (
-            {"replicas": 2, "available": 1, "progressing": ("True", "ReplicaSetUpdated")},
-            ("Progressing", "rollout under way: 1/2 available, 2/2 updated"),
-        ),
-        (
             {"generation": 4, "observed": 3},
             ("Progressing", "rollout: the controller has not observed the newest spec yet"),
         ),

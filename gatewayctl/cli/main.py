@@ -35,6 +35,7 @@ from gatewayctl.cli import (
     operator_manifests,
     promote,
     render,
+    rollout,
     schema,
     status,
     validate,
@@ -104,6 +105,7 @@ def parser() -> argparse.ArgumentParser:
     driver.add(commands)  # stacks, driver
     status.add(commands)
     window.add(commands)
+    rollout.add(commands)
     notify.add(commands)
     schema.add(commands)  # schema, explain
     completion.add(commands, top)

@@ -50,12 +50,13 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.inputs import windows
-    from gatewayctl.resolve import readiness
+    from gatewayctl.inputs import rollout, windows
+    from gatewayctl.resolve import readiness, waves
 
     names = arguments.stacks(args, args.root)
     jobs = arguments.jobs(args, len(names))
     windows.read(args.root)  # deploy/windows.yaml: every problem in it, exit 2
+    plans = rollout.read(args.root)  # deploy/rollout.yaml's stacks: the same
 
     def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
         return _prepare_all(root, stacks, jobs)
@@ -64,6 +65,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         stacks = readiness.check(args.root, names, prepare_all)
     else:
         stacks = prepare_all(args.root, names)
+    for item in stacks:  # the gateways and clusters the plan names are the stack's
+        waves.plan(item.loaded, plans.get(item.loaded.name))
     notes = printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
     warn(notes, args.root, stacks)
     if printing.is_document(args):

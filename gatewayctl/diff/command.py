@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,7 @@ def run(
     # Every stack's secrets are scrubbed from every stack's section.
     secrets = frozenset[str]().union(*(s.secrets for s in (*bases.values(), *heads.values())))
     diffs = [compare(stack, bases[stack], heads[stack], secrets, replace) for stack in names]
+    diffs = _with_waves(root, prepared, diffs)
     replaced = {(o.type, o.name) for d in diffs for o in d.operations if REPLACE_FLAG in o.because}
     unknown = [n for n in replace if not any(n == k[1] or urn_key(n) == k for k in replaced)]
     if unknown:
@@ -140,3 +142,23 @@ def run(
     return Result(
         report=report, diffs=tuple(diffs), commit=commit, notes=notes, uncommitted=uncommitted
     )
+
+
+def _with_waves(
+    root: Path, prepared: Mapping[str, preparation.Prepared], diffs: list[StackDiff]
+) -> list[StackDiff]:
+    """Each stack diff with the rollout waves its change goes through, for the stacks the
+    rollout plan names (``deploy/rollout.yaml``, :mod:`gatewayctl.resolve.waves`)."""
+    from gatewayctl.inputs import rollout
+    from gatewayctl.resolve import waves
+
+    plans = rollout.read(root)
+    found = []
+    for diff in diffs:
+        if diff.stack in plans and diff.stack in prepared and diff.rendered_changed:
+            touched: set[str | None] = {o.gateway for o in diff.operations}
+            touched |= {g.name for g in diff.gateways}
+            planned = waves.plan(prepared[diff.stack].loaded, plans[diff.stack])
+            diff = dataclasses.replace(diff, waves=tuple(waves.lines(planned, touched)))
+        found.append(diff)
+    return found

@@ -116,6 +116,8 @@ class StackDiff:
     """Gateways whose sign-in (mode, issuer, client id) changed."""
     steps: tuple[Step, ...] = ()
     """The predicted step of every resource, by URN (:mod:`.steps`; ``diff --json``)."""
+    waves: tuple[str, ...] = ()
+    """The rollout waves the change goes through (``deploy/rollout.yaml``), one line each."""
 
     @property
     def rendered_changed(self) -> bool:

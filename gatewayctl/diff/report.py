@@ -145,6 +145,9 @@ def _summary(diff: StackDiff, base_label: str) -> str:
     lines += releases.summary_lines(diff.releases, GATEWAY_ROWS)
     lines += credentials.summary_lines(diff)
     lines += access_lines(diff.access, diff.sign_in)
+    if diff.waves:
+        lines += ["**Rollout** (deploy/rollout.yaml), wave after wave, each Healthy first:", ""]
+        lines += [f"- {line}" for line in diff.waves] + [""]
 
     lines += [f"**Kubernetes objects:** {_totals(_counts(diff.objects))}", ""]
     if diff.objects:

@@ -171,6 +171,7 @@ def resolve_gateway(
             image_overrides=tuple(k for k, v in overrides.items() if v is not None),
             sign_in=sign_in.mode,
             keycloak_import_ids=sign_in.import_ids,
+            labels=dict(declaration.metadata.labels),
             args=GatewayArgs(
                 cluster=cluster_name,
                 namespace=namespace,

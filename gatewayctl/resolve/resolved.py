@@ -55,6 +55,8 @@ class ResolvedGateway:
     needs."""
     keycloak_import_ids: KeycloakImportIds | None = None
     """Keycloak's ids of an adopted gateway's client and roles, for ``import-file``."""
+    labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The declaration's free labels (``metadata.labels``): rollout waves select by them."""
 
     @property
     def cluster(self) -> str:

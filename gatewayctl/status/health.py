@@ -9,7 +9,8 @@ Progressing, Degraded, Missing).
   replicas than ``spec.replicas``, old replicas still terminating, or fewer available than
   updated → Progressing while the ``Progressing`` condition is True, Degraded once it is
   False or once the rollout had finished (reason ``NewReplicaSetAvailable`` with every
-  replica updated: pods that became unavailable after it); condition ``Available`` False with nothing under way → Degraded; else Healthy. A
+  replica updated: pods that became unavailable after it); condition ``Available`` False
+  with nothing under way → Degraded; else Healthy. A
   ``ReplicaFailure`` condition with every count met is named in the message, not Degraded:
   the deployment controller copies it from any of its ReplicaSets, old ones included
   (kubernetes v1.34.4 ``pkg/controller/deployment/progress.go``, ``getReplicaFailures``), and
