@@ -218,6 +218,7 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "python -m gatewayctl status --from --heal --format",
         "python -m gatewayctl window --format",
         "python -m gatewayctl notify --event --workflow --run-url",
+        "python -m gatewayctl rollout --pulumi-stack --policy-pack --policy-pack-config --format",
     }
 
 
@@ -246,8 +247,10 @@ def test_the_pulumi_token_only_reaches_pulumi_steps() -> None:
     for name, job, s in all_steps():
         env = s.get("env", {})
         if "PULUMI_ACCESS_TOKEN" in env:
-            runs_pulumi = s.get("uses", "").startswith("pulumi/actions@") or "pulumi " in s.get(
-                "run", ""
+            run = s.get("run", "")
+            # `gatewayctl rollout` runs the pulumi CLI itself (gatewayctl/deploy/pulumicli.py).
+            runs_pulumi = s.get("uses", "").startswith("pulumi/actions@") or any(
+                word in run for word in ("pulumi ", "gatewayctl rollout ")
             )
             assert runs_pulumi, f"{name} {job}: {s.get('name')} gets the token"
     for name in FILES:
@@ -268,10 +271,25 @@ def test_deploy_runs_pulumi_up_per_stack_in_its_environment() -> None:
         "group": "pulumi-${{ matrix.stack }}",
         "cancel-in-progress": False,
     }
-    up = step("deploy.yml", "up", "pulumi up")
-    assert up["uses"].startswith("pulumi/actions@")
-    assert up["with"]["command"] == "up"
-    assert up["with"]["stack-name"] == "${{ env.PULUMI_STACK }}"
+    # Wave after wave (deploy/rollout.yaml), after the preview gate of the whole change, with
+    # the same stack, condition, policy pack and config.
+    steps = steps_of("deploy.yml", "up")
+    gate = steps[index_of(steps, "pulumi preview with the policy pack")]
+    up = steps[index_of(steps, "Roll out wave after wave")]
+    assert steps.index(gate) < index_of(steps, "Log in to the backend") < steps.index(up)
+    assert (up["id"], up["if"]) == ("up", gate["if"])
+    assert gate["with"]["stack-name"] == "${{ env.PULUMI_STACK }}"
+    assert (
+        '.venv/bin/python -m gatewayctl rollout "$STACK" --pulumi-stack "$PULUMI_STACK"'
+        ' --policy-pack policy --policy-pack-config "policy/config/$STACK.json" --format json'
+        " > rollout.json"
+    ) in up["run"]
+    assert gate["with"]["policyPacks"] == "policy"
+    assert gate["with"]["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
+    assert up["env"] == {
+        "PULUMI_ACCESS_TOKEN": TOKEN,
+        "HYPERSHELL_WINDOW_OVERRIDE": "${{ inputs.override }}",
+    }
 
 
 # --- one driver per stack -----------------------------------------------------------------------
@@ -504,9 +522,9 @@ def test_drift_logs_in_to_the_configured_backend(
 
 def test_every_pulumi_action_installs_the_declared_cli_version() -> None:
     actions = [s for _, _, s in all_steps() if s.get("uses", "").startswith("pulumi/actions@")]
-    # The PR preview; deploy's preview and up; drift's install, and its previews and ups of the
-    # self-heal and the reissue.
-    assert len(actions) == 8
+    # The PR preview; deploy's preview (its rollout runs the CLI that preview installed);
+    # drift's install, and its previews and ups of the self-heal and the reissue.
+    assert len(actions) == 7
     for s in actions:
         assert s["with"]["pulumi-version-file"] == ".pulumi.version"
         assert "pulumi-version" not in s["with"]
@@ -554,7 +572,7 @@ def test_every_up_is_gated_by_a_preview_with_the_policy_pack() -> None:
                 for key in (*GATED, "policyPackConfigs"):
                     assert gate["with"].get(key) == s["with"].get(key), (where, key)
                 assert gate["with"]["policyPacks"] == "policy", where
-    assert ups == 3  # deploy's up, drift's self-heal and reissue
+    assert ups == 2  # drift's self-heal and reissue (deploy's rollout: test_deploy_runs_...)
 
 
 FAKE_VENV_PYTHON = """\
@@ -570,7 +588,7 @@ fi
 @pytest.mark.parametrize(
     ("name", "job", "title", "stacks"),
     [
-        ("deploy.yml", "up", "pulumi up", ["ibm", "aws"]),
+        ("deploy.yml", "up", "pulumi preview with the policy pack", ["ibm", "aws"]),
         ("pull-request.yml", "preview", "pulumi preview --diff", ["ibm", "aws"]),
     ],
 )

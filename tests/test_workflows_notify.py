@@ -91,9 +91,9 @@ def test_the_change_window_step_holds_back_changes_and_records_an_override(
 
 def test_the_window_gates_the_deploys_preview_and_up() -> None:
     steps = steps_of("deploy.yml", "up")
-    order = [index_of(steps, part) for part in ("Change window", "pulumi preview", "pulumi up")]
+    order = [index_of(steps, part) for part in ("Change window", "pulumi preview", "Roll out")]
     assert order == sorted(order)
-    for part in ("Policy pack virtualenv", "pulumi preview", "pulumi up"):
+    for part in ("Policy pack virtualenv", "pulumi preview", "Log in", "Roll out"):
         assert steps[index_of(steps, part)]["if"] == "steps.window.outputs.proceed == 'true'"
     dispatch = triggers(load("deploy.yml"))["workflow_dispatch"]
     assert dispatch["inputs"]["override"]["required"] is False
@@ -114,6 +114,14 @@ esac
         ("deploy.yml", "up", {"UP": "success", "PROCEED": "true"}, "deployed", "success", True),
         ("deploy.yml", "up", {"UP": "skipped", "PROCEED": "false"}, "held", "pending", True),
         ("deploy.yml", "up", {"UP": "failure", "PROCEED": "true"}, "failed", "error", True),
+        (
+            "deploy.yml",
+            "up",
+            {"UP": "failure", "STOPPED": "true", "PROCEED": "true"},
+            "degraded",
+            "failure",
+            True,
+        ),
         ("drift.yml", "refresh", {"event": "drift"}, "drift", "failure", True),
         ("drift.yml", "refresh", {"event": "green"}, "green", "success", False),
     ],
