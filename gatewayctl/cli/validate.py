@@ -50,12 +50,21 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.inputs import windows
+    from gatewayctl.errors import InvalidInputError
+    from gatewayctl.inputs import promotion, windows
     from gatewayctl.resolve import readiness
 
     names = arguments.stacks(args, args.root)
     jobs = arguments.jobs(args, len(names))
-    windows.read(args.root)  # deploy/windows.yaml: every problem in it, exit 2
+    # deploy/windows.yaml and deploy/rollout.yaml's promotion: every problem in them, exit 2.
+    problems = []
+    for read in (windows.read, promotion.read):
+        try:
+            read(args.root)
+        except InvalidInputError as error:
+            problems += error.problems
+    if problems:
+        raise InvalidInputError(problems)
 
     def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
         return _prepare_all(root, stacks, jobs)

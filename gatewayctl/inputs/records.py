@@ -1,7 +1,7 @@
 """Recorded status: one JSON line per check of a stack (``gatewayctl status --record FILE``),
 appended by the drift workflow to ``records/<stack>.jsonl`` on the branch
 ``hypershell-records`` and read back by ``gatewayctl promote`` for the soak between
-environments (docs/rollouts.md).
+environments (docs/rollouts.md, "Soak between environments").
 
 A line holds the time of the check, the stack, the overall state as ``status -o json`` names
 it, and per gateway its name, release, sync and health; nothing else of the status (no
