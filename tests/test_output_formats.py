@@ -383,6 +383,18 @@ def test_promote_json(tmp_path: Path) -> None:
             {**rolls, "name": "research"},
             {**rolls, "name": "team-a"},
         ],
+        # No deploy/rollout.yaml here: no soak (tests/test_soak.py has the gate's documents).
+        "soak": {
+            "required": False,
+            "met": True,
+            "since": None,
+            "until": None,
+            "override": None,
+            "release": None,
+            "previous": None,
+            "soak": None,
+            "stacks": [],
+        },
     }
     assert document(outcome) == expected
     assert (project / "Pulumi.ibm.yaml").read_text() == before

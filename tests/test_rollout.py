@@ -1,6 +1,6 @@
 """Rollout waves: the plan (deploy/rollout.yaml), the waves it makes of a stack, and the loop
 that applies them (gatewayctl/status/progression.py) against a scripted engine whose files
-are status's own fixtures; the real engine runs it in tests/e2e/test_e2e_j_rollout.py."""
+are status's own fixtures (the lane's three-wave rollout is not built yet: issue 44 item 5)."""
 
 from __future__ import annotations
 

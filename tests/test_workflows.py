@@ -106,6 +106,13 @@ def test_permissions_are_least_privilege() -> None:
         "issues": "write",
         "statuses": "write",
     }
+    # The check's job pushes the status record (the branch hypershell-records); no other job.
+    assert load("drift.yml")["jobs"]["refresh"]["permissions"] == {
+        "contents": "write",
+        "issues": "write",
+        "statuses": "write",
+    }
+    assert "permissions" not in load("drift.yml")["jobs"]["stacks"]
     for name in FILES:
         for job in load(name)["jobs"].values():
             assert set(job.get("permissions", {}).values()) <= {"read", "write"}
@@ -215,6 +222,7 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "pulumi refresh --preview-only --json",
         "pulumi stack",  # `pulumi stack export`: the helper keeps the first word
         "python -m gatewayctl status --from --format",
+        "python -m gatewayctl status --from --format --record",
         "python -m gatewayctl status --from --heal --format",
         "python -m gatewayctl window --format",
         "python -m gatewayctl notify --event --workflow --run-url",

@@ -113,7 +113,7 @@ def test_the_status_step_turns_exit_codes_into_outcomes(
     calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
     sources = "--from refresh.json state.json"
     assert calls == [
-        f"-m gatewayctl status ibm {sources} --format json",
+        f"-m gatewayctl status ibm {sources} --format json --record status-record.jsonl",
         f"-m gatewayctl status ibm {sources} --format markdown",
     ]
     assert (tmp_path / "status.md").read_text(encoding="utf-8") == "## Status of stack `ibm`\n"
@@ -225,7 +225,8 @@ def test_the_status_step_reads_live_with_each_kubeconfig_the_stack_holds(tmp_pat
     ]
     calls = (tmp_path / "python-calls").read_text(encoding="utf-8").splitlines()
     assert len(calls) == 2
-    for call, fmt in zip(calls, ("json", "markdown"), strict=True):
+    formats = ("json --record status-record.jsonl", "markdown")
+    for call, fmt in zip(calls, formats, strict=True):
         head, _, rest = call.partition(" --kubeconfig east=")
         path, _, tail = rest.partition(" ")
         assert head == "-m gatewayctl status ibm --live"

@@ -44,6 +44,7 @@ examples:
   gatewayctl status ibm --from refresh.json state.json --format markdown
   gatewayctl status ibm --live --from refresh.json state.json   # and what kubectl reads
   gatewayctl status ibm --live --heal --from refresh.json state.json && pulumi up --refresh
+  gatewayctl status ibm --from refresh.json state.json -o json --record records/ibm.jsonl
 """
 
 
@@ -110,6 +111,14 @@ def add(commands: arguments.Commands) -> None:
         " the objects nobody declared (kubectl, each against the object as read); then run"
         " `pulumi up --refresh`. Prints what it did; what it leaves, the report names with"
         " the command",
+    )
+    sta.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="also append one JSON line to FILE (created when missing): the time (--now),"
+        " the stack, the overall state and each gateway's name, release, sync and health;"
+        " what promote's soak reads (docs/rollouts.md). Not with a GATEWAY",
     )
     sta.add_argument(
         "--now",

@@ -50,13 +50,22 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.inputs import rollout, windows
+    from gatewayctl.errors import InvalidInputError
+    from gatewayctl.inputs import promotion, rollout, windows
     from gatewayctl.resolve import readiness, waves
 
     names = arguments.stacks(args, args.root)
     jobs = arguments.jobs(args, len(names))
-    windows.read(args.root)  # deploy/windows.yaml: every problem in it, exit 2
-    plans = rollout.read(args.root)  # deploy/rollout.yaml's stacks: the same
+    # deploy/windows.yaml and deploy/rollout.yaml (waves, promotion): every problem, exit 2.
+    problems = []
+    for read in (windows.read, promotion.read, rollout.read):
+        try:
+            read(args.root)
+        except InvalidInputError as error:
+            problems += error.problems
+    if problems:
+        raise InvalidInputError(problems)
+    plans = rollout.read(args.root)
 
     def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
         return _prepare_all(root, stacks, jobs)

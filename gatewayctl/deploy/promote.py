@@ -119,9 +119,11 @@ def _refuse(path: str, field: str, why: str) -> InvalidInputError:
     )
 
 
-def edit_bindings(text: str, path: str, clusters: Sequence[str], release: str) -> str:
+def edit_bindings(
+    text: str, path: str, clusters: Sequence[str], release: str, comment: str = ""
+) -> str:
     """``text`` with ``clusters.<c>.release`` set to ``release`` for each cluster, every other
-    byte kept."""
+    byte kept; a ``comment`` (one ``# ...`` line) goes on a line of its own above each."""
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     config = _value(root, "config") if isinstance(root, MappingNode) else None
     section = (
@@ -150,6 +152,9 @@ def edit_bindings(text: str, path: str, clusters: Sequence[str], release: str) -
                     f"{field}.{RELEASE_KEY}",
                     "the binding carries a YAML anchor (&name) that other values may refer to",
                 )
+            if comment:  # above the key's line, at its indentation
+                at = _line_offset(text, own[0].start_mark.line)
+                edits.append((at, at, f"{' ' * own[0].start_mark.column}{comment}{newline}"))
             start, end = own[1].start_mark.index, own[1].end_mark.index
             if start == end:  # `release:` with no value (null): the value goes after the colon
                 start = end = text.index(":", own[0].end_mark.index) + 1
@@ -162,9 +167,9 @@ def edit_bindings(text: str, path: str, clusters: Sequence[str], release: str) -
             indent = body.value[0][0].start_mark.column
             line = key.end_mark.line + 1
             offset = _line_offset(text, line)
-            edits.append(
-                (offset, offset, f"{' ' * indent}{RELEASE_KEY}: {_scalar(release)}{newline}")
-            )
+            above = f"{' ' * indent}{comment}{newline}" if comment else ""
+            binding = f"{' ' * indent}{RELEASE_KEY}: {_scalar(release)}{newline}"
+            edits.append((offset, offset, above + binding))
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     return text
@@ -224,8 +229,9 @@ def _moves(before: LoadedStack, after: LoadedStack) -> tuple[Move, ...]:
     return tuple(moves)
 
 
-def promote(root: Path, release: str, target: str) -> Promotion:
-    """The promotion of ``release`` to ``target``, checked, not written."""
+def promote(root: Path, release: str, target: str, comment: str = "") -> Promotion:
+    """The promotion of ``release`` to ``target``, checked, not written; ``comment``: a line
+    above each binding moved (an overridden soak, :mod:`.soak`)."""
     stack, cluster = parse_target(root, target)
     display, own = read_stack_config(root, stack, merge=False)
     shared = own.get(ENVIRONMENT_KEY)
@@ -272,7 +278,7 @@ def promote(root: Path, release: str, target: str) -> Promotion:
     moving = [name for name, current in bound if current != release]
     if moving:
         document = parse_yaml_mapping(text, display)
-        text = edit_bindings(text, display, moving, release)
+        text = edit_bindings(text, display, moving, release, comment)
         unsafe = ToolError(f"{display}: the binding could not be edited safely; edit it by hand")
         try:
             edited = parse_yaml_mapping(text, display)

@@ -17,6 +17,8 @@ from rich.text import Text
 
 from gatewayctl import printing
 from gatewayctl.errors import ToolError, UsageError, printable
+from gatewayctl.inputs import records
+from gatewayctl.inputs.records import GatewayRecord, Record
 from gatewayctl.resolve.resolved import LoadedStack
 from gatewayctl.status import core, formats, heal, inputs, live, selfheal, view
 from gatewayctl.status.core import State, state
@@ -35,6 +37,8 @@ def run(args: argparse.Namespace, console: Console) -> State:
 
     if args.heal and (not args.live or args.gateway is not None):
         raise UsageError("--heal needs --live (it heals what kubectl read) and no GATEWAY")
+    if args.record is not None and args.gateway is not None:
+        raise UsageError("--record records the whole stack; give no GATEWAY")
     self_heal = selfheal.enabled(args.root, args.stack)
     files = [path for group in args.sources for path in group]
     read = inputs.read(files, stack=args.stack, project=PROJECT)
@@ -60,6 +64,8 @@ def run(args: argparse.Namespace, console: Console) -> State:
     plan = heal.plan(result, loaded.config.self_heal_unmanaged)
     remedy = selfheal.remedy(result, self_heal, read.paths.get("checkpoint", ""), plan)
     overall = state(result)
+    if args.record is not None:
+        records.append(args.record, _record(result, overall, releases))
     if args.heal:
         _heal(remedy, kubectl, notes)
     if args.format in {"table", "wide"}:
@@ -76,6 +82,24 @@ def run(args: argparse.Namespace, console: Console) -> State:
         text = formats.json_text(document) if args.format == "json" else formats.yaml_text(document)
     printing.write(text)  # raw: rich would read `[x]` as markup
     return overall
+
+
+def _record(result: core.StackStatus, overall: State, releases: formats.Releases) -> Record:
+    """What ``--record`` appends: names, releases, sync and health, nothing else."""
+    return Record(
+        recorded=result.now.astimezone(UTC).replace(microsecond=0),
+        stack=result.stack,
+        state=overall,
+        gateways=tuple(
+            GatewayRecord(
+                name=g.name,
+                release=releases[g.name][0] if g.name in releases else None,
+                sync=g.sync,
+                health=g.health,
+            )
+            for g in result.gateways
+        ),
+    )
 
 
 def kubeconfigs(entries: list[str], clusters: list[str]) -> dict[str, str | None]:

@@ -16,7 +16,7 @@ status``'s own reading (:func:`gatewayctl.status.core.build`). The first wave no
 - else ``pulumi refresh --preview-only --json --target`` of its gateways' resources, so that
   their health is read live without writing the state (a refresh that writes it made the next
   preview show its Deployment and Service as updates, with no input changed, once their pods
-  were unready: seen in tests/e2e/test_e2e_j_rollout.py), then each gateway must be
+  were unready, in the lane), then each gateway must be
   ``Healthy``: ``Degraded`` stops the rollout, naming the gateway and its unhealthy part; still
   ``Progressing`` after the wave's ``healthDeadline`` stops it too. The waves after a stop are
   left as they are.
