@@ -165,3 +165,90 @@ def test_a_hand_made_status_cannot_smuggle_text_through_names_sync_or_health() -
 def test_a_run_url_must_be_printable_ascii(url: str) -> None:
     out = run_cli("notify", "ibm", "--event", "drift", "--workflow", "drift", "--run-url", url)
     assert out.code == 2 and "expected one http(s) address" in out.err
+
+
+ROLLOUT = {
+    "stack": "aws",
+    "completed": False,
+    "summary": "aws: 3 waves, stopped at wave 2 (payments Degraded: Deployment x: 0/1)",
+    "waves": [
+        {"wave": 0, "name": "shared", "gateways": [], "result": "done", "why": None},
+        {"wave": 1, "name": "canary", "gateways": ["audit"], "result": "done", "why": None},
+        {
+            "wave": 2,
+            "name": "us-east-1",
+            "gateways": ["payments"],
+            "result": "stopped",
+            "why": SECRETISH,
+        },
+        {
+            "wave": 3,
+            "name": "us-west-2",
+            "gateways": ["a", "b"],
+            "result": "untouched",
+            "why": None,
+        },
+    ],
+}
+
+
+def test_a_rollout_sets_a_commit_status_per_wave_and_nothing_of_its_reasons(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.json"
+    path.write_text(json.dumps(ROLLOUT))
+    out = run_cli(
+        "notify",
+        "aws",
+        "--event",
+        "degraded",
+        "--workflow",
+        "deploy",
+        "--run-url",
+        RUN,
+        "--rollout",
+        str(path),
+    )
+    assert out.code == 0, out.err
+    document = json.loads(out.out)
+    assert document["commitStatus"]["state"] == "failure"
+    assert [(s["state"], s["context"], s["description"]) for s in document["waveStatuses"]] == [
+        ("success", "hypershell/deploy/aws/wave-1", "wave 1 (canary): done, 1 gateway(s)"),
+        ("failure", "hypershell/deploy/aws/wave-2", "wave 2 (us-east-1): stopped, 1 gateway(s)"),
+        ("pending", "hypershell/deploy/aws/wave-3", "wave 3 (us-west-2): untouched, 2 gateway(s)"),
+    ]
+    assert {s["target_url"] for s in document["waveStatuses"]} == {RUN}
+    assert "hunter2" not in out.out and "payments Degraded" not in out.out
+    # Without --rollout: no wave statuses at all.
+    out = run_cli("notify", "aws", "--event", "deployed", "--workflow", "deploy", "--run-url", RUN)
+    assert "waveStatuses" not in json.loads(out.out)
+
+
+def test_a_file_that_is_no_rollout_document_is_bad_input(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.json"
+    path.write_text(json.dumps({"gateways": []}))
+    out = run_cli(
+        "notify",
+        "aws",
+        "--event",
+        "deployed",
+        "--workflow",
+        "deploy",
+        "--run-url",
+        RUN,
+        "--rollout",
+        str(path),
+    )
+    assert out.code == 2
+    assert out.err.splitlines()[0] == (
+        f"error: {path}: waves: not the document `gatewayctl rollout --format json` prints"
+    )
+    strange = {
+        "waves": [{"wave": True, "result": "done"}, {"wave": 4, "name": "x\u202e", "result": 7}]
+    }
+    assert notify.wave_statuses("aws", RUN, strange, "deploy") == [
+        {
+            "state": "error",
+            "context": "hypershell/deploy/aws/wave-4",
+            "description": "wave 4 (x\\u202e): ?, 0 gateway(s)",
+            "target_url": RUN,
+        }
+    ]

@@ -177,3 +177,52 @@ def test_the_notify_step_sends_the_commit_status_and_the_webhook_message_alone(
     else:
         assert not (tmp_path / "curl-calls").exists()
     assert "very-secret-token" not in bodies and "ghs_token_value" not in bodies
+
+
+FAKE_GH_APPENDS = """\
+echo "$*" >> gh-calls
+cat >> gh-bodies.jsonl
+"""
+
+
+@needs_bash
+def test_the_deploy_sends_a_commit_status_per_wave_of_its_rollout(tmp_path: Path) -> None:
+    notify_step = step("deploy.yml", "up", "Notify (")
+    fake(tmp_path / "bin", "gh", FAKE_GH_APPENDS)
+    fake(tmp_path / ".venv" / "bin", "python", f'exec {sys.executable} "$@"\n')
+    waves = [
+        {"wave": 0, "name": "shared", "gateways": [], "result": "done"},
+        {"wave": 1, "name": "canary", "gateways": ["team-a"], "result": "done"},
+        {"wave": 2, "name": "rest", "gateways": ["research"], "result": "stopped"},
+    ]
+    (tmp_path / "rollout.json").write_text(json.dumps({"stack": "ibm", "waves": waves}))
+    run_env = {
+        "STACK": "ibm",
+        "GITHUB_REPOSITORY": "acme/gateways",
+        "GITHUB_SHA": "abc123",
+        "RUN_URL": "https://github.example/acme/gateways/actions/runs/9",
+        "WEBHOOK": "",
+        "GH_TOKEN": "ghs_token_value",
+        "PYTHONPATH": str(ROOT),
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "UP": "failure",
+        "STOPPED": "true",
+        "PROCEED": "true",
+    }
+    script = notify_step["run"].replace("-m gatewayctl", f"-m gatewayctl --root {ROOT}")
+    code, _ = run_script(script, tmp_path, run_env)
+    assert code == 0
+    assert (tmp_path / "gh-calls").read_text().splitlines() == [
+        "api repos/acme/gateways/statuses/abc123 --input -"
+    ] * 3
+    text, sent, decoder = (tmp_path / "gh-bodies.jsonl").read_text(), [], json.JSONDecoder()
+    while text.strip():  # the stack's status pretty-printed by jq, then one line per wave
+        body, end = decoder.raw_decode(text.strip())
+        sent.append(body)
+        text = text.strip()[end:]
+    assert [(s["state"], s["context"]) for s in sent] == [
+        ("failure", "hypershell/deploy/ibm"),
+        ("success", "hypershell/deploy/ibm/wave-1"),
+        ("failure", "hypershell/deploy/ibm/wave-2"),
+    ]
+    assert not (tmp_path / "curl-calls").exists()  # no webhook secret: nothing posted

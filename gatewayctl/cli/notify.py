@@ -22,16 +22,20 @@ WORKFLOW = re.compile(r"[a-z][-a-z0-9]{0,30}")
 
 NOTIFY_EPILOG = """\
 exit codes: 0 printed; 2 invalid input (an unknown STACK or event, a run URL that is not one
-http(s) address, a --status file that is not the status document); 1 any other error.
+http(s) address, a --status or --rollout file that is not what status or rollout prints); 1
+any other error.
 
 Prints {"commitStatus": ..., "webhook": ...}: the body of GitHub's "create a commit status"
 (state, context hypershell/<workflow>/<stack>, description, target_url) and a Slack-compatible
-message (text and blocks). Only the stack, the event, the run's link, counts and the names,
+message (text and blocks); with --rollout also "waveStatuses", one commit status per wave
+(context hypershell/<workflow>/<stack>/wave-N: done success, stopped failure, untouched
+pending). Only the stack, the event, the run's link, counts and the names,
 sync and health of at most 10 gateways go out; nothing else of the status document.
 
 examples:
   gatewayctl notify ibm --event deployed --workflow deploy --run-url "$RUN_URL"
   gatewayctl notify ibm --event drift --workflow drift --run-url "$RUN_URL" --status status.json
+  gatewayctl notify aws --event failed --workflow deploy --run-url "$RUN_URL" --rollout rollout.json
 """
 
 
@@ -58,6 +62,12 @@ def add(commands: arguments.Commands) -> None:
         metavar="FILE",
         help="what `gatewayctl status --format json` printed: counts and gateways not green",
     )
+    ntf.add_argument(
+        "--rollout",
+        type=Path,
+        metavar="FILE",
+        help="what `gatewayctl rollout --format json` printed: a commit status per wave",
+    )
     ntf.set_defaults(func=cmd_notify)
 
 
@@ -71,24 +81,21 @@ def cmd_notify(args: argparse.Namespace, console: Console) -> int:
     if not WORKFLOW.fullmatch(args.workflow):
         raise UsageError(f"--workflow {printable(args.workflow)!r}: expected a name (a-z, 0-9, -)")
     known_stacks(args.root, [args.stack])
-    status = _status(args.status) if args.status is not None else None
-    document = notify.payloads(args.stack, args.event, args.run_url, status, args.workflow)
+    status = _status(args.status, "gateways") if args.status is not None else None
+    rollout = _status(args.rollout, "waves") if args.rollout is not None else None
+    document = notify.payloads(args.stack, args.event, args.run_url, status, args.workflow, rollout)
     printing.write(printing.json_text(document))
     return EXIT_OK
 
 
-def _status(path: Path) -> dict[str, Any]:
+def _status(path: Path, key: str) -> dict[str, Any]:
     shown = printable(str(path))
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InvalidInputError([Problem(shown, "", f"not readable JSON: {error}")]) from None
-    if not isinstance(document, dict) or not isinstance(document.get("gateways"), list):
-        raise InvalidInputError(
-            [
-                Problem(
-                    shown, "gateways", "not the document `gatewayctl status --format json` prints"
-                )
-            ]
-        )
+    if not isinstance(document, dict) or not isinstance(document.get(key), list):
+        command = "status" if key == "gateways" else "rollout"
+        why = f"not the document `gatewayctl {command} --format json` prints"
+        raise InvalidInputError([Problem(shown, key, why)])
     return document

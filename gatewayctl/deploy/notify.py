@@ -115,15 +115,51 @@ def commit_status(
     }
 
 
+WAVE_STATES = {"done": "success", "stopped": "failure", "untouched": "pending"}
+"""The commit status of each wave of a rollout (``gatewayctl rollout --format json``)."""
+
+
+def wave_statuses(
+    stack: str, run_url: str, rollout: Mapping[str, Any], workflow: str
+) -> list[dict[str, str]]:
+    """One commit status per wave of gateways, context ``hypershell/<workflow>/<stack>/wave-N``:
+    its number, name, result and how many gateways it holds (no message: a stop's reason
+    names parts and their messages, which stay in the run's summary)."""
+    found = []
+    for wave in rollout.get("waves", []):
+        number = wave.get("wave") if isinstance(wave, Mapping) else None
+        if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+            continue  # wave 0 (the shared resources) has the stack's own status
+        result = wave.get("result")
+        state = WAVE_STATES.get(result, "error") if isinstance(result, str) else "error"
+        gateways = wave.get("gateways")
+        count = len(gateways) if isinstance(gateways, list) else 0
+        name = printable(str(wave.get("name", "")))[:40]
+        shown = result if isinstance(result, str) and result in WAVE_STATES else "?"
+        found.append(
+            {
+                "state": state,
+                "context": f"hypershell/{printable(workflow)}/{printable(stack)}/wave-{number}",
+                "description": f"wave {number} ({name}): {shown}, {count} gateway(s)",
+                "target_url": run_url,
+            }
+        )
+    return found
+
+
 def payloads(
     stack: str,
     event: Event,
     run_url: str,
     status: Mapping[str, Any] | None,
     workflow: str,
+    rollout: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Both, as ``gatewayctl notify`` prints them."""
-    return {
+    """Both, as ``gatewayctl notify`` prints them; with a rollout, a status per wave too."""
+    document: dict[str, Any] = {
         "commitStatus": commit_status(stack, event, run_url, status, workflow),
         "webhook": webhook(stack, event, run_url, status, workflow),
     }
+    if rollout is not None:
+        document["waveStatuses"] = wave_statuses(stack, run_url, rollout, workflow)
+    return document
