@@ -72,9 +72,11 @@ def test_only_ci_stacks_are_previewed_with_the_pack_before_their_up() -> None:
     ]
     pulumi = [s for s in jobs["up"]["steps"] if "pulumi/actions" in s.get("uses", "")]
     assert [(s["with"]["command"], s["with"]["policyPacks"]) for s in pulumi] == [
-        ("preview", "policy"),
-        ("up", "policy"),
+        ("preview", "policy")
     ]
+    # The up: gatewayctl rollout's `pulumi up --target`s, with the same pack.
+    (rollout,) = [s for s in jobs["up"]["steps"] if "gatewayctl rollout" in s.get("run", "")]
+    assert "--policy-pack policy --policy-pack-config" in rollout["run"]
 
 
 def test_the_pull_request_preview_with_the_pack_covers_the_operators_stack() -> None:

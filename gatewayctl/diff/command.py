@@ -152,7 +152,10 @@ def _with_waves(
     from gatewayctl.inputs import rollout
     from gatewayctl.resolve import waves
 
-    plans = rollout.read(root)
+    try:
+        plans = rollout.read(root)
+    except InvalidInputError:
+        return diffs  # `validate` names the plan's problems; the diff shows no waves
     found = []
     for diff in diffs:
         if diff.stack in plans and diff.stack in prepared and diff.rendered_changed:
