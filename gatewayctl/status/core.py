@@ -200,6 +200,7 @@ def build(
         members.setdefault(tree.gateway_of(urn), []).append((urn, resource))
     problems: list[Problem] = []
     statuses: list[GatewayStatus] = []
+    unhealthy = health.refreshed_unhealthy(inputs.refresh.diagnostics if inputs.refresh else ())
     for name in sorted(deployed | mentioned | declared | created):
         own = tuple(per_gateway.get(name, ()))
         if (
@@ -219,6 +220,11 @@ def build(
             try:
                 if type_ in health.CHECKED:
                     state, message = health.part(type_, resource.outputs if resource else None)
+                    if urn in unhealthy and state == "Healthy":  # health.UNHEALTHY
+                        state, message = (
+                            "Degraded",
+                            f"the refresh found it unhealthy: {unhealthy[urn]}",
+                        )
                     parts.append(
                         PartHealth(name=name_of(urn), type=type_, health=state, message=message)
                     )

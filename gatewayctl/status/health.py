@@ -34,10 +34,11 @@ its API type's range is bad input (:class:`~gatewayctl.status.models.UnreadableE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gatewayctl.errors import printable
 from gatewayctl.status.models import UnreadableError
 
 Health = Literal["Healthy", "Progressing", "Missing", "Degraded", "Unknown"]
@@ -206,3 +207,26 @@ def part(type_: str, outputs: Mapping[str, Any] | None) -> tuple[Health, str]:
     if type_ == NAMESPACE:
         return namespace(outputs)
     return "Healthy", "present"
+
+
+UNHEALTHY = "Refreshed resource is in an unhealthy state:"
+"""How the engine warns that a refresh found a resource failing its provider's readiness check
+(pulumi/pulumi v3.274.0 ``pkg/resource/deploy/step.go``, ``RefreshStep.Apply``: the provider's
+initialization errors, one ``* `` line each). In ``refresh --preview-only --json`` that warning
+is the only sign of it: a step whose inputs did not change keeps the op ``refresh`` and the
+state it had (``ShowPreviewDigest``), so a Deployment whose pods became unavailable shows its
+old, available status (seen in the lane on pulumi-kubernetes 4.25.0: its Read returns an
+``await.PartialError`` for a Deployment below its minimum availability)."""
+
+
+def refreshed_unhealthy(diagnostics: Iterable[Any]) -> dict[str, str]:
+    """URN → the reasons of each resource the refresh warned is unhealthy."""
+    found: dict[str, str] = {}
+    for diagnostic in diagnostics:
+        urn, message = getattr(diagnostic, "urn", None), getattr(diagnostic, "message", "")
+        if not urn or UNHEALTHY not in message:
+            continue
+        lines = message.split(UNHEALTHY, 1)[1].splitlines()
+        reasons = [printable(line[2:].strip()) for line in lines if line.startswith("* ")]
+        found[urn] = "; ".join(reasons)[:300] or "unhealthy"
+    return found

@@ -184,8 +184,15 @@ class PreviewStep(Lenient):
         return self.new_state or self.old_state
 
 
+class Diagnostic(Lenient):
+    urn: str | None = None
+    message: str = ""
+    severity: str = ""
+
+
 class PreviewDigest(Lenient):
     steps: list[PreviewStep] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
     change_summary: dict[str, int] | None = Field(None, alias="changeSummary")
     maybe_corrupt: bool = Field(False, alias="maybeCorrupt")
 

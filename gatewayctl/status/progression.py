@@ -14,12 +14,13 @@ status``'s own reading (:func:`gatewayctl.status.core.build`). The first wave no
   resources go first. ``--target-dependents`` is not given: it would pull dependents of other
   waves in. The program still runs whole.
 - else ``pulumi refresh --preview-only --json --target`` of its gateways' resources, so that
-  their health is read live without writing the state (a refresh that writes it made the next
-  preview show its Deployment and Service as updates, with no input changed, once their pods
-  were unready, in the lane), then each gateway must be
-  ``Healthy``: ``Degraded`` stops the rollout, naming the gateway and its unhealthy part; still
-  ``Progressing`` after the wave's ``healthDeadline`` stops it too. The waves after a stop are
-  left as they are.
+  their health is read live without writing the state (a refresh that writes it records the
+  provider's initialization errors in the state, and the next preview then shows the
+  Deployment and its Service as updates with no input changed: seen in the lane), the
+  engine's warning that a resource is unhealthy included (:data:`.health.UNHEALTHY`), then
+  each gateway must be ``Healthy``: ``Degraded`` stops the rollout, naming the gateway and its
+  unhealthy part; still ``Progressing`` after the wave's ``healthDeadline`` stops it too. The
+  waves after a stop are left as they are.
 
 Nothing is stored between runs: running it again after a fix passes the waves that are synced
 and Healthy (a refresh and a preview each) and goes on where it stopped. The gateways the stack
