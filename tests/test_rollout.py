@@ -1,6 +1,6 @@
 """Rollout waves: the plan (deploy/rollout.yaml), the waves it makes of a stack, and the loop
 that applies them (gatewayctl/status/progression.py) against a scripted engine whose files
-are status's own fixtures (the lane's three-wave rollout is not built yet: issue 44 item 5)."""
+are status's own fixtures; the real engine runs it in tests/e2e/test_e2e_j_rollout.py."""
 
 from __future__ import annotations
 
@@ -40,6 +40,11 @@ from tests.status_builders import (
 from tests.support import ROOT
 
 IBM = ("batch-jobs", "canary", "research", "team-a")
+BROKEN_WARNING = (
+    "warning: Refreshed resource is in an unhealthy state:\n* Resource 'openshell-gateway' was"
+    " created but failed to initialize\n* [MinimumReplicasUnavailable] Deployment does not have"
+    " minimum availability.\n"
+)
 
 
 def plan_of(**stack: Any) -> dict[str, Any]:
@@ -229,8 +234,6 @@ class Scripted:
 
     def _deployment(self, name: str) -> dict[str, Any]:
         kind = self.health.get(name, "ok") if name in self.applied else "ok"
-        if kind == "broken":
-            return deployment_object(f"openshell-{name}", available=0)
         if kind == "slow":
             return deployment_object(
                 f"openshell-{name}", available=0, progressing=("True", "ReplicaSetUpdated")
@@ -258,8 +261,17 @@ class Scripted:
         files = [self.out / "preview.json", self.out / "state.json"]
         if refresh:
             self.refreshed.append(list(refresh))
-            live = [refresh_step(r) for r in resources if r["urn"] in refresh]
-            (self.out / "refresh.json").write_text(json.dumps(digest(live)))
+            live = digest([refresh_step(r) for r in resources if r["urn"] in refresh])
+            # As the engine reports a Deployment below its minimum availability: a warning,
+            # the step unchanged (gatewayctl.status.health.UNHEALTHY).
+            live["diagnostics"] += [
+                {"urn": u, "severity": "warning", "message": BROKEN_WARNING}
+                for g, kind in self.health.items()
+                if kind == "broken" and g in self.applied
+                for u in refresh
+                if u.endswith(f"::{g}-workload-deploy")
+            ]
+            (self.out / "refresh.json").write_text(json.dumps(live))
             files.append(self.out / "refresh.json")
         return files
 
@@ -289,7 +301,9 @@ def test_a_degraded_wave_stops_the_rollout_and_a_rerun_resumes_there(tmp_path: P
     first = progression.run("ibm", three_waves(), engine, IBM, log=log.append, sleep=lambda _: None)
     assert first.summary() == (
         "ibm: 3 waves, stopped at wave 2 (team-a Degraded: Deployment team-a-workload-deploy:"
-        " 0/1 available after the rollout finished (NewReplicaSetAvailable)), wave 3 untouched"
+        " the refresh found it unhealthy: Resource 'openshell-gateway' was created but failed"
+        " to initialize; [MinimumReplicasUnavailable] Deployment does not have minimum"
+        " availability.), wave 3 untouched"
     )
     assert [o.result for o in first.waves] == ["done", "done", "stopped", "untouched"]
     # Each up targets exactly the wave's changed resources; the third's never ran.
