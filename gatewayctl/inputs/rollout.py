@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl.errors import InvalidInputError, Problem, printable
-from gatewayctl.inputs.stackfile import all_stacks, stacks_matching
+from gatewayctl.inputs.stackfile import all_stacks, per_stack, unknown_keys
 from gatewayctl.inputs.windows import duration
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
@@ -90,29 +90,10 @@ def read(root: Path) -> dict[str, StackPlan]:
     if not isinstance(entries, dict):
         problems.append(Problem(SETTINGS, "stacks", "expected a mapping of stack to its plan"))
         raise InvalidInputError(problems)
-    stacks = all_stacks(root)
-    found: dict[str, StackPlan] = {}
-    for name, entry in entries.items():
-        where = f"stacks.{name}"
-        matched, why = stacks_matching(name, stacks)
-        if why is not None:
-            problems.append(Problem(SETTINGS, where, why, at_key=True))
-        parsed = _stack(entry, where, problems)
-        for stack in matched:
-            if stack in found:
-                problems.append(
-                    Problem(SETTINGS, where, f"stack {stack} has a plan from another entry already")
-                )
-            elif parsed is not None:
-                found[stack] = parsed
+    found = per_stack(SETTINGS, entries, all_stacks(root), _stack, "a plan", problems)
     if problems:
         raise InvalidInputError(problems)
     return found
-
-
-def _unknown(item: Mapping[Any, Any], where: str, keys: tuple[str, ...]) -> list[Problem]:
-    expected = f"unknown key; expected one of {', '.join(keys)}"
-    return [Problem(SETTINGS, f"{where}.{k}", expected, at_key=True) for k in item if k not in keys]
 
 
 def _cap(value: Any, where: str, problems: list[Problem]) -> int | None:
@@ -129,7 +110,7 @@ def _stack(entry: Any, where: str, problems: list[Problem]) -> StackPlan | None:
         problems.append(Problem(SETTINGS, where, "expected a mapping with waves"))
         return None
     before = len(problems)
-    problems += _unknown(entry, where, STACK_KEYS)
+    problems += unknown_keys(SETTINGS, entry, where, STACK_KEYS)
     deadline = DEFAULT_DEADLINE
     if "healthDeadline" in entry:
         parsed = duration(entry["healthDeadline"])
@@ -177,7 +158,7 @@ def _wave(item: Any, where: str, problems: list[Problem]) -> WaveRule | None:
         )
         return None
     before = len(problems)
-    problems += _unknown(item, where, WAVE_KEYS)
+    problems += unknown_keys(SETTINGS, item, where, WAVE_KEYS)
     name = item.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         shown = printable(str(name)) if name is not None else "nothing"

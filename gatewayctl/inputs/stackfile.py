@@ -13,9 +13,9 @@ import dataclasses
 import difflib
 import fnmatch
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -62,6 +62,8 @@ def stack_name_problems(stack: str) -> list[Problem]:
     return [Problem(stack_file(stack), "", message)]
 
 
+T = TypeVar("T")
+
 STACK_PATTERN = re.compile(r"[a-z0-9*](?:[-a-z0-9*]{0,61}[a-z0-9*])?")
 """A stack name, or a pattern with ``*`` (``fnmatch``) over names, which are DNS-1123 labels."""
 
@@ -75,6 +77,42 @@ def stacks_matching(pattern: Any, stacks: Sequence[str]) -> tuple[list[str], str
     if not matched:
         return [], f"matches no stack; the stacks here are {', '.join(stacks)}"
     return matched, None
+
+
+def per_stack(
+    settings: str,
+    entries: Mapping[Any, Any],
+    stacks: Sequence[str],
+    parse: Callable[[Any, str, list[Problem]], T | None],
+    what: str,
+    problems: list[Problem],
+) -> dict[str, T]:
+    """A settings file's ``stacks`` mapping (a stack name or pattern → its entry) as each
+    stack's parsed entry: ``parse(entry, field, problems)`` once per entry, given to every
+    stack its key matches; a key that is no name or pattern, or matches no stack, and a stack
+    two keys match (``what`` it would have twice) are problems."""
+    found: dict[str, T] = {}
+    for name, entry in entries.items():
+        field = f"stacks.{name}"
+        matched, why = stacks_matching(name, stacks)
+        if why is not None:  # the key is the field: the problem need not repeat it
+            problems.append(Problem(settings, field, why, at_key=True))
+        parsed = parse(entry, field, problems)
+        for stack in matched:
+            if stack in found:
+                message = f"stack {stack} has {what} from another entry already"
+                problems.append(Problem(settings, field, message))
+            elif parsed is not None:
+                found[stack] = parsed
+    return found
+
+
+def unknown_keys(
+    settings: str, item: Mapping[Any, Any], field: str, keys: Sequence[str]
+) -> list[Problem]:
+    """A problem at each key of ``item`` not among ``keys``."""
+    expected = f"unknown key; expected one of {', '.join(keys)}"
+    return [Problem(settings, f"{field}.{k}", expected, at_key=True) for k in item if k not in keys]
 
 
 def all_stacks(root: Path) -> list[str]:

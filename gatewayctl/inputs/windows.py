@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from cronsim import CronSim, CronSimError
 
 from gatewayctl.errors import InvalidInputError, Problem, printable
-from gatewayctl.inputs.stackfile import all_stacks, stacks_matching
+from gatewayctl.inputs.stackfile import all_stacks, per_stack, unknown_keys
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
 SETTINGS = "deploy/windows.yaml"
@@ -127,23 +127,7 @@ def read(root: Path) -> dict[str, StackWindows]:
             Problem(SETTINGS, "stacks", "expected a mapping of stack (or pattern) to its windows")
         )
         raise InvalidInputError(problems)
-    stacks = all_stacks(root)
-    found: dict[str, StackWindows] = {}
-    for name, entry in entries.items():
-        field = f"stacks.{name}"
-        matched, why = stacks_matching(name, stacks)
-        if why is not None:  # the key is the field: the problem need not repeat it
-            problems.append(Problem(SETTINGS, field, why, at_key=True))
-        parsed = _stack(entry, field, problems)
-        for stack in matched:
-            if stack in found:
-                problems.append(
-                    Problem(
-                        SETTINGS, field, f"stack {stack} has windows from another entry already"
-                    )
-                )
-            elif parsed is not None:
-                found[stack] = parsed
+    found = per_stack(SETTINGS, entries, all_stacks(root), _stack, "windows", problems)
     if problems:
         raise InvalidInputError(problems)
     return found
@@ -156,17 +140,12 @@ def _zones() -> frozenset[str]:
     return frozenset(available_timezones()) | {"UTC"}
 
 
-def _unknown(item: dict[Any, Any], field: str, keys: tuple[str, ...]) -> list[Problem]:
-    expected = f"unknown key; expected one of {', '.join(keys)}"
-    return [Problem(SETTINGS, f"{field}.{k}", expected, at_key=True) for k in item if k not in keys]
-
-
 def _stack(entry: Any, field: str, problems: list[Problem]) -> StackWindows | None:
     if not isinstance(entry, dict):
         problems.append(Problem(SETTINGS, field, "expected a mapping with timeZone and windows"))
         return None
     before = len(problems)
-    problems += _unknown(entry, field, STACK_KEYS)
+    problems += unknown_keys(SETTINGS, entry, field, STACK_KEYS)
     zone = entry.get("timeZone", "UTC")
     try:
         # The tz database's names; not "localtime", whatever the host is set to.
@@ -200,7 +179,7 @@ def _window(item: Any, field: str, problems: list[Problem]) -> Window | None:
         )
         return None
     before = len(problems)
-    problems += _unknown(item, field, WINDOW_KEYS)
+    problems += unknown_keys(SETTINGS, item, field, WINDOW_KEYS)
     kind = item.get("kind")
     if kind not in ("allow", "deny"):
         problems.append(Problem(SETTINGS, f"{field}.kind", "expected allow or deny"))
