@@ -5,13 +5,15 @@ what ``pulumi up`` needs) and print one line per stack; nothing is written.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all, warn
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,14 +60,19 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     jobs = arguments.jobs(args, len(names))
     # deploy/windows.yaml and deploy/rollout.yaml (waves, promotion): every problem, exit 2.
     problems = []
-    for read in (windows.read, promotion.read, rollout.read):
+
+    def read(reader: Callable[[Path], T]) -> T | None:
         try:
-            read(args.root)
+            return reader(args.root)
         except InvalidInputError as error:
-            problems += error.problems
+            problems.extend(error.problems)
+            return None
+
+    read(windows.read)
+    read(promotion.read)
+    plans = read(rollout.read) or {}
     if problems:
         raise InvalidInputError(problems)
-    plans = rollout.read(args.root)
 
     def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
         return _prepare_all(root, stacks, jobs)

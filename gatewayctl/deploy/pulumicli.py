@@ -40,12 +40,9 @@ class PulumiCli:
     up_args: list[str] = field(default_factory=list)
     """Given to every ``up`` (the policy pack and its config)."""
     run: Callable[..., subprocess.CompletedProcess[Any]] = subprocess.run
-    commands: list[list[str]] = field(default_factory=list)
-    """Every command run, in order (for the summary)."""
 
     def _pulumi(self, *args: str, out: Path | None = None, dry: bool = False) -> None:
         command = ["pulumi", *args, "--stack", self.stack, "--non-interactive"]
-        self.commands.append(command)
         env = {**os.environ, **(self.env or {})}
         if dry:
             # A dry run persists nothing, yet serialises the snapshot after every step unless

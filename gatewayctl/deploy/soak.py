@@ -24,6 +24,7 @@ from gatewayctl.deploy.deployed import SETTINGS as DEPLOYED_SETTINGS
 from gatewayctl.deploy.deployed import deployed_stacks
 from gatewayctl.inputs.promotion import SETTINGS, Plan
 from gatewayctl.inputs.records import Record, parse
+from gatewayctl.inputs.windows import duration_text
 
 BRANCH = "hypershell-records"
 REF = f"origin/{BRANCH}"
@@ -79,12 +80,9 @@ NO_SOAK = Gate(required=False)
 
 
 def span(length: timedelta) -> str:
-    """``1d2h``, ``19h17m``, ``0m``: days, hours and minutes (seconds dropped)."""
-    minutes = max(int(length.total_seconds()) // 60, 0)
-    days, rest = divmod(minutes, 24 * 60)
-    hours, minutes = divmod(rest, 60)
-    text = (f"{days}d" if days else "") + (f"{hours}h" if hours else "")
-    return text + (f"{minutes}m" if minutes else "") or "0m"
+    """``1d2h``, ``19h17m``, ``0m`` (:func:`~gatewayctl.inputs.windows.duration_text`; a
+    negative length, records out of order, as ``0m``)."""
+    return duration_text(max(length, timedelta(0)))
 
 
 def broken(record: Record, release: str) -> str | None:

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.inputs.stackfile import all_stacks, stacks_matching
+from gatewayctl.inputs import rollout
+from gatewayctl.inputs.stackfile import all_stacks, stacks_matching, unknown_keys
 from gatewayctl.inputs.windows import LONGEST, duration
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
-SETTINGS = "deploy/rollout.yaml"
+SETTINGS = rollout.SETTINGS
 KEY = "promotion"
 KEYS = ("order", "soak")
 
@@ -58,10 +59,7 @@ def read(root: Path) -> Plan | None:
     section = document[KEY]
     if not isinstance(section, dict):
         raise InvalidInputError([Problem(SETTINGS, KEY, "expected a mapping: order, soak")])
-    expected = f"unknown key; expected one of {', '.join(KEYS)}"
-    problems = [
-        Problem(SETTINGS, f"{KEY}.{k}", expected, at_key=True) for k in section if k not in KEYS
-    ]
+    problems = unknown_keys(SETTINGS, section, KEY, KEYS)
     order, stacks = _order(section.get("order"), root, problems)
     soak = duration(section.get("soak"))
     if soak is None:

@@ -69,7 +69,7 @@ class Window:
 
     def describe(self) -> str:
         why = f" ({self.reason})" if self.reason else ""
-        return f"{self.kind} window {self.schedule!r} for {_text(self.duration)}{why}"
+        return f"{self.kind} window {self.schedule!r} for {duration_text(self.duration)}{why}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +87,8 @@ class Decision:
     """When a closed stack opens again (None: not within :data:`HORIZON` windows)."""
 
 
-def _text(duration: timedelta) -> str:
+def duration_text(duration: timedelta) -> str:
+    """``1d2h``, ``19h17m``, ``0m``: days, hours and minutes (seconds dropped)."""
     minutes = int(duration.total_seconds()) // 60
     days, rest = divmod(minutes, 24 * 60)
     hours, minutes = divmod(rest, 60)
