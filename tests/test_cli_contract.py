@@ -100,6 +100,7 @@ def test_every_help_names_the_tool_as_it_is_run_and_gives_exit_codes_and_example
         "promote",
         "render",
         "rollout",
+        "rotate",
         "schema",
         "stacks",
         "status",

@@ -36,6 +36,7 @@ from gatewayctl.cli import (
     promote,
     render,
     rollout,
+    rotate,
     schema,
     status,
     validate,
@@ -101,6 +102,7 @@ def parser() -> argparse.ArgumentParser:
     import_file.add(commands)
     operator_manifests.add(commands)
     promote.add(commands)
+    rotate.add(commands)
     move.add(commands)
     driver.add(commands)  # stacks, driver
     status.add(commands)

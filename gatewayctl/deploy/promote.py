@@ -16,19 +16,18 @@ overrides cover every image that changes, stays.
 
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode
+from yaml.nodes import MappingNode, ScalarNode
 
-from gatewayctl import interrupts
-from gatewayctl.engine import outputs
+from gatewayctl.deploy import textedit
+from gatewayctl.deploy.textedit import is_alias as _is_alias
+from gatewayctl.deploy.textedit import line_offset as _line_offset
+from gatewayctl.deploy.textedit import value as _value
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError
 from gatewayctl.inputs.environment import KEY as ENVIRONMENT_KEY
 from gatewayctl.inputs.environment import environment_file
@@ -95,19 +94,6 @@ def parse_target(root: Path, target: str) -> tuple[str, str | None]:
 # --- editing -----------------------------------------------------------------------------------
 
 
-def _value(mapping: MappingNode, key: str) -> tuple[ScalarNode, Node] | None:
-    for key_node, value in mapping.value:
-        if isinstance(key_node, ScalarNode) and key_node.value == key:
-            return key_node, value
-    return None
-
-
-def _is_alias(key: Node, value: Node) -> bool:
-    """A value that does not follow its key in the text is an alias (``*name``) of a node
-    written elsewhere: editing it would change every place that uses it."""
-    return value.start_mark.index < key.end_mark.index
-
-
 def _scalar(name: str) -> str:
     """``name`` as a YAML scalar that reads back as that string (``1.10`` would be a number)."""
     return name if yaml.safe_load(name) == name else f'"{name}"'
@@ -131,7 +117,7 @@ def edit_bindings(
     )
     if section is None or not isinstance(section[1], MappingNode) or _is_alias(*section):
         raise _refuse(path, CLUSTERS_KEY, "the clusters are not written out as a block mapping")
-    newline = "\r\n" if "\r\n" in text else "\n"
+    newline = textedit.newline(text)
     edits: list[tuple[int, int, str]] = []
     for cluster in clusters:
         field = f"{CLUSTERS_KEY}.{cluster}"
@@ -173,17 +159,6 @@ def edit_bindings(
     for start, end, replacement in sorted(edits, reverse=True):
         text = text[:start] + replacement + text[end:]
     return text
-
-
-def _line_offset(text: str, line: int) -> int:
-    """The index where ``line`` (0-based) starts; the end of the text past its last line."""
-    offset = 0
-    for _ in range(line):
-        found = text.find("\n", offset)
-        if found < 0:
-            return len(text)
-        offset = found + 1
-    return offset
 
 
 def _expected(document: dict[str, Any], clusters: Sequence[str], release: str) -> dict[str, Any]:
@@ -300,30 +275,9 @@ def promote(root: Path, release: str, target: str, comment: str = "") -> Promoti
 
 
 def write(root: Path, promotion: Promotion) -> None:
-    """Replace the stack file in one rename: a reader sees the old file or the new one, never
-    a part; an error or an interrupt before the rename leaves the old file and no temporary
-    one. The file keeps its permissions (a stack file may hold plaintext secrets)."""
-    if not promotion.changed:
-        return
-    path = root / promotion.path
-    if path.is_symlink():
-        raise InvalidInputError(
-            [Problem(promotion.path, "", "is a symbolic link; edit the binding by hand")]
-        )
-    mode = stat.S_IMODE(path.stat().st_mode)
-    # As outputs.write_file, but keeping the file's mode: a temporary file beside it, renamed
-    # over the old one in one rename (undone if the command fails later).
-    with interrupts.transaction():
-        with interrupts.deferred():
-            handle, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-            temporary = Path(name)
-            interrupts.undo(lambda: temporary.unlink(missing_ok=True))
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(promotion.text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        temporary.chmod(mode)
-        outputs.replace_file(temporary, path)
+    """Replace the stack file in one rename (:func:`.textedit.replace`), when a binding moved."""
+    if promotion.changed:
+        textedit.replace(root, promotion.path, promotion.text, "edit the binding by hand")
 
 
 def report(promotion: Promotion) -> list[str]:
