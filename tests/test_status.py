@@ -4,6 +4,7 @@ types: ``tests.status_builders``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -439,29 +440,28 @@ def test_remedy_rules() -> None:
     assert state(built) == "degraded"
     remedy = selfheal.remedy(built, True)
     assert remedy.action == "reissue"
-    assert [t.rsplit("::", 1)[-1] for t in remedy.targets] == [
-        "y-pki-client-cert",
-        "y-pki-server-cert",
-    ]
+    (renewal,) = remedy.renewals
+    assert [c.name for c in renewal.certificates] == ["y-pki-client-cert", "y-pki-server-cert"]
+    assert renewal.command() == (
+        "python -m gatewayctl rotate y server-certificate client-certificate --stack ibm"
+    )
+    # Self-heal off: the same renewals named, for a person to run; nothing done.
+    assert selfheal.remedy(built, False) == dataclasses.replace(remedy, action="none")
 
 
 def test_self_heal_is_read_from_the_stack_and_refused_for_the_operators(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "project")
     code, doc = status_json(DRIFT, STATE, root=root)
-    assert (doc["selfHeal"], doc["remedy"]) == (
-        False,
-        {"action": "none", "targets": [], "heal": [], "manual": []},
-    )
+    command = "python -m gatewayctl rotate team-a server-certificate client-certificate --stack ibm"
+    assert (doc["selfHeal"], doc["remedy"]["action"], doc["remedy"]["heal"]) == (False, "none", [])
+    assert [r["command"] for r in doc["remedy"]["renewals"]] == [command]
     with edited_config(root, "ibm") as config:
         config["hypershell-gateways:selfHeal"] = True
     code, doc = status_json(DRIFT, STATE, root=root)
     assert code == 4 and doc["selfHeal"] is True
     # Degraded, with team-a's certificates due: only the certificates are reissued.
     assert doc["remedy"]["action"] == "reissue"
-    assert [t.rsplit("::", 1)[-1] for t in doc["remedy"]["targets"]] == [
-        "team-a-pki-client-cert",
-        "team-a-pki-server-cert",
-    ]
+    assert [r["command"] for r in doc["remedy"]["renewals"]] == [command]
     with edited_config(root, "aws") as config:
         config["hypershell-gateways:selfHeal"] = True
     out = run_cli("--root", str(root), "status", "aws", "--from", STATE)
@@ -658,9 +658,9 @@ def test_a_refresh_inside_the_renewal_window_is_renewal_not_drift() -> None:
     assert (state(built), built.out_of_sync, built.other_changes) == ("renewal-due", False, ())
     assert [c.name for c in built.due] == ["team-a-pki-client-cert", "team-a-pki-server-cert"]
     remedy = selfheal.remedy(built, True)
-    assert (remedy.action, [t.rsplit("::", 1)[-1] for t in remedy.targets]) == (
+    assert (remedy.action, [r.argv() for r in remedy.renewals]) == (
         "reissue",
-        ["team-a-pki-client-cert", "team-a-pki-server-cert"],
+        [["team-a", "server-certificate", "client-certificate", "--stack", "ibm"]],
     )
 
 

@@ -1,12 +1,13 @@
 """What the status hands on is no syntax for its reader (issue 42 item 4): no printed line
-reads as a GitHub Actions workflow command (``gatewayctl.printing.inert``), and a URN that is
-no valid ``pulumi up --target`` is refused from ``remedy.targets`` with a problem (exit 2)
-rather than written into ``$GITHUB_OUTPUT`` by the drift workflow.
+reads as a GitHub Actions workflow command (``gatewayctl.printing.inert``), and the renewal's
+``rotate`` command lines (``remedy.renewals``, run by the drift workflow) hold only a declared
+gateway's name, a DNS label: a certificate of any other is left out of them (``unrenewed``).
 """
 
 from __future__ import annotations
 
 import io
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,8 +16,8 @@ from rich.console import Console
 from rich.text import Text
 
 from gatewayctl import printing
-from gatewayctl.errors import InvalidInputError
-from gatewayctl.status import core, inputs, selfheal, view
+from gatewayctl.inputs import rotation
+from gatewayctl.status import certificates, core, formats, inputs, selfheal, view
 from gatewayctl.status.models import PreviewDigest
 from tests.status_builders import (
     digest,
@@ -25,6 +26,7 @@ from tests.status_builders import (
     refresh_step,
     stack_resources,
 )
+from tests.support import ROOT
 
 NOW = datetime(2026, 12, 1, 5, 30, tzinfo=UTC)
 
@@ -76,67 +78,99 @@ def test_a_gateway_named_as_a_workflow_command_is_listed_inert() -> None:
     assert [line.split()[0] for line in text.splitlines()] == ["NAME", "%3A:error::pwned"]
 
 
-def _due(name: str, suffix: str) -> list[dict[str, Any]]:
+def _due(name: str, ca: bool = False) -> list[dict[str, Any]]:
     resources = stack_resources({name: None}) + gateway_resources(
         name, exposed=False, cert_end="2026-12-10T00:00:00Z"
     )
     for r in resources:
-        if r["urn"].endswith("-pki-server-cert"):
-            r["urn"] += suffix
+        if ca and r["urn"].endswith("-pki-ca"):
+            r["outputs"]["validityEndTime"] = "2026-11-30T00:00:00Z"
     return resources
 
 
 @pytest.mark.parametrize(
-    ("suffix", "why"),
-    [
-        (";urn:pulumi:ibm::x::y::z", "holds ';', which separates targets"),
-        ("\noutcome=green", "holds a line break or another control character"),
-        (" ", "starts or ends with white space"),
-    ],
-    ids=["semicolon", "newline", "trailing-space"],
+    "name", ["::error::pwned", "y;touch x", "Y", "y\noutcome=green", "-y"], ids=repr
 )
-def test_a_urn_that_is_no_valid_target_is_refused_from_the_remedy(suffix: str, why: str) -> None:
-    status = _built(_due("y", suffix))
-    urn = next(c.urn for c in status.due if c.urn.endswith(suffix))
+def test_a_gateway_whose_name_is_no_dns_label_is_never_in_a_command(name: str) -> None:
+    status = _built(_due(name))
 
-    with pytest.raises(InvalidInputError) as caught:
-        selfheal.remedy(status, True, "state.json")
+    remedy = selfheal.remedy(status, True)
 
-    name = repr(("y-pki-server-cert" + suffix).replace("\n", "\\n"))
-    assert urn.endswith("::y-pki-server-cert" + suffix)
-    assert [(p.path, p.field, p.message) for p in caught.value.problems] == [
-        (
-            "state.json",
-            "remedy.targets",
-            f"certificate {name} is due for renewal, but its URN {why}: refused as a"
-            " `pulumi up --target`; reissue it by hand",
-        )
+    assert (remedy.action, remedy.renewals) == ("none", ())
+    assert [c.name for c in remedy.unrenewed] == [
+        f"{name}-pki-client-cert",
+        f"{name}-pki-server-cert",
     ]
 
 
-def test_valid_urns_are_the_targets() -> None:
-    status = _built(_due("y", ""))
+def test_a_gateway_no_longer_declared_is_not_renewed() -> None:
+    status = _built(_due("y"))
 
-    remedy = selfheal.remedy(status, True, "state.json")
+    assert selfheal.remedy(status, True, declared=["y"]).action == "reissue"
+    remedy = selfheal.remedy(status, True, declared=["z"])
 
-    assert remedy.action == "reissue"
-    assert [t.rsplit("::", 1)[-1] for t in remedy.targets] == [
+    assert (remedy.action, len(remedy.unrenewed)) == ("none", 2)
+
+
+def test_a_ca_due_is_renewed_by_the_ca_alone() -> None:
+    status = _built(_due("y", ca=True))
+    assert sorted(c.name for c in status.due) == [
+        "y-pki-ca",
+        "y-pki-client-cert",
+        "y-pki-server-cert",
+    ]
+
+    (renewal,) = selfheal.remedy(status, True).renewals
+
+    # A new CA reissues both certificates it signs: one counter, one command.
+    assert renewal.command() == "python -m gatewayctl rotate y ca --stack ibm"
+    assert sorted(c.name for c in renewal.certificates) == [
+        "y-pki-ca",
         "y-pki-client-cert",
         "y-pki-server-cert",
     ]
 
 
-@pytest.mark.parametrize(
-    ("urn", "why"),
-    [
-        (
-            "urn:pulumi:ibm::p::t",
-            "not a Pulumi URN (urn:pulumi:<stack>::<project>::<type>::<name>)",
-        ),
-        ("urn:pulumi:ibm::p::t::a;b", "holds ';', which separates targets"),
-        ("urn:pulumi:ibm::p::t::a\rb", "holds a line break or another control character"),
-        ("urn:pulumi:ibm::p::t::a b", None),
-    ],
-)
-def test_target_problem(urn: str, why: str | None) -> None:
-    assert selfheal.target_problem(urn) == why
+def test_every_certificate_the_program_makes_is_renewed_by_a_rotation() -> None:
+    # The golden plans are the program's render (`make golden`): each tls certificate of a
+    # gateway has the name gatewayctl.inputs.rotation expects, so none is left unrenewed.
+    found = {}
+    for plan in sorted((ROOT / "tests" / "golden").glob("*/plan.json")):
+        document = json.loads(plan.read_text(encoding="utf-8"))
+        gateways = [g["name"] for g in document["gateways"]]
+        for r in document["resources"]:
+            if r["type"] in certificates.TYPES:
+                (gateway,) = [g for g in gateways if r["name"].startswith(f"{g}-pki-")]
+                secret = rotation.for_certificate(gateway, r["name"])
+                found[r["name"].removeprefix(gateway)] = secret.name if secret else None
+    assert found == {
+        "-pki-ca": "ca",
+        "-pki-client-cert": "client-certificate",
+        "-pki-server-cert": "server-certificate",
+    }
+
+
+def test_the_document_carries_each_renewal_and_its_command() -> None:
+    end = "2026-12-10T00:00:00Z"
+    status = _built(
+        stack_resources({"y": None, "::x": None})
+        + gateway_resources("y", exposed=False, cert_end=end)
+        + gateway_resources("::x", exposed=False, cert_end=end)
+    )
+    remedy = selfheal.remedy(status, True)
+
+    document = formats.document(status, remedy, "renewal-due", True, {})["remedy"]
+
+    due = {c["name"]: c for c in formats.document(status, remedy, "", True, {})["certificatesDue"]}
+    assert document["action"] == "reissue"
+    assert document["renewals"] == [
+        {
+            "gateway": "y",
+            "secrets": ["server-certificate", "client-certificate"],
+            "fields": ["spec.rotation.serverCertificate", "spec.rotation.clientCertificate"],
+            "certificates": [due["y-pki-client-cert"], due["y-pki-server-cert"]],
+            "command": "python -m gatewayctl rotate y server-certificate client-certificate"
+            " --stack ibm",
+        }
+    ]
+    assert document["unrenewed"] == [due["::x-pki-client-cert"], due["::x-pki-server-cert"]]

@@ -79,6 +79,8 @@ team-a: certificate team-a-pki-client-cert expires 2026-12-20 00:00 UTC, inside 
  window since 2026-11-20 00:00 UTC
 team-a: certificate team-a-pki-server-cert expires 2026-12-20 00:00 UTC, inside its renewal\
  window since 2026-11-20 00:00 UTC
+to renew team-a-pki-client-cert, team-a-pki-server-cert (expires 2026-12-20 00:00 UTC):\
+ `python -m gatewayctl rotate team-a server-certificate client-certificate --stack ibm`
 """
 
 

@@ -106,10 +106,12 @@ def test_permissions_are_least_privilege() -> None:
         "issues": "write",
         "statuses": "write",
     }
-    # The check's job pushes the status record (the branch hypershell-records); no other job.
+    # The check's job pushes the status record (the branch hypershell-records) and the
+    # renewal's branch, and opens its pull request; no other job.
     assert load("drift.yml")["jobs"]["refresh"]["permissions"] == {
         "contents": "write",
         "issues": "write",
+        "pull-requests": "write",
         "statuses": "write",
     }
     assert "permissions" not in load("drift.yml")["jobs"]["stacks"]
@@ -217,7 +219,6 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "pulumi preview",
         "pulumi preview --diff",
         "pulumi preview --refresh",
-        "pulumi up",
         "pulumi up --refresh",
         "pulumi refresh --preview-only --json",
         "pulumi stack",  # `pulumi stack export`: the helper keeps the first word
@@ -225,6 +226,7 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "python -m gatewayctl status --from --format --record",
         "python -m gatewayctl status --from --heal --format",
         "python -m gatewayctl window --format",
+        "python -m gatewayctl rotate --stack --format",
         "python -m gatewayctl notify --event --workflow --run-url",
         "python -m gatewayctl rollout --pulumi-stack --policy-pack --policy-pack-config --format",
     }
@@ -531,8 +533,8 @@ def test_drift_logs_in_to_the_configured_backend(
 def test_every_pulumi_action_installs_the_declared_cli_version() -> None:
     actions = [s for _, _, s in all_steps() if s.get("uses", "").startswith("pulumi/actions@")]
     # The PR preview; deploy's preview (its rollout runs the CLI that preview installed);
-    # drift's install, and its previews and ups of the self-heal and the reissue.
-    assert len(actions) == 7
+    # drift's install, and the preview and up of its self-heal (the reissue is a pull request).
+    assert len(actions) == 5
     for s in actions:
         assert s["with"]["pulumi-version-file"] == ".pulumi.version"
         assert "pulumi-version" not in s["with"]
@@ -580,7 +582,7 @@ def test_every_up_is_gated_by_a_preview_with_the_policy_pack() -> None:
                 for key in (*GATED, "policyPackConfigs"):
                     assert gate["with"].get(key) == s["with"].get(key), (where, key)
                 assert gate["with"]["policyPacks"] == "policy", where
-    assert ups == 2  # drift's self-heal and reissue (deploy's rollout: test_deploy_runs_...)
+    assert ups == 1  # drift's self-heal (deploy's rollout: test_deploy_runs_...)
 
 
 FAKE_VENV_PYTHON = """\

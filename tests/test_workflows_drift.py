@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -64,14 +66,25 @@ esac
 exit "${FAKE_STATUS:-0}"
 """
 
-STATUS_JSON = json.dumps(
+RENEWALS = [
     {
-        "remedy": {
-            "action": "reissue",
-            "targets": ["urn:pulumi:ibm::p::t::a", "urn:pulumi:ibm::p::t::b"],
-        }
-    }
-)
+        "gateway": "team-a",
+        "secrets": ["server-certificate", "client-certificate"],
+        "certificates": [
+            {"name": "team-a-pki-client-cert", "expires": "2026-12-20T00:00:00+00:00"},
+            {"name": "team-a-pki-server-cert", "expires": "2026-12-21T00:00:00+00:00"},
+        ],
+        "command": "python -m gatewayctl rotate team-a server-certificate client-certificate"
+        " --stack ibm",
+    },
+    {
+        "gateway": "canary",
+        "secrets": ["ca"],
+        "certificates": [{"name": "canary-pki-ca", "expires": "2026-12-19T00:00:00+00:00"}],
+        "command": "python -m gatewayctl rotate canary ca --stack ibm",
+    },
+]
+STATUS_JSON = json.dumps({"remedy": {"action": "reissue", "renewals": RENEWALS}})
 
 
 def status_env(tmp_path: Path, **fakes: str) -> dict[str, str]:
@@ -99,11 +112,7 @@ def test_the_status_step_turns_exit_codes_into_outcomes(
     env = status_env(tmp_path, FAKE_STATUS=str(status_code))
     result, outputs = run_script(script, tmp_path, env)
     assert result == 0
-    assert outputs == {
-        "outcome": outcome,
-        "remedy": "reissue",
-        "targets": "urn:pulumi:ibm::p::t::a;urn:pulumi:ibm::p::t::b",
-    }
+    assert outputs == {"outcome": outcome, "remedy": "reissue"}
     assert (tmp_path / "pulumi-calls").read_text(encoding="utf-8").splitlines() == [
         "refresh --preview-only --json --stack acme/ibm --non-interactive",
         "stack export --stack acme/ibm",
@@ -156,7 +165,7 @@ def test_a_heal_remedy_keeps_the_kubeconfigs_for_the_heal_step_only_when_it_may_
         PROCEED=proceed,
         RUNNER_TEMP=str(tmp_path / "runner"),
         FAKE_CLUSTER_SECRETS=json.dumps({"objectValue": {"east": {"kubeconfig": "x"}}}),
-        FAKE_JSON=json.dumps({"remedy": {"action": "heal", "targets": []}}),
+        FAKE_JSON=json.dumps({"remedy": {"action": "heal", "renewals": []}}),
     )
     (tmp_path / "runner").mkdir()
     result, outputs = run_script(script, tmp_path, env)
@@ -349,10 +358,10 @@ def test_a_green_check_closes_the_open_status_issue(
         assert made[1].startswith("issue close 42 --repo acme/gateways --comment")
 
 
-def test_self_heal_and_reissue_run_only_for_their_remedy_after_the_report() -> None:
+def test_self_heal_and_renewal_run_only_for_their_remedy_after_the_report() -> None:
     steps = steps_of("drift.yml", "refresh")
     heal = steps[index_of(steps, "Self-heal (pulumi up --refresh")]
-    reissue = steps[index_of(steps, "Reissue due certificates")]
+    renew = steps[index_of(steps, "Renew due certificates by pull request")]
     venv = steps[index_of(steps, "Policy pack virtualenv for self-heal")]
     order = [
         index_of(steps, part)
@@ -361,37 +370,38 @@ def test_self_heal_and_reissue_run_only_for_their_remedy_after_the_report() -> N
             "Report in the stack",
             "Policy pack virtualenv",
             "Self-heal",
-            "Reissue",
+            "Renew due certificates",
         )
     ]
     assert order == sorted(order)  # the report first, then any remedy
     # The self-heal lets git win a server-side apply conflict (a field `kubectl scale` took):
     # without it the real engine fails the up (tests/e2e/test_e2e_b_drift.py).
     assert heal["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN, "PULUMI_K8S_ENABLE_PATCH_FORCE": "true"}
-    assert reissue["env"] == {"PULUMI_ACCESS_TOKEN": TOKEN}
-    for action in (heal, reissue):
-        assert action["uses"].startswith("pulumi/actions@")
-        assert action["with"]["command"] == "up"
-        assert action["with"]["stack-name"] == "${{ env.PULUMI_STACK }}"
-        assert action["with"]["policyPacks"] == "policy"
-        assert action["with"]["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
+    assert heal["uses"].startswith("pulumi/actions@")
+    assert heal["with"]["command"] == "up"
+    assert heal["with"]["stack-name"] == "${{ env.PULUMI_STACK }}"
+    assert heal["with"]["policyPacks"] == "policy"
+    assert heal["with"]["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
     assert heal["with"]["refresh"] is True
     assert "target" not in heal["with"]
-    assert reissue["with"]["target"] == "${{ steps.status.outputs.targets }}"
-    assert reissue["with"]["target-dependents"] is True
+    # The renewal changes git, never the stack: no Pulumi token, no pulumi.
+    assert renew["env"] == {
+        "GH_TOKEN": "${{ secrets.RENEWAL_TOKEN || github.token }}",
+        "RUN_ID": "${{ github.run_id }}",
+    }
+    assert "pulumi " not in renew["run"] and "uses" not in renew
     for remedy, expected in (
         ("up-refresh", (True, False, True)),
         ("heal", (True, False, True)),
-        ("reissue", (False, True, True)),
+        ("reissue", (False, True, False)),
         ("none", (False, False, False)),
         ("", (False, False, False)),
     ):
-        outputs = {"remedy": remedy, "targets": "urn:a;urn:b" if remedy == "reissue" else ""}
         for proceed in ("true", "false"):
             window = {"outputs": {"proceed": proceed}}
-            steps_ = {"status": {"outputs": outputs}, "window": window}
+            steps_ = {"status": {"outputs": {"remedy": remedy}}, "window": window}
             context = {"steps": {**steps_, "gate": {"outcome": "success"}}}
-            got = tuple(evaluate(s["if"], context) for s in (heal, reissue, venv))
+            got = tuple(evaluate(s["if"], context) for s in (heal, renew, venv))
             # A change window that closes the stack holds every remedy back.
             assert got == (expected if proceed == "true" else (False, False, False)), remedy
     # The up runs after a heal that failed part-way, never after a failed gate.
@@ -406,8 +416,130 @@ def test_self_heal_and_reissue_run_only_for_their_remedy_after_the_report() -> N
             }
         }
         assert evaluate(heal["if"], context) is runs, gate
-    no_targets = {"steps": {"status": {"outputs": {"remedy": "reissue", "targets": ""}}}}
-    assert evaluate(reissue["if"], no_targets) is False
+
+
+FAKE_RENEW_GH = """\
+echo "$*" >> gh-calls
+case "$1 $2" in
+  "pr list") printf '%s\\n' "$FAKE_PULLS" ;;
+  "pr create") cp "${@: -1}" pr-body.md ;;
+esac
+"""
+
+FAKE_ROTATE = """\
+echo "$*" >> python-calls
+file="gateways/ibm/$4.yaml"
+echo "# rotated: $*" >> "$file"
+printf '{"path": "%s"}\\n' "$file"
+"""
+
+
+def _git(cwd: Path, *argv: str) -> str:
+    done = subprocess.run(["git", *argv], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _renewal_repository(tmp_path: Path) -> Path:
+    """A checkout with an origin (a bare repository) and the two declarations."""
+    origin, work = tmp_path / "origin.git", tmp_path / "work"
+    _git(tmp_path, "init", "-q", "--bare", str(origin))
+    _git(tmp_path, "init", "-q", "-b", "main", str(work))
+    (work / "gateways" / "ibm").mkdir(parents=True)
+    for name in ("team-a", "canary"):
+        (work / "gateways" / "ibm" / f"{name}.yaml").write_text(f"name: {name}\n")
+    (work / "status.json").write_text(STATUS_JSON)  # the status step's, never committed
+    _git(work, "add", "gateways")
+    ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    _git(work, *ident, "commit", "-q", "-m", "base")
+    _git(work, "remote", "add", "origin", str(origin))
+    _git(work, "push", "-q", "origin", "main")
+    return work
+
+
+@needs_bash
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("jq") is None, reason="git, jq")
+def test_the_renewal_raises_the_counters_on_a_branch_and_opens_a_pull_request(
+    tmp_path: Path,
+) -> None:
+    renew = step("drift.yml", "refresh", "Renew due certificates by pull request")
+    work = _renewal_repository(tmp_path)
+    fake(tmp_path / "bin", "gh", FAKE_RENEW_GH)
+    fake(work / ".venv" / "bin", "python", FAKE_ROTATE)
+    env = {
+        "FAKE_PULLS": json.dumps([{"number": 7, "headRefName": "hypershell/renew-aws-1"}]),
+        "STACK": "ibm",
+        "RUN_ID": "4242",
+        "GH_TOKEN": "t0ken",
+        "GITHUB_REPOSITORY": "acme/gateways",
+        "GITHUB_REF_NAME": "main",
+        "RUN_URL": "https://example.invalid/run/9",
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    code, _ = run_script(renew["run"], work, env)
+    assert code == 0
+    assert (work / "python-calls").read_text().splitlines() == [
+        "-m gatewayctl rotate team-a server-certificate client-certificate --stack ibm"
+        " --format json",
+        "-m gatewayctl rotate canary ca --stack ibm --format json",
+    ]
+    branch = "hypershell/renew-ibm-4242"
+    title = "Renew the certificates due in ibm (the first expires 2026-12-19T00:00:00+00:00)"
+    calls = (work / "gh-calls").read_text().splitlines()
+    assert calls == [
+        "pr list --repo acme/gateways --state open --json number,headRefName",
+        f"pr create --repo acme/gateways --base main --head {branch} --title {title}"
+        " --body-file renewal.md",
+    ]
+    body = (work / "pr-body.md").read_text()
+    assert body == (
+        "Certificates of stack `ibm` are inside their renewal window (drift check:"
+        " https://example.invalid/run/9).\n"
+        "This raises the rotation counters that reissue them; the merge's deploy does.\n\n"
+        "- `team-a`: team-a-pki-client-cert expires 2026-12-20T00:00:00+00:00,"
+        " team-a-pki-server-cert expires 2026-12-21T00:00:00+00:00"
+        f" (`{RENEWALS[0]['command']}`)\n"
+        "- `canary`: canary-pki-ca expires 2026-12-19T00:00:00+00:00"
+        f" (`{RENEWALS[1]['command']}`)\n"
+    )
+    # The branch on origin: one commit on main's, the two declarations and nothing else.
+    pushed = tmp_path / "origin.git"
+    assert _git(pushed, "log", "--format=%s", branch).splitlines() == [title, "base"]
+    assert _git(pushed, "diff", "--name-only", "main", branch).splitlines() == [
+        "gateways/ibm/canary.yaml",
+        "gateways/ibm/team-a.yaml",
+    ]
+    assert _git(pushed, "show", f"{branch}:gateways/ibm/canary.yaml") == (
+        "name: canary\n# rotated: -m gatewayctl rotate canary ca --stack ibm --format json\n"
+    )
+    assert "t0ken" not in (work / ".git" / "config").read_text()
+
+
+@needs_bash
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("jq") is None, reason="git, jq")
+def test_while_a_renewal_pull_request_is_open_a_run_only_points_at_it(tmp_path: Path) -> None:
+    renew = step("drift.yml", "refresh", "Renew due certificates by pull request")
+    work = _renewal_repository(tmp_path)
+    fake(tmp_path / "bin", "gh", FAKE_RENEW_GH)
+    fake(work / ".venv" / "bin", "python", FAKE_ROTATE)
+    pulls = [{"number": 7, "headRefName": "hypershell/renew-ibm-4000"}]
+    env = {
+        "FAKE_PULLS": json.dumps(pulls),
+        "STACK": "ibm",
+        "RUN_ID": "4242",
+        "GITHUB_REPOSITORY": "acme/gateways",
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    code, _ = run_script(renew["run"], work, env)
+    assert code == 0
+    assert (work / "gh-calls").read_text().splitlines() == [
+        "pr list --repo acme/gateways --state open --json number,headRefName"
+    ]
+    assert not (work / "python-calls").exists()
+    assert (tmp_path / "summary.md").read_text() == (
+        "Renewal of ibm: pull request #7 is open; merge it to reissue the certificates\n"
+    )
+    assert _git(tmp_path / "origin.git", "branch", "--list").split() == ["main"]
 
 
 def test_the_status_step_reaches_the_real_cli_with_the_committed_fixtures(
@@ -420,7 +552,7 @@ def test_the_status_step_reaches_the_real_cli_with_the_committed_fixtures(
         argv = ["status", "ibm", "--from", str(fixtures / name), str(fixtures / "state.json")]
         assert cli.main([*argv, "--format", "json", "--now", "2026-12-01T05:30:00Z"]) == code
         document = json.loads(capsys.readouterr().out)
-        assert set(document["remedy"]) == {"action", "targets", "heal", "manual"}
+        assert set(document["remedy"]) == {"action", "renewals", "unrenewed", "heal", "manual"}
     # Green: the state before team-a's window (the refresh fixtures ran inside it).
     argv = ["status", "ibm", "--from", str(fixtures / "state.json")]
     assert cli.main([*argv, "--now", "2026-11-01T00:00:00Z", "--format", "json"]) == 0

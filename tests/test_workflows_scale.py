@@ -82,8 +82,8 @@ def test_the_workflows_dry_runs_and_writes_are_the_ones_expected() -> None:
     ]
     assert [w for w, dry in found["deploy.yml"] if dry] == [found["deploy.yml"][0][0]]
     drift = found["drift.yml"]
-    assert sum(dry for _, dry in drift) == 3  # refresh --preview-only and two previews
-    assert sum(not dry for _, dry in drift) == 2  # self-heal up, reissue up
+    assert sum(dry for _, dry in drift) == 2  # refresh --preview-only and the self-heal's preview
+    assert sum(not dry for _, dry in drift) == 1  # the self-heal's up (a reissue is a pull request)
     assert (
         "refresh: Status (pulumi refresh --preview-only --json, pulumi stack export, "
         in (drift[0][0])

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, console: Console) -> State:
     if args.gateway is not None:
         return _gateway(args, result, releases, console, notes)
     plan = heal.plan(result, loaded.config.self_heal_unmanaged)
-    remedy = selfheal.remedy(result, self_heal, read.paths.get("checkpoint", ""), plan)
+    remedy = selfheal.remedy(result, self_heal, plan, declared)
     overall = state(result)
     if args.record is not None:
         records.append(args.record, _record(result, overall, releases))

@@ -62,6 +62,38 @@ def heal_lines(remedy: Remedy) -> list[str]:
     return [printable(line) for line in lines]
 
 
+def renewal_lines(remedy: Remedy) -> list[str]:
+    """Each gateway's certificates due and the command whose pull request reissues them
+    (:func:`.selfheal.renewals`); those no rotation reissues."""
+    lines = [
+        f"to renew {', '.join(printable(c.name) for c in r.certificates)} (expires"
+        f" {_time(min(c.expires for c in r.certificates))}): `{r.command()}`"
+        for r in remedy.renewals
+    ]
+    lines += [
+        f"not renewed by a rotation: {printable(c.name)} (expires {_time(c.expires)}): its"
+        " gateway is not declared, or the program does not make it"
+        for c in remedy.unrenewed
+    ]
+    return lines
+
+
+def _renewal_document(remedy: Remedy) -> dict[str, Any]:
+    return {
+        "renewals": [
+            {
+                "gateway": r.gateway,
+                "secrets": [s.name for s in r.secrets],
+                "fields": [s.field for s in r.secrets],
+                "certificates": [_certificate(c) for c in r.certificates],
+                "command": r.command(),
+            }
+            for r in remedy.renewals
+        ],
+        "unrenewed": [_certificate(c) for c in remedy.unrenewed],
+    }
+
+
 def _heal_document(remedy: Remedy) -> dict[str, Any]:
     return {
         "heal": [
@@ -166,6 +198,8 @@ def markdown(status: StackStatus, remedy: Remedy, limit: int = MARKDOWN_LIMIT) -
         head += [f"Self-heal: **{remedy.action}**.", ""]
     if remedy.plan.steps or remedy.plan.manual:
         head += [f"- {_md(line)}" for line in heal_lines(remedy)] + [""]
+    if remedy.renewals or remedy.unrenewed:
+        head += [f"- {_md(line)}" for line in renewal_lines(remedy)] + [""]
     sections: list[tuple[str, list[str]]] = [
         (
             "### What differs",
@@ -316,7 +350,7 @@ def document(
         "selfHeal": self_heal,
         "remedy": {
             "action": remedy.action,
-            "targets": list(remedy.targets),
+            **_renewal_document(remedy),
             **_heal_document(remedy),
         },
         "gateways": gateways(status.gateways),

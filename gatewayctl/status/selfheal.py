@@ -15,40 +15,68 @@ and corrects its stacks itself, and a second driver would race it
   place: removed in place first (:mod:`.heal`), then ``pulumi up --refresh`` puts back what the
   refresh sees. Whenever nothing from git is pending, degraded or not: the addition can be what
   degrades a gateway (a container added rolls its Deployment out).
-- ``reissue``: otherwise, when certificates are inside their renewal window: ``pulumi up
-  --target <each due certificate> --target-dependents`` (the Secrets holding them and the
-  Deployment whose pod-template hash covers them follow), so a quiet repository never lets a
-  certificate lapse. Also when a gateway is degraded: a lapsed certificate would only add to
-  it, and the ``up`` touches nothing but the due certificates and what depends on them.
+- ``reissue``: otherwise, when certificates are inside their renewal window: the same reviewed
+  change as any rotation (``gatewayctl rotate``, :mod:`gatewayctl.inputs.rotation`). Per
+  declared gateway with certificates due, the rotation counters that reissue them
+  (``serverCertificate``, ``clientCertificate``; ``ca`` alone when the CA is due: a new CA
+  reissues both certificates it signs) and the command that raises them; the drift workflow
+  runs it on a branch and opens a pull request, whose diff previews the reissue and whose
+  merge's ``pulumi up`` carries it out, so a quiet repository never lets a certificate lapse
+  unreviewed. Also when a gateway is degraded: a lapsed certificate would only add to it.
 - ``none``: nothing to do, self-heal off, or no refresh among the inputs (the live state is
   not known, so neither is drift).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from gatewayctl.errors import InvalidInputError, Problem, printable
-from gatewayctl.inputs import operator_settings
+from components import naming
+from gatewayctl.errors import InvalidInputError, Problem
+from gatewayctl.inputs import operator_settings, rotation
+from gatewayctl.inputs.rotation import Secret
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config
 from gatewayctl.status import heal
+from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.core import StackStatus
 from gatewayctl.status.sync import OP_ADDITION, OP_UNMANAGED
-from gatewayctl.status.tree import parse_urn
 
 Action = Literal["none", "up-refresh", "reissue", "heal"]
 KEY = f"{PROJECT}:selfHeal"
 LEFT_BY_UP = frozenset({OP_ADDITION, OP_UNMANAGED})
 
 
+COMMAND = "python -m gatewayctl rotate"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Renewal:
+    """One gateway's certificates due and the rotation counters that reissue them."""
+
+    stack: str
+    gateway: str
+    secrets: tuple[Secret, ...]
+    certificates: tuple[Certificate, ...]
+
+    def argv(self) -> list[str]:
+        """The words after ``python -m gatewayctl rotate``."""
+        return [self.gateway, *(s.name for s in self.secrets), "--stack", self.stack]
+
+    def command(self) -> str:
+        return " ".join([COMMAND, *self.argv()])
+
+
 @dataclass(frozen=True, kw_only=True)
 class Remedy:
     action: Action
-    targets: tuple[str, ...] = ()
-    """URNs for ``pulumi up --target`` (``reissue``)."""
+    renewals: tuple[Renewal, ...] = ()
+    """The rotations that reissue the certificates due (``reissue``)."""
+    unrenewed: tuple[Certificate, ...] = ()
+    """Certificates due that no rotation reissues: a gateway no longer declared (the next
+    ``up`` deletes it), or a certificate the program does not make (reissue it by hand)."""
     plan: heal.Plan = field(default_factory=heal.Plan)
     """What ``heal`` does before its ``up --refresh``, and what is left to a person (reported
     whatever the action)."""
@@ -75,20 +103,62 @@ def enabled(root: Path, stack: str) -> bool:
     return True
 
 
+def renewals(
+    status: StackStatus, declared: Collection[str] | None = None
+) -> tuple[tuple[Renewal, ...], tuple[Certificate, ...]]:
+    """Per gateway of ``declared`` (None: every gateway named as a gateway is) with
+    certificates due, the secrets whose rotation reissues them; and the certificates due that
+    none does. A gateway's name is a DNS label, so a command line holds nothing else."""
+    found, left = [], []
+    for gateway in status.gateways:
+        if not gateway.due:
+            continue
+        known = naming.is_dns1123_label(gateway.name) and (
+            declared is None or gateway.name in declared
+        )
+        secrets = set()
+        for cert in gateway.due:
+            secret = rotation.for_certificate(gateway.name, cert.name) if known else None
+            if secret is None:
+                left.append(cert)
+            else:
+                secrets.add(secret)
+        if rotation.BY_NAME["ca"] in secrets:  # a new CA reissues both certificates it signs
+            secrets = {rotation.BY_NAME["ca"]}
+        if secrets:
+            found.append(
+                Renewal(
+                    stack=status.stack,
+                    gateway=gateway.name,
+                    secrets=tuple(s for s in rotation.SECRETS if s in secrets),
+                    certificates=tuple(c for c in gateway.due if c not in left),
+                )
+            )
+    return tuple(found), tuple(left)
+
+
 def remedy(
-    status: StackStatus, self_heal: bool, source: str = "", plan: heal.Plan | None = None
+    status: StackStatus,
+    self_heal: bool,
+    plan: heal.Plan | None = None,
+    declared: Collection[str] | None = None,
 ) -> Remedy:
-    """What the check may do; ``source``: the state file the certificates were read from,
-    named by a problem of a target (:func:`target_problems`, exit 2); ``plan``: what
-    :func:`.heal.plan` found to heal in the live objects read."""
+    """What the check may do; ``plan``: what :func:`.heal.plan` found to heal in the live
+    objects read; ``declared``: the gateways the stack declares (:func:`renewals`)."""
     plan = plan or heal.Plan()
+    found, left = renewals(status, declared)
+    # The renewals are named whatever the action, as the heal's steps are: a person runs them.
+
+    def named(action: Action) -> Remedy:
+        return Remedy(action=action, renewals=found, unrenewed=left, plan=plan)
+
     if not self_heal or status.live != "refresh":
-        return Remedy(action="none", plan=plan)
+        return named("none")
     from_live = all(c.source == "live" for g in status.gateways for c in g.changes) and all(
         c.source == "live" for c in status.other_changes
     )
     if plan.steps and from_live:
-        return Remedy(action="heal", plan=plan)
+        return named("heal")
     drift_only = (
         status.out_of_sync
         and not status.degraded
@@ -97,53 +167,6 @@ def remedy(
         # declared: it never touches either.
         and not any(c.op in LEFT_BY_UP for g in status.gateways for c in g.changes)
     )
-    if drift_only:
-        return Remedy(action="up-refresh", plan=plan)
-    if status.due:
-        targets = tuple(sorted(c.urn for c in status.due))
-        problems = target_problems(targets, source)
-        if problems:
-            raise InvalidInputError(problems)
-        return Remedy(action="reissue", targets=targets, plan=plan)
-    return Remedy(action="none", plan=plan)
-
-
-TARGETS = "remedy.targets"
-
-
-def target_problem(urn: str) -> str | None:
-    """Why ``urn`` cannot leave the tool as a ``pulumi up --target``, or None. The drift
-    workflow writes the targets into ``$GITHUB_OUTPUT`` joined by ``;`` (one ``name=value``
-    a line), and pulumi/actions splits its ``target`` input on ``;``: a URN holding a
-    semicolon, a line break or any other control character would be two targets, or forge
-    another output. Pulumi's own URNs hold none; one that does, or that is no URN at all,
-    is refused rather than passed on."""
-    if parse_urn(urn) is None:
-        return "not a Pulumi URN (urn:pulumi:<stack>::<project>::<type>::<name>)"
-    if ";" in urn:
-        return "holds ';', which separates targets"
-    if any(not c.isprintable() for c in urn):
-        return "holds a line break or another control character"
-    if urn != urn.strip():
-        return "starts or ends with white space"
-    return None
-
-
-def target_problems(targets: Iterable[str], source: str) -> list[Problem]:
-    """A problem for each URN that may not be a target (:func:`target_problem`), naming the
-    state file the certificate came from and the certificate by its name, printable."""
-    problems = []
-    for urn in targets:
-        why = target_problem(urn)
-        if why is not None:
-            parsed = parse_urn(urn)
-            shown = printable(parsed.name if parsed is not None else urn)
-            problems.append(
-                Problem(
-                    source,
-                    TARGETS,
-                    f"certificate {shown!r} is due for renewal, but its URN {why}: refused as a"
-                    " `pulumi up --target`; reissue it by hand",
-                )
-            )
-    return problems
+    if drift_only:  # its up reissues the certificates due too (readyForRenewal)
+        return named("up-refresh")
+    return named("reissue" if found else "none")

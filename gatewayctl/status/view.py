@@ -35,6 +35,7 @@ from gatewayctl.status.formats import (
     headline,
     heal_lines,
     live_note,
+    renewal_lines,
 )
 from gatewayctl.status.resources import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
@@ -146,4 +147,4 @@ def notes(status: StackStatus, remedy: Remedy) -> list[str]:
     lines += detail_lines(status)
     if remedy.action != "none":
         lines.append(f"self-heal: {remedy.action}")
-    return lines + heal_lines(remedy)
+    return lines + heal_lines(remedy) + renewal_lines(remedy)
