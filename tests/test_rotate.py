@@ -259,3 +259,32 @@ def test_edit_counters_keeps_crlf_line_endings() -> None:
     assert rotate.edit_counters(text, "f.yaml", {"ca": 1}) == (
         "apiVersion: v\r\nspec:\r\n  rotation:\r\n    ca: 1\r\n  cluster: c\r\n"
     )
+
+
+def test_a_gateway_of_two_stacks_needs_stack(project: Path) -> None:
+    text = (project / TEAM_A).read_text().replace("roks-us-east", "rosa-us-east-1")
+    (project / "gateways/aws/team-a.yaml").write_text(text)
+    result = run(project, "team-a", "ca")
+    assert (result.code, result.err) == (
+        2,
+        "error: gateway 'team-a' is declared in stacks aws, ibm: name one with --stack\n",
+    )
+    assert run(project, "team-a", "ca", "--stack", "aws").code == 0
+    assert (project / "gateways/aws/team-a.yaml").read_text() == text.replace(
+        "spec:\n", "spec:\n  rotation:\n    ca: 1\n"
+    )
+    assert (project / TEAM_A).read_text() == HEAD + "spec:\n  cluster: roks-us-east\n"
+
+
+def test_a_declaration_that_is_a_symbolic_link_is_not_replaced(project: Path) -> None:
+    real = project / "gateways" / "team-a.real"
+    (project / TEAM_A).rename(real)
+    (project / TEAM_A).symlink_to("../team-a.real")
+    result = run(project, "team-a", "ca")
+    assert (result.code, result.out) == (2, "")
+    assert result.err.splitlines()[0] == (
+        f"error: {TEAM_A}: is a symbolic link; raise the counter by hand"
+    )
+    assert (project / TEAM_A).is_symlink() and real.read_text() == HEAD + (
+        "spec:\n  cluster: roks-us-east\n"
+    )
