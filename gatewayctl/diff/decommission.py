@@ -41,7 +41,7 @@ class Refusal:
             f" {naming.KEK_SECRET} -o yaml) and record it in"
             f" {decommissions.SETTINGS} as `{key}: {{kek: exported, exportedTo: <where the copy"
             f" is kept>}}`, or record there that the credentials may go: `{key}: {{data:"
-            " discard}`"
+            ' discard}` (docs/decommissioning.md, "The record")'
         )
 
 
