@@ -226,12 +226,15 @@ def _clients(
                 " no one in"
             )
             continue
-        declared = f"; declared: {_codes(principals)}" if principals else ""
+        grants = (
+            f"declared: {_codes(principals)}; and any made in Keycloak by hand"
+            if principals
+            else "any made in Keycloak by hand too"
+        )
         with_roles = f" with its roles {_codes(roles)}" if roles else ""
         lines.append(
             f"{who}: its Keycloak client `{client_id}` is deleted{with_roles} and every grant"
-            f" of them, also those made in Keycloak by hand{declared}: no one signs in to the"
-            " gateway"
+            f" of them ({grants}): no one signs in to the gateway"
         )
     return lines
 
