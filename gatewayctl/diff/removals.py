@@ -8,8 +8,9 @@ For each gateway the base declares and the working tree does not, in this order:
   the credentials in its database); its database and role under ``deletionPolicy: Delete``;
   its Keycloak client with its roles and every grant of them; its console's Keycloak client;
 - **left behind**: its database and role under ``Retain``; the credentials a driver stored in
-  Vault or in a namespace not its own; the host names its Route or GRPCRoute served, which DNS
-  still resolves (the base domain's wildcard record, or a record of the tenant's own).
+  Vault or in a namespace not its own; the host names its Route or GRPCRoute and its console's
+  route served, which DNS still resolves (the base domain's wildcard record, or a record of the
+  tenant's own).
 
 :func:`key_only_copies` names the removals :mod:`gatewayctl.diff.command` refuses unless
 ``deploy/decommissions.yaml`` records them: the database stays and the only copy of its key goes.
@@ -24,13 +25,13 @@ from typing import Any
 from components import naming
 from components.console_types import SECRET as CONSOLE_SECRET
 from gatewayctl.diff.plan import Key, index, owning_gateway
+from gatewayctl.inputs.decommissions import SETTINGS as RECORDS
 
 DATABASE = "postgresql:index/database:Database"
 SECRET = "kubernetes:core/v1:Secret"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 CLIENT = "keycloak:openid/client:Client"
 ROLE = "keycloak:index/role:Role"
-RECORDS = "deploy/decommissions.yaml"  # gatewayctl.inputs.decommissions.SETTINGS
 
 HOLDS = {
     naming.CLIENT_TLS_SECRET: "the client certificate and key",
@@ -70,8 +71,19 @@ def stores(resource: Mapping[str, Any]) -> dict[str, Any]:
     return stores if isinstance(stores, dict) else {}
 
 
-def _owned(resources: Mapping[Key, Mapping[str, Any]], name: str) -> dict[Key, Mapping[str, Any]]:
-    return {k: r for k, r in resources.items() if owning_gateway(k, resources) == name}
+def _owned(
+    base: Mapping[str, Any], names: Sequence[str]
+) -> dict[str, dict[Key, Mapping[str, Any]]]:
+    """The base's resources of each gateway of ``names``, in one pass over the plan."""
+    found: dict[str, dict[Key, Mapping[str, Any]]] = {name: {} for name in names}
+    if not names:
+        return found
+    resources = index(base)
+    for key, resource in resources.items():
+        gateway = owning_gateway(key, resources)
+        if gateway in found:
+            found[gateway][key] = resource
+    return found
 
 
 def _of(owned: Mapping[Key, Mapping[str, Any]], kind: str) -> list[Mapping[str, Any]]:
@@ -104,10 +116,11 @@ def _database(owned: Mapping[Key, Mapping[str, Any]]) -> tuple[str, bool] | None
 def key_only_copies(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
     """The removed gateways whose database is retained while their KEK Secret, the only copy
     of its key, is deleted with the namespace."""
-    resources = index(base)
+    removed = removed_gateways(base, head)
+    owned_by = _owned(base, [str(g.get("name")) for g in removed])
     found = []
-    for gateway in removed_gateways(base, head):
-        owned = _owned(resources, str(gateway.get("name")))
+    for gateway in removed:
+        owned = owned_by[str(gateway.get("name"))]
         database = _database(owned)
         kek = any(_secret_name(s) == naming.KEK_SECRET for s in _of(owned, SECRET))
         if kek and database is not None and database[1]:
@@ -117,11 +130,12 @@ def key_only_copies(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[st
 
 def holders(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(destroyed, left behind) of every removed gateway (the module docstring)."""
-    resources = index(base)
+    removed = removed_gateways(base, head)
+    owned_by = _owned(base, [str(g.get("name")) for g in removed])
     destroyed: list[str] = []
     kept: list[str] = []
-    for gateway in removed_gateways(base, head):
-        owned = _owned(resources, str(gateway.get("name")))
+    for gateway in removed:
+        owned = owned_by[str(gateway.get("name"))]
         lost, left = _gateway(gateway, owned)
         destroyed += lost
         kept += left
