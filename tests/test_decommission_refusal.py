@@ -12,8 +12,9 @@ import pytest
 
 from gatewayctl.cli import main as cli
 from gatewayctl.cli.exits import EXIT_REFUSED
-from gatewayctl.diff import decommission
+from gatewayctl.diff import decommission, risks
 from gatewayctl.diff.compare import StackDiff
+from gatewayctl.diff.risks import Uncommitted
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs import decommissions
 from gatewayctl.inputs.decommissions import Record
@@ -133,6 +134,19 @@ def test_validate_refuses_a_record_of_a_gateway_still_declared(tmp_path: Path) -
     ]
     (root / "gateways/local/dev.yaml").unlink()
     assert run_cli("--root", str(root), "validate", "local").code == 0
+
+
+def test_an_uncommitted_record_is_named_as_one(tmp_path: Path) -> None:
+    """The pull request holds only what is committed: a record in the working tree alone would
+    let the local diff through and not the pull request's."""
+    git(tmp_path, "init", "--quiet", "--initial-branch=main")
+    (tmp_path / "README.md").write_text("x\n", encoding="utf-8")
+    git(tmp_path, "add", "README.md")
+    git(tmp_path, "commit", "-qm", "x")
+    write(tmp_path, "gateways:\n  local/dev:\n    data: discard\n")
+    (tmp_path / "deploy/windows.yaml").write_text("stacks: {}\n", encoding="utf-8")
+
+    assert risks.uncommitted(tmp_path) == (Uncommitted(path=RECORDS, state="untracked"),)
 
 
 # --- which removals are refused -------------------------------------------------------------

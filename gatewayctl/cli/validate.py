@@ -33,7 +33,9 @@ def add(commands: arguments.Commands) -> None:
     val = commands.add_parser(
         "validate",
         help="check config and declarations only (fast; for pre-commit and PR checks)",
-        description="Validate Pulumi.<stack>.yaml and its declarations; nothing is written.",
+        description="Validate Pulumi.<stack>.yaml and its declarations, and the deploy/ files"
+        " (windows.yaml, rollout.yaml, decommissions.yaml: a record of a gateway still declared"
+        " is a problem); nothing is written.",
         epilog=arguments.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
