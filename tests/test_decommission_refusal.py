@@ -4,6 +4,7 @@ by ``validate``, and ``gatewayctl diff`` exiting 7 with the report written, end 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 from pathlib import Path
@@ -13,12 +14,12 @@ import pytest
 from gatewayctl.cli import main as cli
 from gatewayctl.cli.exits import EXIT_REFUSED
 from gatewayctl.diff import decommission, risks
-from gatewayctl.diff.compare import StackDiff
+from gatewayctl.diff.compare import GatewayChange, StackDiff
 from gatewayctl.diff.risks import Uncommitted
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs import decommissions
 from gatewayctl.inputs.decommissions import Record
-from tests.builders import copy_project, git
+from tests.builders import cluster, copy_project, git, write_gateway, write_stack
 from tests.diff_helpers import clone, run_diff
 from tests.hostile_helpers import run_cli
 
@@ -187,6 +188,40 @@ def test_a_record_lets_the_removal_through_and_says_what_it_says(tmp_path: Path)
     assert [(r.stack, r.gateway, r.declaration) for r in refused] == [
         ("ibm", "batch-jobs", "inventory/ibm/batch-jobs.yaml")
     ]
+
+
+@pytest.mark.parametrize("same_cluster", [True, False])
+def test_a_move_between_shards_is_no_decommission(tmp_path: Path, same_cluster: bool) -> None:
+    """The shard ``one`` no longer declares ``team-a``: ``two`` does (relabelled), on the same
+    cluster and database server: a move (docs/scale-out.md), whose state move keeps the KEK
+    Secret. On a cluster of another ``kubeconfigContext`` it is not one, and is refused."""
+    inventory = "inventory/gateways"
+    root = tmp_path
+    write_stack(root, stack="one", directory=inventory, selector={"shard": "1"})
+    there = cluster() if same_cluster else cluster(kubeconfigContext="elsewhere")
+    write_stack(
+        root, stack="two", directory=inventory, selector={"shard": "2"}, clusters={"c1": there}
+    )
+    write_gateway(root, "team-a", {"cluster": "c1"}, directory=inventory, labels={"shard": "2"})
+    removed = GatewayChange(
+        name="team-a", status="removed", cluster="c1", namespace="openshell-team-a"
+    )
+    diff = dataclasses.replace(stack_diff("one", "team-a"), gateways=(removed,))
+
+    found, refused = decommission.apply(root, [diff], {"one": inventory})
+
+    if same_cluster:
+        assert refused == []
+        assert found[0].decommissions == (
+            "gateway `team-a` leaves this stack for stack `two`, which declares it in namespace"
+            " `openshell-team-a` on the same cluster and database server: a move (`gatewayctl"
+            " move`, docs/scale-out.md), whose state move keeps its KEK Secret and database; not"
+            " refused. Without the state move first, the next `up` of this stack deletes them",
+        )
+    else:
+        assert [(r.stack, r.gateway, r.declaration) for r in refused] == [
+            ("one", "team-a", "inventory/gateways/team-a.yaml")
+        ]
 
 
 # --- end to end: the diff of a pull request -------------------------------------------------

@@ -3,8 +3,10 @@
 
 A removed gateway of :attr:`~.compare.StackDiff.key_only_copies` passes when
 ``deploy/decommissions.yaml`` (:mod:`gatewayctl.inputs.decommissions`, read from the working
-tree: the pull request's own) records it, and the report's risks say what the record says;
-otherwise it is refused: the report says so under **Refused**, and ``gatewayctl diff`` exits
+tree: the pull request's own) records it, and the report's risks say what the record says. A
+gateway that another stack of the working tree declares in the same namespace, on the same
+cluster and database server, is a move between shards and passes too. Any other is refused:
+the report says so under **Decommissions**, and ``gatewayctl diff`` exits
 :data:`~gatewayctl.cli.exits.EXIT_REFUSED` after writing the report, so the pull request's
 check fails with the report in its comment.
 """
@@ -19,7 +21,10 @@ from pathlib import Path
 from components import naming
 from gatewayctl.diff.compare import StackDiff
 from gatewayctl.diff.risks import code_span
+from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs import decommissions
+from gatewayctl.inputs.clusters import StackConfig
+from gatewayctl.inputs.stackfile import all_stacks
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +65,40 @@ def declaration(directory: str, gateway: str) -> str:
     return f"{directory.rstrip('/')}/{gateway}.yaml"
 
 
+def _moved_to(root: Path, stack: str, gateway: str, namespace: str) -> str | None:
+    """Another stack of the working tree that declares ``gateway`` in ``namespace`` on the same
+    cluster (``kubeconfigContext``) and database server (``adminHost:adminPort``) as ``stack``
+    declares that cluster: a move between shards (``gatewayctl move``, docs/scale-out.md),
+    whose state move keeps the KEK Secret and the database. Read only for a removal that would
+    be refused: loading every stack costs what ``validate --all`` does."""
+    from gatewayctl.resolve.stack import load_stack
+
+    def where(config: StackConfig, cluster: str) -> tuple[object, ...] | None:
+        found = config.clusters.get(cluster)
+        if found is None:
+            return None
+        return (found.kubeconfig_context, found.database.admin_host, found.database.admin_port)
+
+    try:
+        source = load_stack(root, stack)
+    except InvalidInputError:
+        return None
+    for other in all_stacks(root):
+        if other == stack:
+            continue
+        try:
+            loaded = load_stack(root, other)
+        except InvalidInputError:
+            continue  # its own diff and `validate` say why
+        for declared in loaded.gateways:
+            if declared.name != gateway or declared.namespace != namespace:
+                continue
+            there = where(loaded.config, declared.cluster)
+            if there is not None and there == where(source.config, declared.cluster):
+                return other
+    return None
+
+
 def apply(
     root: Path, diffs: Sequence[StackDiff], directories: Mapping[str, str]
 ) -> tuple[list[StackDiff], list[Refusal]]:
@@ -79,10 +118,21 @@ def apply(
                 continue
             directory = directories.get(diff.stack, f"gateways/{diff.stack}")
             namespaces = {g.name: str(g.namespace) for g in diff.gateways}
+            namespace = namespaces.get(gateway, naming.default_namespace(gateway))
+            moved = _moved_to(root, diff.stack, gateway, namespace)
+            if moved is not None:
+                lines.append(
+                    f"gateway `{gateway}` leaves this stack for stack `{moved}`, which declares it"
+                    f" in namespace `{namespace}` on the same cluster and database server: a move"
+                    " (`gatewayctl move`, docs/scale-out.md), whose state move keeps its KEK"
+                    " Secret and database; not refused. Without the state move first, the next"
+                    " `up` of this stack deletes them"
+                )
+                continue
             refusal = Refusal(
                 stack=diff.stack,
                 gateway=gateway,
-                namespace=namespaces.get(gateway, naming.default_namespace(gateway)),
+                namespace=namespace,
                 declaration=declaration(directory, gateway),
             )
             refused.append(refusal)
