@@ -324,9 +324,21 @@ def test_removing_a_committed_declaration_removes_only_that_gateway(
 
 LOSS = (
     "gateway `bravo` is removed and its deletionPolicy is Delete: the next `up` drops its"
-    " PostgreSQL database `gw_bravo` and its role, and everything the gateway stored in them."
-    " To keep them, set `deletionPolicy: Retain` and run `pulumi up` before the removal."
+    " PostgreSQL database `gw_bravo` and its role, and everything the gateway stored in them;"
+    " nothing of it is left on the server. To keep them, set `deletionPolicy: Retain` and run"
+    " `pulumi up` before the removal."
 )
+
+
+def secrets_lost(gateway: str, namespace: str) -> str:
+    return (
+        f"gateway `{gateway}` is removed: namespace `{namespace}` is deleted with every Secret in"
+        " it: `openshell-client-tls` (the client certificate and key),"
+        " `openshell-gateway-credential-kek` (the KEK), `openshell-gateway-db-credentials` (the"
+        " database password), `openshell-gateway-jwt-keys` (the JWT signing key),"
+        " `openshell-server-tls` (the server certificate and key). The stack's state forgets"
+        " them too: declared again, the gateway gets new ones"
+    )
 
 
 def test_removing_a_gateway_whose_policy_is_delete_is_data_loss_in_the_diff(
@@ -339,22 +351,34 @@ def test_removing_a_gateway_whose_policy_is_delete_is_data_loss_in_the_diff(
 
     diff = compare(STACK, full, without_bravo)
 
-    assert diff.data_loss == (kek_lost("bravo"), LOSS)
-    assert diff.left_behind == ()
+    assert diff.data_loss == (
+        secrets_lost("bravo", "openshell-bravo"),
+        "gateway `bravo` is removed: its KEK Secret `openshell-gateway-credential-kek` is deleted"
+        " with the namespace, and the credentials it encrypts go with the database `gw_bravo`",
+        LOSS,
+    )
+    assert diff.left_behind == (
+        "gateway `bravo` is removed: host `gw-openshell-bravo.west.example.com` stops routing"
+        " (its GRPCRoute is deleted); the base domain's wildcard DNS record still resolves it,"
+        " to the cluster's shared Gateway, which routes it nowhere",
+    )
+    # The database goes by declaration: nothing to refuse (issue 45 item 2).
+    assert diff.key_only_copies == ()
     report = build_report([diff], base_label="b", command="c")
     # In the risks, before every stack's summary: kept however short the report is cut.
     risks, summary = report.split("## Offline diff: stack", 1)
-    assert risks.startswith("## Risks\n\n**Destroys** (3):\n\n")
+    assert risks.startswith("## Risks\n\n**Destroys** (4):\n\n")
     assert f"\n- stack `{STACK}`: **data loss**: {LOSS}\n" in risks
     assert "| `bravo` | removed |" in summary.split("**Kubernetes objects:**")[0]
 
 
-def kek_lost(gateway: str) -> str:
+def kek_lost(gateway: str, namespace: str) -> str:
     return (
         f"gateway `{gateway}` is removed: its KEK Secret `openshell-gateway-credential-kek` is"
-        " deleted: the credentials stored in its database are encrypted with that key and can"
-        " no longer be read. Export the key first (`kubectl get secret` in the gateway's"
-        " namespace) to keep them"
+        " deleted with the namespace: the only copy of the key the credentials stored in its"
+        f" database `gw_{gateway}` are encrypted with, and the database is retained: without the"
+        f" key they can no longer be read. Export it first (`kubectl -n {namespace} get secret"
+        " openshell-gateway-credential-kek -o yaml`) and say so in `deploy/decommissions.yaml`"
     )
 
 
@@ -379,11 +403,23 @@ def test_removing_a_gateway_whose_policy_is_retain_keeps_its_database_but_not_it
     diff = compare(STACK, full, Side(files=rendered(root).files))
 
     assert [g.name for g in diff.gateways if g.status == "removed"] == ["alpha", "charlie"]
-    assert diff.data_loss == (kek_lost("alpha"), kek_lost("charlie"))
-    assert diff.left_behind == (database_left("alpha"), database_left("charlie"))
+    assert diff.data_loss == (
+        secrets_lost("alpha", "openshell-alpha"),
+        kek_lost("alpha", "openshell-alpha"),
+        secrets_lost("charlie", "legacy-charlie"),
+        kek_lost("charlie", "legacy-charlie"),
+    )
+    assert diff.left_behind == (
+        database_left("alpha"),
+        "gateway `alpha` is removed: host `gw-openshell-alpha.east.example.com` stops routing"
+        " (its Route is deleted); the base domain's wildcard DNS record still resolves it, to"
+        " the cluster's router, which routes it nowhere",
+        database_left("charlie"),
+    )
+    assert diff.key_only_copies == ("alpha", "charlie")
     report = build_report([diff], base_label="b", command="c")
     assert "drops its PostgreSQL database" not in report
-    assert "**Leaves behind** (2):" in report
+    assert "**Leaves behind** (3):" in report
     assert f"- stack `{STACK}`: {database_left('alpha')}" in report
 
 

@@ -83,6 +83,8 @@ def changed(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Changed
     repo = clone(pristine, tmp_path_factory.mktemp("diff") / "changed")
     declare(repo, "local", "team-b")
     (repo / "gateways/local/offline.yaml").unlink()
+    # Its database is retained and its KEK goes: the removal needs a record (issue 45 item 2).
+    (repo / "deploy/decommissions.yaml").write_text(RECORD, encoding="utf-8")
     declare(repo, "local", "dev", "  replicas: 2")
     set_password(repo, "local", HEAD_SENTINEL)
     declare(
@@ -104,12 +106,20 @@ def changed(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Changed
     )
 
 
+RECORD = "gateways:\n  local/offline:\n    data: discard\n    by: alice\n"
+
+
 def test_changes_exit_3_and_the_report_is_also_written_to_the_output_file(
     changed: Changed,
 ) -> None:
     assert changed.run.code == 3, changed.run.err
     assert changed.run.err == ""
     assert changed.output == changed.run.out
+    assert changed.run.out.startswith(
+        "## Risks\n\n**Decommissions** (1):\n\n- stack `local`: gateway `offline` is removed,"
+        " its database retained and its KEK deleted: `deploy/decommissions.yaml` records `data:"
+        " discard` (by `alice`): the credentials stored in the database may be lost\n\n"
+    )
 
 
 def test_summary_counts_gateways_and_objects_per_kind(changed: Changed) -> None:

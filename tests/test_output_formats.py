@@ -504,6 +504,7 @@ def test_diff_format_json_is_the_summary_and_output_still_the_markdown(tmp_path:
             {"path": "Pulumi.local.yaml", "state": "modified"},
             {"path": "gateways/local/dev.yaml", "state": "modified"},
         ],
+        "refused": [],
     }
     manifest = "manifests/kind/openshell-dev/deployment-openshell-gateway.yaml"
     none = {"added": 0, "changed": 0, "removed": 0}
@@ -551,6 +552,7 @@ def test_diff_format_json_is_the_summary_and_output_still_the_markdown(tmp_path:
         "dataLoss": [],
         "leftBehind": [],
         "deletionPolicyFlips": [],
+        "decommissions": [],
     }
     markdown = report.read_text(encoding="utf-8")
     assert markdown.startswith("## Risks\n\n**Not committed** (2):\n\n- `Pulumi.local.yaml`")

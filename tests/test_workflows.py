@@ -415,6 +415,27 @@ def test_a_push_deploys_only_the_stacks_it_changes(
 
 
 @needs_bash
+def test_a_refused_removal_deploys_nothing(tmp_path: Path) -> None:
+    """Exit 7 (docs/decommissioning.md): a removal that loses the only key of a retained
+    database, merged without its record, stops the deploy before any stack is listed."""
+    fake(tmp_path / "bin", "make", "true\n")
+    fake(tmp_path / "bin", "git", FAKE_GIT)
+    fake(tmp_path / ".venv" / "bin", "python", FAKE_PUSH_TOOLS)
+    env = {
+        "EVENT": "push",
+        "BEFORE": BEFORE,
+        "FAKE_KNOWN": "0",
+        "FAKE_PINS": "0",
+        "FAKE_DIFF": "7",
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    code, outputs = run_script(planning("deploy.yml")["run"], tmp_path, env)
+    assert code == 1
+    assert outputs == {}
+    assert (tmp_path / "python-calls").read_text().splitlines() == [DIFF_ALL]
+
+
+@needs_bash
 @pytest.mark.parametrize("name", ["deploy.yml", "drift.yml"])
 def test_invalid_operator_settings_stop_the_workflow(tmp_path: Path, name: str) -> None:
     fake(tmp_path / "bin", "make", "true\n")

@@ -244,7 +244,7 @@ def test_the_preview_step_gets_the_token_and_shows_the_diff() -> None:
 @needs_bash
 @pytest.mark.parametrize(
     ("code", "step_code", "changes"),
-    [(0, 0, "false"), (3, 0, "true"), (2, 1, None), (1, 1, None)],
+    [(0, 0, "false"), (3, 0, "true"), (7, 1, None), (2, 1, None), (1, 1, None)],
 )
 def test_pull_request_diff_step_treats_3_as_changes_and_2_or_1_as_failures(
     tmp_path: Path, code: int, step_code: int, changes: str | None
@@ -282,7 +282,7 @@ def test_pull_request_diff_step_treats_3_as_changes_and_2_or_1_as_failures(
     # The summary (stdout) is the record the `changed` job reads.
     assert (tmp_path / "build/diff-summary/ibm.json").read_text() == "the summary\n"
     report = (tmp_path / "build/report.md").read_text(encoding="utf-8")
-    if step_code == 0:
+    if step_code == 0 or code == 7:  # 7: refused, the report says why (decommissioning.md)
         assert report == "the report\n"
     else:
         assert report.startswith("## Offline diff: stack `ibm`\n")

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import TYPE_CHECKING
 
 from gatewayctl.cli import arguments
-from gatewayctl.cli.exits import EXIT_CHANGES, EXIT_OK
+from gatewayctl.cli.exits import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
 from gatewayctl.cli.prepared import _prepare_all
 from gatewayctl.errors import InvalidInputError
 
@@ -17,8 +18,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 DIFF_EPILOG = """\
-exit codes: 0 no changes; 3 changes; 2 invalid input (the working tree's problems listed as
-`path: field: problem`, or an unknown --base ref); 1 any other error (git, the base render).
+exit codes: 0 no changes; 3 changes; 7 refused: a removed gateway's database is retained
+while the only copy of its key, the KEK Secret, goes with its namespace, and
+deploy/decommissions.yaml has no record for it (the report is written all the same; record
+`kek: exported` with `exportedTo:`, or `data: discard`: docs/decommissioning.md); 2 invalid
+input (the working tree's problems listed as `path: field: problem`, deploy/decommissions.yaml's
+too, or an unknown --base ref); 1 any other error (git, the base render).
 
 The base ref is checked out into a temporary git worktree and rendered by its own program (its
 own `gatewayctl render`, by this interpreter); a ref without the stack or without an offline
@@ -134,4 +139,9 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     if args.json is not None:
         text = json.dumps(steps.document(result.diffs), indent=2, sort_keys=True) + "\n"
         outputs.write_file(args.json, text)
+    if result.refused:
+        for refusal in result.refused:  # names and paths only: nothing secret
+            sys.stderr.write(printing.inert(f"gatewayctl diff: {refusal.message()}") + "\n")
+        sys.stderr.flush()
+        return EXIT_REFUSED
     return EXIT_CHANGES if result.changed else EXIT_OK

@@ -33,7 +33,9 @@ def add(commands: arguments.Commands) -> None:
     val = commands.add_parser(
         "validate",
         help="check config and declarations only (fast; for pre-commit and PR checks)",
-        description="Validate Pulumi.<stack>.yaml and its declarations; nothing is written.",
+        description="Validate Pulumi.<stack>.yaml and its declarations, and the deploy/ files"
+        " (windows.yaml, rollout.yaml, decommissions.yaml: a record of a gateway still declared"
+        " is a problem); nothing is written.",
         epilog=arguments.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -53,12 +55,13 @@ def add(commands: arguments.Commands) -> None:
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.errors import InvalidInputError
-    from gatewayctl.inputs import promotion, rollout, windows
+    from gatewayctl.inputs import decommissions, promotion, rollout, windows
     from gatewayctl.resolve import readiness, waves
 
     names = arguments.stacks(args, args.root)
     jobs = arguments.jobs(args, len(names))
-    # deploy/windows.yaml and deploy/rollout.yaml (waves, promotion): every problem, exit 2.
+    # deploy/windows.yaml, deploy/rollout.yaml (waves, promotion) and deploy/decommissions.yaml:
+    # every problem, exit 2.
     problems = []
 
     def read(reader: Callable[[Path], T]) -> T | None:
@@ -71,6 +74,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     read(windows.read)
     read(promotion.read)
     plans = read(rollout.read) or {}
+    records = read(decommissions.read) or {}
     if problems:
         raise InvalidInputError(problems)
 
@@ -83,6 +87,9 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         stacks = prepare_all(args.root, names)
     for item in stacks:  # the gateways and clusters the plan names are the stack's
         waves.plan(item.loaded, plans.get(item.loaded.name))
+    declared = {i.loaded.name: [g.name for g in i.loaded.gateways] for i in stacks}
+    if stale := decommissions.declared_problems(records, declared):
+        raise InvalidInputError(stale)
     notes = printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
     warn(notes, args.root, stacks)
     if printing.is_document(args):

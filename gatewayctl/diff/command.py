@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gatewayctl.diff import decommission, risks
 from gatewayctl.diff import report as markdown
-from gatewayctl.diff import risks
 from gatewayctl.diff.compare import StackDiff, compare
 from gatewayctl.diff.operations import REPLACE_FLAG
 from gatewayctl.diff.plan import urn_key
@@ -38,6 +38,9 @@ class Result:
     """The report's notes about the whole diff (the dependencies' note)."""
     uncommitted: tuple[risks.Uncommitted, ...] = ()
     """Declarations and stack files of the working tree git does not hold as they are."""
+    refused: tuple[decommission.Refusal, ...] = ()
+    """Removals that lose the only key of a retained database, unrecorded
+    (:mod:`.decommission`): the report is written, and the command exits refused."""
 
     @property
     def changed(self) -> bool:
@@ -114,6 +117,8 @@ def run(
     secrets = frozenset[str]().union(*(s.secrets for s in (*bases.values(), *heads.values())))
     diffs = [compare(stack, bases[stack], heads[stack], secrets, replace) for stack in names]
     diffs = _with_waves(root, prepared, diffs)
+    directories = {name: p.loaded.config.declarations_dir for name, p in prepared.items()}
+    diffs, refused = decommission.apply(root, diffs, directories)
     replaced = {(o.type, o.name) for d in diffs for o in d.operations if REPLACE_FLAG in o.because}
     unknown = [n for n in replace if not any(n == k[1] or urn_key(n) == k for k in replaced)]
     if unknown:
@@ -140,7 +145,12 @@ def run(
         uncommitted=uncommitted,
     )
     return Result(
-        report=report, diffs=tuple(diffs), commit=commit, notes=notes, uncommitted=uncommitted
+        report=report,
+        diffs=tuple(diffs),
+        commit=commit,
+        notes=notes,
+        uncommitted=uncommitted,
+        refused=tuple(refused),
     )
 
 

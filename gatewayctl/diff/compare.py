@@ -28,6 +28,7 @@ from gatewayctl.diff.plan import (
     urn_key,
 )
 from gatewayctl.diff.releases import ReleaseMove, release_moves
+from gatewayctl.diff.removals import key_only_copies
 from gatewayctl.diff.rules import is_component
 from gatewayctl.diff.sides import Side
 from gatewayctl.diff.steps import Step, predicted_steps
@@ -107,6 +108,12 @@ class StackDiff:
     left_behind: tuple[str, ...] = ()
     """Tenant data the next ``up`` leaves where it is, managed or read by nothing: retained
     databases, credential stores (:func:`.losses.tenant_data`)."""
+    key_only_copies: tuple[str, ...] = ()
+    """Removed gateways whose database is retained while the only copy of its key, the KEK
+    Secret, is deleted (:func:`.removals.key_only_copies`): refused unless recorded."""
+    decommissions: tuple[str, ...] = ()
+    """What ``deploy/decommissions.yaml`` says of each of :attr:`key_only_copies`, or that it
+    says nothing (:func:`gatewayctl.diff.command.run` fills it in)."""
     delete_flips: tuple[str, ...] = ()
     """Databases retained on delete at the base and not in the working tree
     (:func:`.losses.deletion_flips`)."""
@@ -363,6 +370,7 @@ def compare(
         data_loss=losses[0],
         left_behind=losses[1],
         delete_flips=tuple(deletion_flips(base_plan, head_plan)),
+        key_only_copies=tuple(key_only_copies(base_plan, head_plan) if head.note is None else ()),
         access=tuple(access),
         sign_in=tuple(sign_in),
         steps=predicted_steps(base_plan, head_plan, operations, stack=stack, project=PROJECT),

@@ -19,12 +19,13 @@ managed or read):
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
 from components import naming
+from gatewayctl.diff import removals
 from gatewayctl.diff.plan import index, owning_gateway
+from gatewayctl.diff.removals import stores
 
 DATABASE = "postgresql:index/database:Database"
 
@@ -32,26 +33,10 @@ DATABASE = "postgresql:index/database:Database"
 SECRET = "kubernetes:core/v1:Secret"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 CLIENT = "keycloak:openid/client:Client"
-CONFIG_FILE = "gateway.toml"  # components.gateway_config.CONFIG_FILE
 
 
-def _who(gateway: str | None, removed: bool, name: str) -> str:
-    if gateway is None:
-        return f"the stack: `{name}` is deleted"
-    return f"gateway `{gateway}` is removed" if removed else f"gateway `{gateway}`"
-
-
-def _stores(resource: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``credential_drivers`` table of a gateway's ``gateway.toml`` ConfigMap."""
-    text = ((resource.get("inputs") or {}).get("data") or {}).get(CONFIG_FILE)
-    if not isinstance(text, str):
-        return {}
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return {}
-    stores = document.get("openshell", {}).get("credential_drivers", {})
-    return stores if isinstance(stores, dict) else {}
+def _who(gateway: str | None, name: str) -> str:
+    return f"the stack: `{name}` is deleted" if gateway is None else f"gateway `{gateway}`"
 
 
 def _store(driver: str, table: Mapping[str, Any]) -> str:
@@ -62,29 +47,24 @@ def _store(driver: str, table: Mapping[str, Any]) -> str:
 
 def tenant_data(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """(destroyed, left behind): one line per holder of tenant data in ``base`` that ``head``
-    deletes or stops using (the module docstring)."""
+    deletes or stops using (the module docstring); a removed gateway's first, every holder it
+    had (:mod:`.removals`)."""
     old, new = index(base), index(head)
     remaining = {g.get("name") for g in head.get("gateways", []) if isinstance(g, Mapping)}
-    namespaces = {
-        g.get("name"): g.get("namespace")
-        for g in base.get("gateways", [])
-        if isinstance(g, Mapping)
-    }
-    destroyed: list[str] = []
-    kept: list[str] = []
+    destroyed, kept = removals.holders(base, head)
     for key in sorted(old.keys() - new.keys()):
         resource = old[key]
         inputs = resource.get("inputs") or {}
         gateway = owning_gateway(key, old)
-        removed = gateway is not None and gateway not in remaining
-        who = _who(gateway, removed, key[1])
+        if gateway is not None and gateway not in remaining:
+            continue  # removals.holders named it
+        who = _who(gateway, key[1])
         retained = resource.get("retainOnDelete") is True
         if key[0] == DATABASE:
             database = inputs.get("name", key[1])
             if resource.get("retainOnDelete") is False:
-                reason = " and its deletionPolicy is Delete" if removed else ""
                 destroyed.append(
-                    f"{who}{reason}: the next `up` drops its PostgreSQL database `{database}` and"
+                    f"{who}: the next `up` drops its PostgreSQL database `{database}` and"
                     " its role, and everything the gateway stored in them. To keep them, set"
                     " `deletionPolicy: Retain` and run `pulumi up` before the removal."
                 )
@@ -111,20 +91,16 @@ def tenant_data(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[list[
     for key in sorted(old):
         if key[0] != CONFIG_MAP:
             continue
-        before = _stores(old[key])
-        after = _stores(new[key]) if key in new else {}
         gateway = owning_gateway(key, old)
-        removed = gateway is not None and gateway not in remaining
+        if gateway is not None and gateway not in remaining:
+            continue  # removals.holders named its stores
+        before = stores(old[key])
+        after = stores(new[key]) if key in new else {}
         for driver, table in sorted(before.items()):
             if not isinstance(table, Mapping) or after.get(driver) == table:
                 continue
-            own = driver == "kubernetes-secrets" and table.get("namespace") == namespaces.get(
-                gateway
-            )
-            if own and removed:
-                continue  # deleted with the namespace, which the report names
             kept.append(
-                f"{_who(gateway, removed, key[1])}: the credentials it stored in"
+                f"{_who(gateway, key[1])}: the credentials it stored in"
                 f" {_store(driver, table)} stay there, no longer read by it"
             )
     return destroyed, kept

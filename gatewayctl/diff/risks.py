@@ -2,6 +2,8 @@
 
 Always kept whatever the report's size bound, across every stack of the diff, in this order:
 
+- **decommissions**: removals that lose the only key of a retained database, refused or as
+  ``deploy/decommissions.yaml`` records them (:mod:`.decommission`);
 - **destroys**: removed gateways (their namespace and every object in it), other removed
   namespaces, and the PostgreSQL databases the next ``up`` drops (:mod:`.losses`);
 - **replaces**: every resource the providers replace (:mod:`.operations`), delete-before-replace
@@ -11,7 +13,8 @@ Always kept whatever the report's size bound, across every stack of the diff, in
   members gain it, and Keycloak hands a group's roles to its subgroups' members too), top-level
   groups as broad;
 - **adopts**: added gateways that take over a namespace of the upstream controller;
-- **not committed**: declarations (``gateways/``) and stack files of the working tree that git
+- **not committed**: declarations (``gateways/``), stack files and the decommission records
+  (``deploy/decommissions.yaml``) of the working tree that git
   does not hold as they are: the report includes them, the pull request does not. Their paths
   are the project's (below its repository's root too), each a code span (:func:`code_span`):
   a file name is never Markdown.
@@ -49,6 +52,8 @@ NO_RISK = (
 )
 DECLARATIONS = ("gateways/",)
 """Where declarations live; with the stack files (``Pulumi.<stack>.yaml``)."""
+RECORDS = "deploy/decommissions.yaml"
+"""The decommission records (:mod:`gatewayctl.inputs.decommissions`): an input of the diff."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +71,7 @@ _STATES = {"?": "untracked", "A": "added", "D": "deleted", "M": "modified", "R":
 def _declaration(path: str) -> bool:
     name = path.rsplit("/", 1)[-1]
     top = "/" not in path and name.startswith("Pulumi.") and name.endswith((".yaml", ".yml"))
-    return path.startswith(DECLARATIONS) or top
+    return path.startswith(DECLARATIONS) or top or path == RECORDS
 
 
 def uncommitted(root: Path) -> tuple[Uncommitted, ...]:
@@ -226,6 +231,10 @@ def section(diffs: Sequence[StackDiff], files: Sequence[Uncommitted] = ()) -> st
     if not any(d.changed for d in diffs) and not files:
         return ""
     kinds = (
+        (
+            "Decommissions",
+            [f"- stack `{d.stack}`: {line}" for d in diffs for line in d.decommissions],
+        ),
         ("Destroys", [line for d in diffs for line in _destroys(d)]),
         ("Leaves behind", [line for d in diffs for line in _left(d)]),
         ("Replaces", [line for d in diffs for line in _replaces(d)]),

@@ -105,6 +105,7 @@ def stack_summary(diff: StackDiff) -> dict[str, Any]:
         "dataLoss": list(diff.data_loss),
         "leftBehind": list(diff.left_behind),
         "deletionPolicyFlips": list(diff.delete_flips),
+        "decommissions": list(diff.decommissions),
     }
 
 
@@ -115,5 +116,9 @@ def document(result: Result, ref: str) -> dict[str, Any]:
         "changed": result.changed,
         "notes": list(result.notes),
         "uncommitted": [{"path": u.path, "state": u.state} for u in result.uncommitted],
+        "refused": [
+            {"stack": r.stack, "gateway": r.gateway, "declaration": r.declaration}
+            for r in result.refused
+        ],
         "stacks": [stack_summary(diff) for diff in result.diffs],
     }
