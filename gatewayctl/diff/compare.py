@@ -16,8 +16,9 @@ from typing import Any, Literal
 import yaml
 
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
+from gatewayctl.diff.hazards import hazards
 from gatewayctl.diff.losses import deletion_flips, tenant_data
-from gatewayctl.diff.operations import Operation, hazards, predict
+from gatewayctl.diff.operations import Operation, predict
 from gatewayctl.diff.plan import (
     DATA_DIGEST,
     Key,

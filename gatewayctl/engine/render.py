@@ -177,6 +177,9 @@ def plan_entry(r: RecordedResource) -> dict[str, Any]:
         entry["aliases"] = moved
     if r.delete_before_replace is not None:
         entry["deleteBeforeReplace"] = r.delete_before_replace
+    if r.replace_with:
+        # Replaced whenever one of these is (a rotated KEK's Secret: components.rotation).
+        entry["replaceWith"] = list(r.replace_with)
     if r.type == _SECRET_TYPE:
         entry["dataDigest"] = data_digest(r.inputs)
     return entry
