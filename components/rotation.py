@@ -47,6 +47,15 @@ class Rotation:
 
 
 NO_ROTATION = Rotation()
+DECLARED_FIELDS: dict[str, str] = {
+    "database_password": "databasePassword",
+    "server_certificate": "serverCertificate",
+    "client_certificate": "clientCertificate",
+    "ca": "ca",
+    "kek": "kek",
+    "console_cookie": "consoleCookie",
+}
+"""Each counter's field of ``spec.rotation``, by its name here."""
 
 ROTATION_ANNOTATION = "hypershell.redhat.io/rotation"
 """The console pod's annotation of the counters it reads at start (:func:`pod_annotations`)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gatewayctl.diff import report as markdown
-from gatewayctl.diff import risks
+from gatewayctl.diff import risks, rotation
 from gatewayctl.diff.compare import StackDiff, compare
 from gatewayctl.diff.operations import REPLACE_FLAG
 from gatewayctl.diff.plan import urn_key
@@ -114,6 +114,10 @@ def run(
     secrets = frozenset[str]().union(*(s.secrets for s in (*bases.values(), *heads.values())))
     diffs = [compare(stack, bases[stack], heads[stack], secrets, replace) for stack in names]
     diffs = _with_waves(root, prepared, diffs)
+    sources = {g.name: g.source for p in head for g in p.loaded.gateways}
+    problems = rotation.lowered([c for d in diffs for c in d.rotations], sources)
+    if problems:
+        raise InvalidInputError(problems)
     replaced = {(o.type, o.name) for d in diffs for o in d.operations if REPLACE_FLAG in o.because}
     unknown = [n for n in replace if not any(n == k[1] or urn_key(n) == k for k in replaced)]
     if unknown:

@@ -29,6 +29,7 @@ from gatewayctl.diff.plan import (
     urn_key,
 )
 from gatewayctl.diff.releases import ReleaseMove, release_moves
+from gatewayctl.diff.rotation import RotationChange, changes
 from gatewayctl.diff.rules import is_component
 from gatewayctl.diff.sides import Side
 from gatewayctl.diff.steps import Step, predicted_steps
@@ -119,6 +120,8 @@ class StackDiff:
     """The predicted step of every resource, by URN (:mod:`.steps`; ``diff --json``)."""
     waves: tuple[str, ...] = ()
     """The rollout waves the change goes through (``deploy/rollout.yaml``), one line each."""
+    rotations: tuple[RotationChange, ...] = ()
+    """Counters of ``spec.rotation`` that differ (:mod:`.rotation`)."""
 
     @property
     def rendered_changed(self) -> bool:
@@ -367,4 +370,5 @@ def compare(
         access=tuple(access),
         sign_in=tuple(sign_in),
         steps=predicted_steps(base_plan, head_plan, operations, stack=stack, project=PROJECT),
+        rotations=tuple(changes(base_plan, head_plan)),
     )
