@@ -196,6 +196,13 @@ def test_each_raised_counter_is_a_risk_that_says_what_follows(tmp: Path) -> None
         " `gateways`, after the `up`) and fetch the new client certificate"
         " (`openshell-client-tls`): until then its connections fail"
     ]
+    # A secret the gateway does not hold: dev-build keeps its credentials in Vault.
+    vault = risk_lines("local", changes(base, rotated(tmp, "dev-build", "kek")))
+    assert vault == [
+        "- stack `local`, gateway `dev-build`: `spec.rotation.kek` 0 -> 1 rotates nothing: the"
+        " gateway holds no such secret (a KEK only on the default credential driver, a console"
+        " cookie only with a console); the counter is kept for when it does"
+    ]
     # Lowered: no risk line, a problem at the declaration's field.
     back = changes(head, base)
     assert risk_lines("local", back) == []

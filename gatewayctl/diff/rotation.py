@@ -61,6 +61,14 @@ CONSEQUENCES: dict[str, str] = {
 """What follows each rotation, beyond the replaced resources the operations list."""
 
 
+HELD_BY = {"kek": "-workload-kek-bytes", "consoleCookie": "-console-cookie-bytes"}
+"""The secrets a gateway may not hold: the resource's logical name after the gateway's."""
+NOT_HELD = (
+    "the gateway holds no such secret (a KEK only on the default credential driver, a console"
+    " cookie only with a console); the counter is kept for when it does"
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class RotationChange:
     """One counter of one gateway that differs between the two sides."""
@@ -70,6 +78,9 @@ class RotationChange:
     """Its field of ``spec.rotation`` (``databasePassword``, ``ca``, …)."""
     old: int
     new: int
+    held: bool = True
+    """The gateway holds that secret (a KEK only on the default credential driver, a cookie
+    secret only with a console): else the counter rotates nothing."""
 
     @property
     def raised(self) -> bool:
@@ -90,11 +101,18 @@ def changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[RotationCh
         return {str(g.get("name")): g for g in plan.get("gateways", []) if isinstance(g, dict)}
 
     old_gw, new_gw = by_name(base), by_name(head)
+    present = {str(r.get("name")) for r in head.get("resources", []) if isinstance(r, dict)}
     found = []
     for name in sorted(old_gw.keys() & new_gw.keys()):
         old, new = counters(old_gw[name]), counters(new_gw[name])
         found += [
-            RotationChange(gateway=name, counter=c, old=old[c], new=new[c])
+            RotationChange(
+                gateway=name,
+                counter=c,
+                old=old[c],
+                new=new[c],
+                held=c not in HELD_BY or f"{name}{HELD_BY[c]}" in present,
+            )
             for c in COUNTERS
             if old[c] != new[c]
         ]
@@ -105,7 +123,7 @@ def risk_lines(stack: str, found: Sequence[RotationChange]) -> list[str]:
     """One risk line per raised counter."""
     return [
         f"- stack `{stack}`, gateway `{c.gateway}`: `spec.rotation.{c.counter}` {c.old} -> {c.new}"
-        f" rotates {CONSEQUENCES[c.counter]}"
+        + (f" rotates {CONSEQUENCES[c.counter]}" if c.held else f" rotates nothing: {NOT_HELD}")
         for c in found
         if c.raised
     ]
