@@ -5,7 +5,8 @@ from the two renders, then the real ``preview`` and ``up``. The engine's steps m
 the predicted ones; the tenant's database then accepts the new password and refuses the old
 one, and the Secret the pod reads holds it; nothing else changed. Then ``spec.rotation.kek``
 the same way: the KEK's bytes replaced through random's ``keepers`` and its create-only Secret
-through ``replace_with`` (components/rotation.py), deleted first.
+through ``replace_with`` (components/rotation.py), deleted first. Then ``spec.rotation.ca``:
+the CA key under a new name, the CA and both leaf certificates reissued.
 
 The counters stay raised at the end: the state is the declaration's, and lowering a counter is
 what ``diff`` refuses (it would rotate again, not restore). Only test_e2e_z_teardown.py runs
@@ -42,6 +43,7 @@ from tests.e2e.lane import (
     rendered,
 )
 from tests.e2e.test_e2e_a_postgres import credentials, login
+from tests.e2e.test_e2e_a_rotation import signed_by, tls
 
 GATEWAY = "dev"
 NAMESPACE = "openshell-dev"
@@ -198,3 +200,37 @@ def test_a_kek_rotation_by_pull_request_replaces_its_secret_delete_first(
     assert pod_hash(cluster) != hash_before
     refresh_changes_nothing(engine, project, kube_env)
     figure(f"e2e-local: KEK rotated by its counter: {json.dumps(up.summary())}")
+
+
+def test_a_ca_rotation_by_pull_request_is_a_new_key_and_reissued_certificates(
+    deployed: dict[str, Deployed], engine: Engine, cluster: Cluster, kube_env: dict[str, str]
+) -> None:
+    """``spec.rotation.ca``: the key under its new name (``-pki-ca-key-r1``) created, the CA
+    and both leaf certificates replaced, the old key deleted last; the new leaves verify
+    against the new CA only."""
+    project = deployed["e2e-local"].project
+    before = {n: tls(cluster, n) for n in (naming.SERVER_TLS_SECRET, naming.CLIENT_TLS_SECRET)}
+    hash_before = pod_hash(cluster)
+    ours = prediction(project, "ca")
+    assert ours.rotations == ["dev:ca:0->1"] and not ours.preview_only
+    assert short(ours.steps) == {
+        "dev-pki-ca-key-r1": "create",
+        "dev-pki-ca-key": "delete",
+        "dev-pki-ca": "replace",
+        "dev-pki-server-cert": "replace",
+        "dev-pki-client-cert": "replace",
+        "dev-pki-server-tls": "update",
+        "dev-pki-client-tls": "update",
+        "dev-workload-deploy": "update",
+    }
+    up = judged(project, engine, kube_env, ours)
+    after = {name: tls(cluster, name) for name in before}
+    new_ca = after[naming.SERVER_TLS_SECRET]["ca.crt"]
+    assert new_ca != before[naming.SERVER_TLS_SECRET]["ca.crt"]
+    for name, certs in after.items():
+        assert certs["ca.crt"] == new_ca, name
+        assert signed_by(certs["tls.crt"], new_ca), name
+        assert not signed_by(certs["tls.crt"], before[name]["ca.crt"]), name
+    assert pod_hash(cluster) != hash_before
+    refresh_changes_nothing(engine, project, kube_env)
+    figure(f"e2e-local: tenant CA rotated by its counter: {json.dumps(up.summary())}")
