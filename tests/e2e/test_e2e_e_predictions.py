@@ -17,8 +17,8 @@ Kubernetes providers and objects, and the tls, random, postgresql and keycloak r
 (served by the lane's stand-in plugins, ``e2e/providers``, whose replace rules are the diff's
 own table; the keycloak one against the session's real Keycloak, where the realms, provisioning
 clients, groups and users the changes name are made first). A rotation is ``--replace`` on both
-sides (``gatewayctl diff --replace NAME``). Every resource is judged: no package is answered
-offline any more.
+sides (``gatewayctl diff --replace NAME``), or a raised ``spec.rotation`` counter. Every
+resource is judged: no package is answered offline any more.
 
 Then one real ``up`` of a head that changes several gateways at once (item 2): the objects
 that changed live (their bodies minus what the server manages, or their uid) are exactly the
