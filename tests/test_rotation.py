@@ -219,6 +219,12 @@ def test_the_pull_request_diff_shows_a_rotation_and_refuses_a_lowered_counter(
 ) -> None:
     repo = clone(pristine, tmp_path / "repo")
     set_counters(repo, "dev", {"databasePassword": 2})
+    run = run_diff(repo, "local", "--base", "HEAD", "--format", "json")
+    assert run.code == 3, run.err
+    (stack,) = json.loads(run.out)["stacks"]
+    assert stack["rotations"] == [
+        {"gateway": "dev", "counter": "databasePassword", "old": 0, "new": 2, "held": True}
+    ]
     run = run_diff(repo, "local", "--base", "HEAD")
     assert run.code == 3, run.err
     assert "**Rotates** (1):" in run.out

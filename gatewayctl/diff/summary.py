@@ -105,6 +105,10 @@ def stack_summary(diff: StackDiff) -> dict[str, Any]:
         "dataLoss": list(diff.data_loss),
         "leftBehind": list(diff.left_behind),
         "deletionPolicyFlips": list(diff.delete_flips),
+        "rotations": [
+            {"gateway": c.gateway, "counter": c.counter, "old": c.old, "new": c.new, "held": c.held}
+            for c in diff.rotations
+        ],
     }
 
 
