@@ -67,7 +67,7 @@ class Console(pulumi.ComponentResource):
             return metadata(object_name, labels, namespace=ns, annotations=annotations)
 
         client = console_client(name, args, client_id, kc)
-        secret = oauth2_secret(name, client, meta, child)
+        secret = oauth2_secret(name, client, meta, child, args.rotation.console_cookie)
         console_deployment(
             name, args, client_id=client_id, secret=secret.metadata.name, meta=meta, opts=child
         )

@@ -28,7 +28,7 @@ import pulumi_keycloak as keycloak
 import pulumi_random as random
 from pulumi_kubernetes.core.v1 import Secret
 
-from components import keycloak_client
+from components import keycloak_client, rotation
 from components.console_types import (
     CALLBACK_PATH,
     CLIENT_SECRET_KEY,
@@ -93,9 +93,16 @@ def oauth2_secret(
     client: keycloak.openid.Client,
     meta: Callable[..., Any],
     opts: pulumi.ResourceOptions,
+    counter: int = 0,
 ) -> Secret:
-    """The cookie secret's random bytes and Secret ``openshell-console-oauth2``."""
-    cookie = random.RandomBytes(f"{name}-cookie-bytes", length=COOKIE_BYTES, opts=opts)
+    """The cookie secret's random bytes and Secret ``openshell-console-oauth2``; ``counter``
+    (``spec.rotation.consoleCookie``) raised, new bytes (:mod:`components.rotation`)."""
+    cookie = random.RandomBytes(
+        f"{name}-cookie-bytes",
+        length=COOKIE_BYTES,
+        keepers=rotation.keepers(counter),
+        opts=opts,
+    )
     return Secret(
         f"{name}-oauth2",
         metadata=meta(SECRET),

@@ -12,6 +12,7 @@ from pulumi_kubernetes.apps.v1 import Deployment
 from components.console_containers import dashboard_container, proxy_container
 from components.console_types import NAME, ConsoleArgs, console_labels, selector_labels
 from components.deployment import UPSTREAM_FS_GROUP
+from components.rotation import pod_annotations
 from components.wire import wire
 
 
@@ -30,6 +31,7 @@ def deployment_spec(
     }
     if not args.openshift:
         pod_security["fsGroup"] = UPSTREAM_FS_GROUP
+    rolled = pod_annotations(args.rotation)
     dashboard = dashboard_container(args)
     proxy, proxy_volumes = proxy_container(args=args, client_id=client_id, secret=secret)
     volumes: list[dict[str, Any]] = [
@@ -59,7 +61,10 @@ def deployment_spec(
         "replicas": 1,
         "selector": {"matchLabels": selector_labels()},
         "template": {
-            "metadata": {"labels": console_labels(args.labels)},
+            "metadata": {
+                "labels": console_labels(args.labels),
+                **({"annotations": rolled} if rolled is not None else {}),
+            },
             "spec": {
                 "automountServiceAccountToken": False,
                 "securityContext": pod_security,

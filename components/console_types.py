@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from components.exposure_types import SharedGateway
+from components.rotation import NO_ROTATION, Rotation
 
 if TYPE_CHECKING:
     import pulumi
@@ -124,6 +125,9 @@ class ConsoleArgs:
     trusted_ca_config_map: pulumi.Input[str] | None
     labels: dict[str, str]
     provider: keycloak.Provider | None = None
+    rotation: Rotation = NO_ROTATION
+    """The gateway's counters: ``consoleCookie`` replaces the cookie's bytes; it, ``ca`` and
+    ``clientCertificate`` roll the console's pod (:func:`components.rotation.pod_annotations`)."""
 
 
 def console_labels(labels: dict[str, str]) -> dict[str, str]:

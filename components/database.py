@@ -20,7 +20,7 @@ import pulumi_postgresql as postgresql
 import pulumi_random as random
 from pulumi_kubernetes.core.v1 import Secret
 
-from components import naming, tokens
+from components import naming, rotation, tokens
 from components.database_types import DatabaseEndpoint
 from components.metadata import metadata
 from components.wire import wire
@@ -42,6 +42,9 @@ class DatabaseArgs:
     """Keep the role and database in PostgreSQL when the gateway is deleted."""
     labels: dict[str, str]
     """Labels for the credentials Secret."""
+    rotation: int = 0
+    """``spec.rotation.databasePassword``: raised, the password is replaced
+    (:mod:`components.rotation`)."""
 
 
 def _uri(user: str, password: str, host: str, port: int, dbname: str) -> str:
@@ -70,8 +73,14 @@ class Database(pulumi.ComponentResource):
         # (docs/upstream-differences.md, "6. Declarative, and tenant data retained").
         keep = pulumi.ResourceOptions(parent=self, retain_on_delete=args.retain_on_delete)
 
+        # A raised counter replaces the password (keepers: components.rotation); the Role's
+        # password, the owner's provider, the Secret and the pod's hash follow.
         password = random.RandomPassword(
-            f"{name}-db-password", length=40, special=False, opts=child
+            f"{name}-db-password",
+            length=40,
+            special=False,
+            keepers=rotation.keepers(args.rotation),
+            opts=child,
         )
         role = postgresql.Role(
             f"{name}-db-role",

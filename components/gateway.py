@@ -71,7 +71,9 @@ class Gateway(pulumi.ComponentResource):
 
         sans = naming.service_names(args.namespace) + ((host,) if host else ())
         pki = Pki(
-            f"{name}-pki", PkiArgs(namespace=ns, server_dns_names=sans, labels=labels), opts=child
+            f"{name}-pki",
+            PkiArgs(namespace=ns, server_dns_names=sans, labels=labels, rotation=args.rotation),
+            opts=child,
         )
         database = Database(
             f"{name}-database",
@@ -83,6 +85,7 @@ class Gateway(pulumi.ComponentResource):
                 endpoint=args.database_endpoint,
                 retain_on_delete=args.retain_database,
                 labels=naming.standard_labels(name, component="database"),
+                rotation=args.rotation.database_password,
             ),
             opts=child,
         )
@@ -108,6 +111,7 @@ class Gateway(pulumi.ComponentResource):
                 credentials=args.credentials,
                 oidc=args.oidc,
                 trusted_ca_bundle=args.trusted_ca_bundle,
+                kek_rotation=args.rotation.kek,
             ),
             opts=child,
         )
@@ -197,6 +201,7 @@ class Gateway(pulumi.ComponentResource):
                 trusted_ca_config_map=workload.trusted_ca_config_map,
                 labels=naming.standard_labels(name, component="console"),
                 provider=args.keycloak_provider,
+                rotation=args.rotation,
             ),
             opts=child,
         )

@@ -15,6 +15,7 @@ from components.deployment import UPSTREAM_SETTINGS, WorkloadSettings
 from components.exposure_types import GatewayExposure
 from components.gateway_config import OidcSettings
 from components.identity_types import IdentityArgs
+from components.rotation import NO_ROTATION, Rotation
 
 if TYPE_CHECKING:
     import pulumi
@@ -79,3 +80,5 @@ class GatewayArgs:
     """The cluster's trusted CA bundle (PEM), or None."""
     console: ConsoleSettings | None = None
     """The web console (``spec.console``); None: no console. Needs ``identity``."""
+    rotation: Rotation = NO_ROTATION
+    """The declaration's rotation counters (``spec.rotation``: :mod:`components.rotation`)."""

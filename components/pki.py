@@ -12,6 +12,7 @@ from pulumi_kubernetes.core.v1 import Secret
 
 from components import naming, tokens
 from components.metadata import metadata
+from components.rotation import NO_ROTATION, Rotation, rotated_name
 from components.wire import wire
 
 CA_VALIDITY_HOURS = 10 * 365 * 24
@@ -28,6 +29,10 @@ class PkiArgs:
     """SANs of the server certificate: the service names, plus the external host if exposed."""
     labels: dict[str, str]
     """Labels for the Secrets."""
+    rotation: Rotation = NO_ROTATION
+    """The counters of ``ca``, ``serverCertificate`` and ``clientCertificate``: raised, that
+    key is new (its logical name carries the counter: :mod:`components.rotation`), and so is
+    every request and certificate made from it."""
 
 
 def _ecdsa_key(name: str, parent: pulumi.Resource) -> tls.PrivateKey:
@@ -55,7 +60,8 @@ class Pki(pulumi.ComponentResource):
         super().__init__(tokens.PKI, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        ca_key = _ecdsa_key(f"{name}-ca-key", self)
+        counters = args.rotation
+        ca_key = _ecdsa_key(rotated_name(f"{name}-ca-key", counters.ca), self)
         ca = tls.SelfSignedCert(
             f"{name}-ca",
             private_key_pem=ca_key.private_key_pem,
@@ -67,9 +73,14 @@ class Pki(pulumi.ComponentResource):
         )
 
         def leaf(
-            suffix: str, uses: list[str], *, common_name: str | None, dns_names: Sequence[str]
+            suffix: str,
+            uses: list[str],
+            *,
+            common_name: str | None,
+            dns_names: Sequence[str],
+            counter: int,
         ) -> tuple[tls.PrivateKey, tls.LocallySignedCert]:
-            key = _ecdsa_key(f"{name}-{suffix}-key", self)
+            key = _ecdsa_key(rotated_name(f"{name}-{suffix}-key", counter), self)
             request = tls.CertRequest(
                 f"{name}-{suffix}-csr",
                 private_key_pem=key.private_key_pem,
@@ -94,12 +105,14 @@ class Pki(pulumi.ComponentResource):
             ["digital_signature", "key_encipherment", "server_auth"],
             common_name=None,
             dns_names=args.server_dns_names,
+            counter=counters.server_certificate,
         )
         client_key, client = leaf(
             "client",
             ["digital_signature", "key_encipherment", "client_auth"],
             common_name=naming.CLIENT_CERT_COMMON_NAME,
             dns_names=(),
+            counter=counters.client_certificate,
         )
 
         def tls_secret(

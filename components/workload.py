@@ -18,7 +18,7 @@ from pulumi_kubernetes.core.v1 import ConfigMap, Secret, Service, ServiceAccount
 from pulumi_kubernetes.networking.v1 import NetworkPolicy
 from pulumi_kubernetes.rbac.v1 import ClusterRoleBinding, Role, RoleBinding
 
-from components import credentials, naming, network, rbac, tokens, trusted_ca
+from components import credentials, naming, network, rbac, rotation, tokens, trusted_ca
 from components.credentials import DEFAULT_CREDENTIALS, GatewayCredentials, KekCredentials
 from components.deployment import WorkloadSettings, deployment_spec
 from components.gateway_config import (
@@ -76,6 +76,9 @@ class WorkloadArgs:
     """The ``[openshell.gateway.oidc]`` table, or None: no person can sign in."""
     trusted_ca_bundle: str | None = None
     """PEM bundle of ConfigMap ``gateway-trusted-ca``, or None: no such ConfigMap."""
+    kek_rotation: int = 0
+    """``spec.rotation.kek``: raised, the KEK's bytes and Secret are replaced
+    (:mod:`components.rotation`)."""
 
 
 def config_hash(toml: str, cert_pems: list[str], db_uri: str, *extra: str) -> str:
@@ -260,7 +263,10 @@ class Workload(pulumi.ComponentResource):
         driver = args.credentials
         if isinstance(driver, KekCredentials):
             kek = random.RandomBytes(
-                f"{name}-kek-bytes", length=32, opts=pulumi.ResourceOptions(parent=self)
+                f"{name}-kek-bytes",
+                length=32,
+                keepers=rotation.keepers(args.kek_rotation),
+                opts=pulumi.ResourceOptions(parent=self),
             )
             secret = Secret(
                 f"{name}-kek",
@@ -272,11 +278,14 @@ class Workload(pulumi.ComponentResource):
                 # Rotated by replacing it with its bytes (docs/running.md, "Rotating keys"):
                 # deleted first, since a forced replace gets no replace reason from the provider
                 # and the engine would otherwise create "the replacement" onto the same object
-                # and then delete it (e2e/divergences.py, create-takes-over).
+                # and then delete it (e2e/divergences.py, create-takes-over). A raised
+                # ``spec.rotation.kek`` replaces it with its bytes: ``replace_with`` from 1 up
+                # (components.rotation; none at 0, so no deployed stack changes).
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     ignore_changes=["data", "stringData"],
                     delete_before_replace=True,
+                    replace_with=[kek] if args.kek_rotation > 0 else None,
                 ),
             )
             return secret, kek.base64

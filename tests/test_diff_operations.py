@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from gatewayctl.diff.compare import GatewayChange, ObjectChange, StackDiff
-from gatewayctl.diff.operations import Operation, hazards, predict, warnings
+from gatewayctl.diff.hazards import hazards
+from gatewayctl.diff.operations import Operation, predict, warnings
 from gatewayctl.diff.report import GATEWAY_ROWS, REPORT_LIMIT, build_report
 from tests.support import rendered
 

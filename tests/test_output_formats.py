@@ -553,6 +553,7 @@ def test_diff_format_json_is_the_summary_and_output_still_the_markdown(tmp_path:
         "leftBehind": [],
         "deletionPolicyFlips": [],
         "decommissions": [],
+        "rotations": [],
     }
     markdown = report.read_text(encoding="utf-8")
     assert markdown.startswith("## Risks\n\n**Not committed** (2):\n\n- `Pulumi.local.yaml`")

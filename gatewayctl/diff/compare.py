@@ -16,8 +16,9 @@ from typing import Any, Literal
 import yaml
 
 from gatewayctl.diff.access import AccessChange, SignInChange, access_changes
+from gatewayctl.diff.hazards import hazards
 from gatewayctl.diff.losses import deletion_flips, tenant_data
-from gatewayctl.diff.operations import Operation, hazards, predict
+from gatewayctl.diff.operations import Operation, predict
 from gatewayctl.diff.plan import (
     DATA_DIGEST,
     Key,
@@ -29,6 +30,7 @@ from gatewayctl.diff.plan import (
 )
 from gatewayctl.diff.releases import ReleaseMove, release_moves
 from gatewayctl.diff.removals import key_only_copies
+from gatewayctl.diff.rotation import RotationChange, changes
 from gatewayctl.diff.rules import is_component
 from gatewayctl.diff.sides import Side
 from gatewayctl.diff.steps import Step, predicted_steps
@@ -125,6 +127,8 @@ class StackDiff:
     """The predicted step of every resource, by URN (:mod:`.steps`; ``diff --json``)."""
     waves: tuple[str, ...] = ()
     """The rollout waves the change goes through (``deploy/rollout.yaml``), one line each."""
+    rotations: tuple[RotationChange, ...] = ()
+    """Counters of ``spec.rotation`` that differ (:mod:`.rotation`)."""
 
     @property
     def rendered_changed(self) -> bool:
@@ -374,4 +378,5 @@ def compare(
         access=tuple(access),
         sign_in=tuple(sign_in),
         steps=predicted_steps(base_plan, head_plan, operations, stack=stack, project=PROJECT),
+        rotations=tuple(changes(base_plan, head_plan)),
     )

@@ -10,26 +10,18 @@ A resource whose provider is replaced is replaced too, created before the old on
 deleted; one that moves to a provider of another name (a cluster key renamed) is replaced only
 when the new provider's ``DiffConfig`` of the old configuration says replace (pulumi/pulumi
 ``step_generator.go`` ``providerChanged``, then ``ReplaceKeys: ["provider"]``).
-
-**Hazards** (:func:`hazards`): a resource created while another one of the same physical
-identity is deleted in the same ``up`` (a renamed logical name, a renamed cluster key). The
-engine creates before it deletes what the program no longer registers (deletes come last,
-``step_generator.go`` ``GenerateDeletes``), so the create meets the object that still exists:
-pulumi-kubernetes refuses it with AlreadyExists (``provider/pkg/await/await.go`` ``Creation``,
-a client-side create unless the kind is a Patch), and so does Keycloak for a client id or role
-name, and PostgreSQL for a role or database name.
+The creates such an ``up`` would see fail: :mod:`.hazards`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gatewayctl.diff.plan import (
     Key,
-    identity,
     index,
     manifest_path,
     owning_gateway,
@@ -121,7 +113,11 @@ REPLACE_FLAG = "--replace"
 """``because`` of a resource replaced on request (``pulumi up --replace URN``)."""
 
 
-def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str, Any]]) -> None:
+def _cascade(
+    operations: dict[Key, Operation],
+    new_res: Mapping[Key, Mapping[str, Any]],
+    old_keys: Iterable[Key] = (),
+) -> None:
     """Add what a replacement changes downstream (pulumi/pulumi ``step_generator.go``: a
     dependent is diffed against its new inputs, and an input made from a replaced resource's
     outputs is unknown in the preview): each input that ``inputDependencies`` ties to a
@@ -131,11 +127,20 @@ def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str
     password or pod-template checksum: the program derives no name, namespace, selector or
     Secret type from these outputs). A provider so made is unknown in the preview, which then
     cannot diff what it serves and shows each as an update (sdk/go/common/resource/plugin/
-    provider_plugin.go ``Diff``: ``DiffUnavailable``; step_generator.go makes it ``DiffSome``)."""
+    provider_plugin.go ``Diff``: ``DiffUnavailable``; step_generator.go makes it ``DiffSome``).
+    A resource created in the ``up`` (a key under a rotated name, ``components.rotation``) is a
+    source too: its outputs are unknown in the preview. One whose ``replaceWith`` names a
+    replaced resource is replaced (step_generator.go ``stepGenerator.diff``)."""
+    kept = set(old_keys)
     dependents: dict[Key, dict[Key, list[str]]] = {}  # source -> dependent -> its inputs
+    followers: dict[Key, list[Key]] = {}  # source -> the resources it replaces (replaceWith)
     for key, resource in new_res.items():
         if rule_for(key[0]) == "component":
             continue
+        for urn in resource.get("replaceWith") or ():
+            source = urn_key(urn)
+            if source is not None and key in kept:
+                followers.setdefault(source, []).append(key)
         for name, urns in sorted((resource.get("inputDependencies") or {}).items()):
             for urn in urns:
                 source = urn_key(urn)
@@ -143,10 +148,22 @@ def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str
                     dependents.setdefault(source, {}).setdefault(key, []).append(name)
     replaced = {k for k, o in operations.items() if o.op.startswith("replace")}
     cascaded: set[Key] = set()
-    pending = sorted(replaced & dependents.keys())
+    created = (new_res.keys() - kept) if kept else set()
+    pending = sorted((replaced | created) & (dependents.keys() | followers.keys()))
     while pending:
-        for key, inputs in sorted(dependents[pending.pop()].items()):
-            if key in replaced:
+        source = pending.pop()
+        for key in followers.get(source, []) if source in replaced else []:
+            if key not in replaced:
+                replaced.add(key)
+                cascaded.add(key)
+                pending.append(key)
+                operations[key] = replace(
+                    operations.get(key) or _operation(key, new_res),
+                    op=with_option("replace", new_res[key]),
+                    because=("replaceWith",),
+                )
+        for key, inputs in sorted(dependents.get(source, {}).items()):
+            if key in replaced or (kept and key not in kept):
                 continue
             bridged = rule_for(key[0]) == "bridged"
             forcing = tuple(k for k in inputs if bridged and forces_new(key[0], k))
@@ -185,6 +202,19 @@ def _cascade(operations: dict[Key, Operation], new_res: Mapping[Key, Mapping[str
                 if key[0].startswith("kubernetes:")
                 else None,
             )
+
+
+def _operation(key: Key, new_res: Mapping[Key, Mapping[str, Any]]) -> Operation:
+    resource = new_res[key]
+    manifest = manifest_path(resource, new_res) if key[0].startswith("kubernetes:") else None
+    return Operation(
+        type=key[0],
+        name=key[1],
+        gateway=owning_gateway(key, new_res),
+        op="update",
+        because=(),
+        manifest=manifest,
+    )
 
 
 def _within(path: str, key: str) -> bool:
@@ -236,62 +266,8 @@ def predict(
             )
         )
     found = {(o.type, o.name): o for o in operations}
-    _cascade(found, new_res)
+    _cascade(found, new_res, old_res.keys())
     return [found[key] for key in sorted(found)]
-
-
-def _what(type_: str) -> str:
-    return type_.rsplit(":", 1)[-1]
-
-
-def hazards(
-    base: Mapping[str, Any], head: Mapping[str, Any], operations: Iterable[Operation]
-) -> list[str]:
-    """Creates that meet an object the same ``up`` deletes only later (AlreadyExists), and
-    cluster keys renamed on the same cluster."""
-    old_res, new_res = index(base), index(head)
-    replaced = {(o.type, o.name) for o in operations if o.op == "replace"}
-    deleted: dict[tuple[str, ...], Key] = {}
-    for key in sorted((old_res.keys() - new_res.keys()) | (replaced & old_res.keys())):
-        physical = identity(old_res[key], old_res)
-        if physical is not None:
-            deleted.setdefault(physical, key)
-    found: list[str] = []
-    for key in sorted((new_res.keys() - old_res.keys()) | (replaced & new_res.keys())):
-        physical = identity(new_res[key], new_res)
-        if physical is None or physical not in deleted:
-            continue
-        gone = deleted[physical]
-        gateway = owning_gateway(key, new_res)
-        who = f"gateway `{gateway}`" if gateway else "the stack"
-        same = "its own old object" if gone == key else f"`{gone[1]}`"
-        found.append(
-            f"{who}: the `up` would fail: {_what(key[0])} `{key[1]}` is created while {same},"
-            f" the same {_what(key[0])} (`{physical[-1]}`), still exists (the engine deletes it"
-            " only after the creates): the provider refuses it with AlreadyExists. Keep the"
-            " logical name (an alias), or delete the old one first."
-        )
-    # A cluster key renamed: its providers and Cluster component are deleted and created under
-    # the new key; the gateways move to the new providers (no replacement when their
-    # configuration is the same: step_generator.go providerChanged).
-    removed = {
-        old_res[k].get("inputs", {}).get("context"): k
-        for k in old_res.keys() - new_res.keys()
-        if k[0] == KUBERNETES_PROVIDER
-    }
-    for key in sorted(new_res.keys() - old_res.keys()):
-        context = (new_res[key].get("inputs") or {}).get("context")
-        if key[0] != KUBERNETES_PROVIDER or context is None or context not in removed:
-            continue
-        old_cluster = urn_key(old_res[removed[context]].get("parent"))
-        new_cluster = urn_key(new_res[key].get("parent"))
-        found.append(
-            f"the stack: the cluster key `{old_cluster[1] if old_cluster else removed[context][1]}`"
-            f" becomes `{new_cluster[1] if new_cluster else key[1]}` on the same cluster (context"
-            f" `{context}`): its Cluster component and providers are deleted and created under"
-            " the new key, and every resource of the cluster changes provider."
-        )
-    return sorted(set(found))
 
 
 def warnings(operations: Iterable[Operation]) -> list[str]:

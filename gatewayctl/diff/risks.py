@@ -6,6 +6,8 @@ Always kept whatever the report's size bound, across every stack of the diff, in
   ``deploy/decommissions.yaml`` records them (:mod:`.decommission`);
 - **destroys**: removed gateways (their namespace and every object in it), other removed
   namespaces, and the PostgreSQL databases the next ``up`` drops (:mod:`.losses`);
+- **rotates**: each raised ``spec.rotation`` counter, with what restarts and what clients and
+  users must do (:mod:`.rotation`);
 - **replaces**: every resource the providers replace (:mod:`.operations`), delete-before-replace
   marked as an outage;
 - **Retain -> Delete**: databases that stop being retained (:func:`.losses.deletion_flips`);
@@ -36,6 +38,7 @@ import yaml
 from gatewayctl.diff import repository
 from gatewayctl.diff.compare import StackDiff
 from gatewayctl.diff.operations import REPLACE_FLAG
+from gatewayctl.diff.rotation import risk_lines
 from gatewayctl.errors import printable
 
 RISK_ROWS = 20
@@ -237,6 +240,7 @@ def section(diffs: Sequence[StackDiff], files: Sequence[Uncommitted] = ()) -> st
         ),
         ("Destroys", [line for d in diffs for line in _destroys(d)]),
         ("Leaves behind", [line for d in diffs for line in _left(d)]),
+        ("Rotates", [line for d in diffs for line in risk_lines(d.stack, d.rotations)]),
         ("Replaces", [line for d in diffs for line in _replaces(d)]),
         (
             "Retain -> Delete",

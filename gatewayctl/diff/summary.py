@@ -106,6 +106,10 @@ def stack_summary(diff: StackDiff) -> dict[str, Any]:
         "leftBehind": list(diff.left_behind),
         "deletionPolicyFlips": list(diff.delete_flips),
         "decommissions": list(diff.decommissions),
+        "rotations": [
+            {"gateway": c.gateway, "counter": c.counter, "old": c.old, "new": c.new, "held": c.held}
+            for c in diff.rotations
+        ],
     }
 
 

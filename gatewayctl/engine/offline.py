@@ -75,6 +75,10 @@ class RecordedResource:
     """The ``deleteBeforeReplace`` resource option when set (it overrides the provider's choice
     for every replacement: pulumi/pulumi v3.274.0 ``pkg/resource/deploy/step_generator.go``,
     ``goal.DeleteBeforeReplace``), None when left to the provider."""
+    replace_with: tuple[str, ...] = ()
+    """The ``replace_with`` resource option's URNs: the engine replaces the resource whenever it
+    replaces one of them (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``,
+    ``stepGenerator.diff``: ``ReplaceKeys ["replaceWith"]``)."""
     aliases: tuple[str, ...] = ()
     """The URNs the resource was known by before (its ``aliases``; an alias spec made into the
     URN it names: pulumi/pulumi ``proto/pulumi/alias.proto``, ``Alias.Spec``, a name, type or
@@ -260,6 +264,7 @@ class RecordingMonitor(mocks.MockMonitor):
             delete_before_replace=request.deleteBeforeReplace
             if request.deleteBeforeReplaceDefined
             else None,
+            replace_with=tuple(request.replace_with),
         )
         if self._on_register is not None:
             self._on_register(recorded)

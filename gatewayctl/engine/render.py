@@ -13,12 +13,13 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pulumi
 
 from components import tokens
+from components.rotation import DECLARED_FIELDS, Rotation
 from gatewayctl.engine import jsontext, program
 from gatewayctl.engine.offline import (
     OnRegister,
@@ -177,9 +178,19 @@ def plan_entry(r: RecordedResource) -> dict[str, Any]:
         entry["aliases"] = moved
     if r.delete_before_replace is not None:
         entry["deleteBeforeReplace"] = r.delete_before_replace
+    if r.replace_with:
+        # Replaced whenever one of these is (a rotated KEK's Secret: components.rotation).
+        entry["replaceWith"] = list(r.replace_with)
     if r.type == _SECRET_TYPE:
         entry["dataDigest"] = data_digest(r.inputs)
     return entry
+
+
+def rotation_entry(counters: Rotation) -> dict[str, Any]:
+    """``{"rotation": {counter: n}}`` by the declaration's names, when one is raised (none
+    while all are 0: a plan without counters reads as all 0, :mod:`gatewayctl.diff.rotation`)."""
+    values = {DECLARED_FIELDS[f.name]: getattr(counters, f.name) for f in fields(counters)}
+    return {"rotation": values} if any(values.values()) else {}
 
 
 def plan_of(
@@ -213,6 +224,7 @@ def plan_of(
                 "imageOverrides": list(gateway.image_overrides),
                 **access_entry(gateway),
                 "console": console_entry(gateway, console_address),
+                **rotation_entry(gateway.args.rotation),
             }
         )
     resources = [entries[urn] for urn in sorted(entries)]

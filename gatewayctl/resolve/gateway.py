@@ -23,6 +23,7 @@ from components.gateway_types import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname
 from components.images import ImageReferenceError
 from components.ingress import IngressMode
+from components.rotation import Rotation
 from components.settings import from_fields
 from gatewayctl.errors import Problem
 from gatewayctl.inputs import reserved
@@ -194,6 +195,7 @@ def resolve_gateway(
                 identity=sign_in.identity,
                 trusted_ca_bundle=bundle.trusted if bundle is not None else None,
                 console=console,
+                rotation=from_fields(Rotation, spec.rotation),
             ),
         ),
         [],

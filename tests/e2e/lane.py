@@ -194,3 +194,32 @@ def status(
     if notes is not None:
         notes.append(proc.stderr)
     return proc.returncode, json.loads(proc.stdout)
+
+
+SHOW_ALL = ("--show-sames", "--show-replacement-steps")
+"""Every step in the JSON: sames, and a replacement's own steps (pkg/backend/display/display.go
+``shouldShow``: without these flags the JSON omits them)."""
+
+
+def engine_ops(preview: dict[str, Any]) -> dict[str, str]:
+    """The engine's operation per URN, from the preview's steps.
+
+    A replacement is three steps of one URN (pulumi/pulumi ``pkg/resource/deploy/
+    step_generator.go``, ``generateStepsFromDiff``): ``create-replacement``, ``replace``, then
+    ``delete-replaced`` among the deletes at the end; or, deleting first
+    (``deleteBeforeReplace``), ``delete-replaced`` before ``replace`` and
+    ``create-replacement``.
+    """
+    seen: dict[str, list[str]] = {}
+    for step in preview["steps"]:
+        seen.setdefault(step["urn"], []).append(step["op"])
+    found: dict[str, str] = {}
+    for urn, ops in seen.items():
+        if set(ops) == {"create-replacement", "replace", "delete-replaced"}:
+            first = ops.index("delete-replaced") < ops.index("create-replacement")
+            found[urn] = "replace-delete-first" if first else "replace"
+        elif len(ops) == 1:
+            found[urn] = ops[0]
+        else:
+            found[urn] = "+".join(ops)
+    return found

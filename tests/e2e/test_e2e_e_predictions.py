@@ -17,8 +17,8 @@ Kubernetes providers and objects, and the tls, random, postgresql and keycloak r
 (served by the lane's stand-in plugins, ``e2e/providers``, whose replace rules are the diff's
 own table; the keycloak one against the session's real Keycloak, where the realms, provisioning
 clients, groups and users the changes name are made first). A rotation is ``--replace`` on both
-sides (``gatewayctl diff --replace NAME``). Every resource is judged: no package is answered
-offline any more.
+sides (``gatewayctl diff --replace NAME``), or a raised ``spec.rotation`` counter. Every
+resource is judged: no package is answered offline any more.
 
 Then one real ``up`` of a head that changes several gateways at once (item 2): the objects
 that changed live (their bodies minus what the server manages, or their uid) are exactly the
@@ -50,7 +50,7 @@ from e2e.project import CLUSTERS, ROOT, SECRETS, E2EProject, make_project
 from e2e.providers.keycloak import URLS_ENV
 from e2e.routestatus import StatusStandIn
 from tests.e2e import realms
-from tests.e2e.lane import deploy, figure, pulumi
+from tests.e2e.lane import SHOW_ALL, deploy, engine_ops, figure, pulumi
 
 STACK = "e2e-predict"
 CLUSTER = "roks-us-east"  # Pulumi.ibm.yaml's one cluster
@@ -286,6 +286,14 @@ CORPUS: tuple[Change, ...] = (
         # gatewayctl.diff.operations._cascade).
         replace=("pr-alpha-database-db-password",),
     ),
+    # The same rotations by a reviewed change (spec.rotation, components/rotation.py): random's
+    # keepers, a tls key under a new name, the KEK Secret's replace_with.
+    Change("counter databasePassword", _spec("pr-alpha", "rotation.databasePassword", 1)),
+    Change("counter serverCertificate", _spec("pr-alpha", "rotation.serverCertificate", 1)),
+    Change("counter clientCertificate", _spec("pr-gamma", "rotation.clientCertificate", 1)),
+    Change("counter ca", _spec("pr-alpha", "rotation.ca", 1)),
+    Change("counter kek", _spec("pr-alpha", "rotation.kek", 1)),
+    Change("counter consoleCookie", _spec("pr-gamma", "rotation.consoleCookie", 1)),
 )
 
 
@@ -337,35 +345,6 @@ def predicted(project: E2EProject, out: Path, replace: tuple[str, ...] = ()) -> 
     assert proc.returncode in (0, 3), proc.stderr[-3000:]
     (stack,) = json.loads(out.read_text())["stacks"]
     return dict(stack)
-
-
-SHOW_ALL = ("--show-sames", "--show-replacement-steps")
-"""Every step in the JSON: sames, and a replacement's own steps (pkg/backend/display/display.go
-``shouldShow``: without these flags the JSON omits them)."""
-
-
-def engine_ops(preview: dict[str, Any]) -> dict[str, str]:
-    """The engine's operation per URN, from the preview's steps.
-
-    A replacement is three steps of one URN (pulumi/pulumi ``pkg/resource/deploy/
-    step_generator.go``, ``generateStepsFromDiff``): ``create-replacement``, ``replace``, then
-    ``delete-replaced`` among the deletes at the end; or, deleting first
-    (``deleteBeforeReplace``), ``delete-replaced`` before ``replace`` and
-    ``create-replacement``.
-    """
-    seen: dict[str, list[str]] = {}
-    for step in preview["steps"]:
-        seen.setdefault(step["urn"], []).append(step["op"])
-    found: dict[str, str] = {}
-    for urn, ops in seen.items():
-        if set(ops) == {"create-replacement", "replace", "delete-replaced"}:
-            first = ops.index("delete-replaced") < ops.index("create-replacement")
-            found[urn] = "replace-delete-first" if first else "replace"
-        elif len(ops) == 1:
-            found[urn] = ops[0]
-        else:
-            found[urn] = "+".join(ops)
-    return found
 
 
 @dataclass
