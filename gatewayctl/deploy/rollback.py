@@ -336,9 +336,9 @@ def _plan(
                 rotation_kept=rotation_kept,
             )
         )
-    kept = [g.name for g in gateways if g.rotation_kept]
-    if kept:
-        notes.append(f"{', '.join(kept)}: {ROTATION_NOTE}")
+    rotated = [g.name for g in gateways if g.rotation_kept]
+    if rotated:
+        notes.append(f"{', '.join(rotated)}: {ROTATION_NOTE}")
     return Rollback(
         stack=stack,
         commit=commit,
