@@ -168,6 +168,7 @@ def test_a_wave_and_json(repo: tuple[Path, str]) -> None:
             "pinned": True,
             "images": ["gateway", "supervisor", "sandbox"],
             "rotationKept": False,
+            "restored": True,
         }
     ]
     assert document["files"] == ["gateways/aws/payments.yaml"]

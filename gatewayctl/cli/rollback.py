@@ -103,6 +103,7 @@ def _document(rollback: Rollback, written: dict[str, Any]) -> dict[str, Any]:
                 "pinned": g.pinned,
                 "images": list(g.images),
                 "rotationKept": g.rotation_kept,
+                "restored": g.restored,
             }
             for g in rollback.gateways
         ],

@@ -52,6 +52,8 @@ class Restored:
     """The images that change (gateway, supervisor, sandbox)."""
     rotation_kept: bool
     """The restored file's spec.rotation was set to HEAD's counters."""
+    restored: bool = True
+    """Its declaration file changes (False: the same at COMMIT as at HEAD)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -334,6 +336,7 @@ def _plan(
                 pinned=pinned,
                 images=changed,
                 rotation_kept=rotation_kept,
+                restored=now.source in files,
             )
         )
     rotated = [g.name for g in gateways if g.rotation_kept]
@@ -361,6 +364,9 @@ def report(rollback: Rollback) -> list[str]:
             f"  {promote.CLUSTERS_KEY}.{cluster}.release: {now or '(none)'} → {then} (moved back)"
         )
     for g in rollback.gateways:
+        if not g.restored and not g.images:
+            lines.append(f"  {g.name}: unchanged (release {g.release_after or '(none)'})")
+            continue
         how = " (pinned: spec.release)" if g.pinned else ""
         images = f" [{', '.join(g.images)}]" if g.images else " [no image changes]"
         lines.append(
