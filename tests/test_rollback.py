@@ -15,6 +15,7 @@ import yaml
 
 from gatewayctl.inputs.stackfile import stack_file
 from tests.builders import copy_stack
+from tests.diff_helpers import clone, run_diff
 from tests.hostile_helpers import run_cli
 from tests.support import ROOT
 
@@ -269,3 +270,24 @@ def test_a_namespace_changed_since_is_refused(repo: tuple[Path, str]) -> None:
         f"its namespace was openshell-search at {base[:12]} and is search-now now: going back"
         " replaces the gateway with everything it holds" in err
     )
+
+
+def test_the_branch_is_previewed_by_the_offline_diff_as_a_release_change(
+    pristine: Path, tmp_path: Path
+) -> None:
+    """The pull request's own diff of the rollback branch against main: search's release back,
+    its Deployment updated in place, nothing else of the stack."""
+    repo = clone(pristine, tmp_path / "repo")
+    bind(repo, NEW)
+    commit(repo, "promote")
+    assert rollback(repo, "--to", "HEAD~1", "--gateway", "search", "--branch", "rb")[0] == 0
+    git(repo, "checkout", "-q", "rb")
+    run = run_diff(repo, "aws", "--base", "main", "--format", "json")
+    assert run.code == 3, run.err
+    (stack,) = json.loads(run.out)["stacks"]
+    assert stack["releases"] == [{"gateway": "search", "before": NEW, "after": OLD, "pinned": True}]
+    assert [(g["name"], g["fields"]) for g in stack["gateways"]] == [
+        ("search", ["images", "release", "releasePinned"])
+    ]
+    assert [r["kind"] for r in stack["gateways"][0]["resources"]] == ["Deployment", "ConfigMap"]
+    assert stack["counts"]["objects"] == {"added": 0, "changed": 2, "removed": 0}
