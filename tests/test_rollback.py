@@ -291,3 +291,18 @@ def test_the_branch_is_previewed_by_the_offline_diff_as_a_release_change(
     ]
     assert [r["kind"] for r in stack["gateways"][0]["resources"]] == ["Deployment", "ConfigMap"]
     assert stack["counts"]["objects"] == {"added": 0, "changed": 2, "removed": 0}
+
+
+def test_a_project_in_a_subdirectory_of_the_repository(tmp_path: Path) -> None:
+    top = tmp_path / "top"
+    root = copy_stack("aws", top / "project")
+    git(top, "init", "-q", "-b", "main")
+    base = commit(top, "base")
+    bind(root, NEW)
+    commit(top, "promote")
+    patch = tmp_path / "p.patch"
+    code, _, err = rollback(root, "--to", base, "--gateway", "audit", "--patch", str(patch))
+    assert (code, err) == (0, "")
+    changed = [line for line in patch.read_text().splitlines() if line.startswith("+++ ")]
+    assert changed == ["+++ b/project/gateways/aws/audit.yaml"]
+    git(top, "apply", "--check", str(patch))

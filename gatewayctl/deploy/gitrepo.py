@@ -32,6 +32,7 @@ class Repository:
         if found.returncode != 0:
             raise UsageError(f"{root} is not in a git repository: rollback makes a git change")
         self.prefix = found.stdout.strip()
+        self.top = self._run("rev-parse", "--show-toplevel").stdout.strip()
 
     def _run(
         self, *args: str, check: bool = True, env: Mapping[str, str] | None = None
@@ -65,7 +66,9 @@ class Repository:
         tree = f"{commit}:{self.prefix}" if self.prefix else commit
         try:
             done = subprocess.run(
-                ["git", "-C", str(self.root), "archive", "--format=tar", tree],
+                # From the top: in a subdirectory, archive keeps only that directory's part of
+                # the tree it is given.
+                ["git", "-C", self.top, "archive", "--format=tar", tree],
                 capture_output=True,
                 timeout=TIMEOUT,
                 check=False,
