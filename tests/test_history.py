@@ -104,6 +104,8 @@ def test_stopped_needs_the_rollout_and_reading_flags_need_no_record(
         "",
         "error: --outcome stopped needs --rollout FILE showing the wave it stopped at\n",
     )
+    bad = record_up(repo, out, "--outcome", "failed", "--run-url", "x|y")
+    assert bad[1:] == ("", "error: --run-url 'x|y': expected one http(s) address\n")
     done = run_cli("--root", str(repo), "history", "aws", "--outcome", "failed")
     assert (done.code, done.err) == (2, "error: --outcome: only with --record FILE\n")
     assert not out.exists()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gatewayctl.cli.exits import EXIT_OK
+from gatewayctl.cli.notify import URL
 from gatewayctl.cli.status import utc
 
 if TYPE_CHECKING:
@@ -118,8 +119,8 @@ def cmd_history(args: argparse.Namespace, console: Console) -> int:
             raise UsageError("--record needs --outcome succeeded|failed|stopped")
         if args.gateway or args.records or args.ref:
             raise UsageError("--record takes no --gateway, --records or --ref")
-        if args.run_url is not None and printable(args.run_url) != args.run_url:
-            raise UsageError("--run-url: one line of printable characters")
+        if args.run_url is not None and not URL.fullmatch(args.run_url):
+            raise UsageError(f"--run-url {printable(args.run_url)!r}: expected one http(s) address")
         made = history.entry(
             args.root,
             args.stack,
