@@ -80,27 +80,28 @@ class Repository:
         with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
             archive.extractall(destination, filter="data")
 
-    def removals(self, since: str, path: str) -> list[str]:
-        """The commits after ``since`` up to HEAD, on the first-parent line (what was merged and
-        deployed), that removed the project's ``path``, oldest first."""
+    def removals(self, since: str) -> dict[str, list[str]]:
+        """Per project path, the commits after ``since`` up to HEAD on the first-parent line
+        (what was merged and deployed) that removed it, oldest first: one ``git log``."""
         found = self._run(
             "log",
             "--first-parent",
             "--diff-filter=D",
             "--no-renames",
-            "--format=%H",
+            "--format=commit %H",
+            "--name-only",
             f"{since}..HEAD",
             "--",
-            f":/{self.prefix}{path}",
+            f":/{self.prefix}",
         )
-        return list(reversed(found.stdout.split()))
-
-    def touched(self, since: str, path: str) -> list[str]:
-        """The commits after ``since`` up to HEAD (first parent) that changed ``path``."""
-        found = self._run(
-            "log", "--first-parent", "--format=%H", f"{since}..HEAD", "--", f":/{self.prefix}{path}"
-        )
-        return list(reversed(found.stdout.split()))
+        removed: dict[str, list[str]] = {}
+        commit = ""
+        for line in found.stdout.splitlines():
+            if line.startswith("commit "):
+                commit = line.removeprefix("commit ")
+            elif line and line.startswith(self.prefix):
+                removed.setdefault(line.removeprefix(self.prefix), []).insert(0, commit)
+        return removed
 
     def make_commit(self, head: str, files: Mapping[str, str], message: str) -> str:
         """A commit whose parent is ``head`` and whose tree is ``head``'s with ``files`` (the

@@ -94,13 +94,15 @@ def _store(gateway: ResolvedGateway) -> tuple[str, ...]:
 
 def refusals(
     repo: Repository,
+    removals: Sequence[str],
     commit: str,
     name: str,
     past: ResolvedGateway | None,
     now: ResolvedGateway | None,
     path: str,
 ) -> list[str]:
-    """Why ``name`` cannot go back to ``commit`` (empty: it can)."""
+    """Why ``name`` cannot go back to ``commit`` (empty: it can); ``removals``: the commits
+    since that removed its declaration ``path``."""
     short = commit[:12]
     if past is None:
         return [f"did not exist at {short}: there is nothing to return it to"]
@@ -116,7 +118,7 @@ def refusals(
             " restoring the declaration would not restore the data"
         ]
     why = []
-    for removal in repo.removals(commit, path):
+    for removal in removals:
         before = repo.show(f"{removal}^", path)
         document = parse_yaml_mapping(before, path) if before is not None else {}
         spec = document.get("spec") or {}
@@ -236,10 +238,11 @@ def _plan(
     then_by = {g.name: g for g in past.gateways}
     now_by = {g.name: g for g in loaded.gateways}
     problems = []
+    removed = repo.removals(commit)
     for name in chosen:
         now, then = now_by.get(name), then_by.get(name)
         path = (now or then).source  # type: ignore[union-attr]
-        for why in refusals(repo, commit, name, then, now, path):
+        for why in refusals(repo, removed.get(path, []), commit, name, then, now, path):
             problems.append(Problem(path, "", f"gateway {name} cannot be rolled back: {why}"))
     if problems:
         raise InvalidInputError(problems)
