@@ -14,7 +14,14 @@ import pytest
 import yaml
 
 from gatewayctl.inputs.stackfile import stack_file
-from tests.builders import copy_stack
+from tests.builders import (
+    cluster,
+    copy_releases,
+    copy_stack,
+    secrets_for,
+    write_gateway,
+    write_text,
+)
 from tests.diff_helpers import clone, run_diff
 from tests.hostile_helpers import run_cli
 from tests.support import ROOT
@@ -306,3 +313,44 @@ def test_a_project_in_a_subdirectory_of_the_repository(tmp_path: Path) -> None:
     changed = [line for line in patch.read_text().splitlines() if line.startswith("+++ ")]
     assert changed == ["+++ b/project/gateways/aws/audit.yaml"]
     git(top, "apply", "--check", str(patch))
+
+
+def test_a_shard_whose_binding_is_its_environments_pins_each_gateway(tmp_path: Path) -> None:
+    """The binding of environments/<name>.yaml is every shard's: a rollback of one shard pins
+    its own gateways instead of moving it."""
+    root = tmp_path / "repo"
+    copy_releases(root)
+    clusters = {"c1": {**cluster(), "release": OLD}}
+    write_text(root, "environments/east.yaml", yaml.safe_dump({"clusters": clusters}))
+    config = {
+        "hypershell-gateways:environment": "east",
+        "hypershell-gateways:declarationsDir": "inventory",
+        "hypershell-gateways:selector": {"matchLabels": {"shard": "1"}},
+        "hypershell-gateways:clusterSecrets": secrets_for(clusters),
+    }
+    write_text(root, "Pulumi.east-1.yaml", yaml.safe_dump({"config": config}))
+    for name in ("team-a", "team-b"):
+        write_gateway(
+            root,
+            name,
+            {"cluster": "c1", "signIn": "none"},
+            directory="inventory",
+            labels={"shard": "1"},
+        )
+    git(root, "init", "-q", "-b", "main")
+    base = commit(root, "base")
+    edit(root / "environments/east.yaml", f"release: {OLD}", f"release: {NEW}")
+    commit(root, "promote east")
+    out = run_cli("--root", str(root), "rollback", "east-1", "--to", base, "-o", "json")
+    assert out.code == 0, out.err
+    document = json.loads(out.out)
+    assert document["bindings"] == []
+    assert document["files"] == ["inventory/team-a.yaml", "inventory/team-b.yaml"]
+    assert [(g["name"], g["pinned"], g["after"]) for g in document["gateways"]] == [
+        ("team-a", True, OLD),
+        ("team-b", True, OLD),
+    ]
+    assert document["notes"] == [
+        "the clusters' bindings are in environments/east.yaml, shared by every stack of the"
+        " environment: each gateway whose release moved is pinned"
+    ]

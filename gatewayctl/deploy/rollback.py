@@ -25,6 +25,7 @@ from gatewayctl.deploy.gitrepo import Repository
 from gatewayctl.errors import InvalidInputError, Problem, UsageError
 from gatewayctl.inputs import rollout
 from gatewayctl.inputs.environment import KEY as ENVIRONMENT_KEY
+from gatewayctl.inputs.environment import environment_file
 from gatewayctl.inputs.stackfile import read_stack_config, stack_file
 from gatewayctl.inputs.yamlfile import parse_yaml_mapping
 from gatewayctl.resolve import preparation, waves
@@ -250,7 +251,12 @@ def _plan(
     notes: list[str] = []
     bindings: list[tuple[str, str | None, str | None]] = []
     display, own = read_stack_config(now_dir, stack, merge=False)
-    if whole and own.get(ENVIRONMENT_KEY) is None:
+    if whole and own.get(ENVIRONMENT_KEY) is not None:
+        notes.append(
+            f"the clusters' bindings are in {environment_file(str(own[ENVIRONMENT_KEY]))}, shared"
+            " by every stack of the environment: each gateway whose release moved is pinned"
+        )
+    elif whole:
         moved = [
             (c, loaded.config.clusters[c].release, past.config.clusters[c].release)
             for c in sorted(loaded.config.clusters)
