@@ -49,8 +49,8 @@ def test_bash_completes_commands_and_each_commands_options() -> None:
         "--base",
         "--from --format",
         "-h --help --root --debug --version render validate diff import-file"
-        " operator-manifests promote rotate move stacks driver status window rollout notify schema"
-        " explain completion graph",
+        " operator-manifests promote rotate move stacks driver status window rollout history"
+        " rollback notify schema explain completion graph",
     ]
 
 

@@ -115,6 +115,11 @@ def test_permissions_are_least_privilege() -> None:
         "statuses": "write",
     }
     assert "permissions" not in load("drift.yml")["jobs"]["stacks"]
+    # The deploy's up job pushes its history entry to the same branch.
+    assert load("deploy.yml")["jobs"]["up"]["permissions"] == {
+        "contents": "write",
+        "statuses": "write",
+    }
     for name in FILES:
         for job in load(name)["jobs"].values():
             assert set(job.get("permissions", {}).values()) <= {"read", "write"}
@@ -229,6 +234,7 @@ def test_the_workflows_run_the_expected_commands() -> None:
         "python -m gatewayctl rotate --stack --format",
         "python -m gatewayctl notify --event --workflow --run-url",
         "python -m gatewayctl rollout --pulumi-stack --policy-pack --policy-pack-config --format",
+        "python -m gatewayctl history --record --outcome --workflow --run-url",
     }
 
 

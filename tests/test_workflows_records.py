@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.gh_expressions import evaluate
+from tests.support import ROOT
 from tests.workflow_helpers import fake, index_of, needs_bash, run_script, step, steps_of
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="needs git")
 TITLE = "Record the status"
+SCRIPT = ".github/scripts/append-to-records-branch.sh"
 BRANCH = "hypershell-records"
 
 
@@ -56,6 +58,8 @@ def workspace(tmp_path: Path, origin: Path, stack: str, record: str) -> Path:
     checkout = tmp_path / f"job-{stack}"
     tmp_path.mkdir(parents=True, exist_ok=True)
     git(tmp_path, "clone", "-q", str(origin), str(checkout))
+    (checkout / SCRIPT).parent.mkdir(parents=True)
+    shutil.copy(ROOT / SCRIPT, checkout / SCRIPT)
     (checkout / "status-record.jsonl").write_text(record)
     return checkout
 

@@ -29,12 +29,14 @@ from gatewayctl.cli import (
     diff,
     driver,
     graph,
+    history,
     import_file,
     move,
     notify,
     operator_manifests,
     promote,
     render,
+    rollback,
     rollout,
     rotate,
     schema,
@@ -108,6 +110,8 @@ def parser() -> argparse.ArgumentParser:
     status.add(commands)
     window.add(commands)
     rollout.add(commands)
+    history.add(commands)
+    rollback.add(commands)
     notify.add(commands)
     schema.add(commands)  # schema, explain
     completion.add(commands, top)

@@ -165,24 +165,37 @@ def gate(root: Path, plan: Plan | None, stack: str, release: str, records_dir: P
 def _records(root: Path, stack: str, records_dir: Path | None) -> tuple[str | None, str, str]:
     """The record file's text (None: missing), the name it is shown by, and why missing."""
     if records_dir is not None:
-        path = records_dir / f"{stack}.jsonl"
-        try:
-            return path.read_text(encoding="utf-8"), str(path), ""
-        except FileNotFoundError:
-            return None, str(path), f"no records: {path} does not exist"
-        except (OSError, UnicodeDecodeError) as error:
-            return None, str(path), f"no records: {path} cannot be read ({error})"
-    display = f"{REF}:records/{stack}.jsonl"
+        return read_file(records_dir / f"{stack}.jsonl")
+    return read_branch(root, f"records/{stack}.jsonl", "no drift check recorded it")
+
+
+def read_file(path: Path) -> tuple[str | None, str, str]:
+    """A file's text (None: missing or unreadable), its name as shown, and why missing."""
+    try:
+        return path.read_text(encoding="utf-8"), str(path), ""
+    except FileNotFoundError:
+        return None, str(path), f"no records: {path} does not exist"
+    except (OSError, UnicodeDecodeError) as error:
+        return None, str(path), f"no records: {path} cannot be read ({error})"
+
+
+def read_branch(
+    root: Path, path: str, unwritten: str, ref: str = REF
+) -> tuple[str | None, str, str]:
+    """The text of ``path`` on ``ref`` (the records branch) of the git repository ``root``
+    is in (None: missing), its name as shown, and why missing (``unwritten``: why a file the
+    branch lacks was never written)."""
+    display = f"{ref}:{path}"
     fetch = f"fetch it with `git fetch origin {BRANCH}` (or give --records DIR)"
     try:
-        ref = _git(root, "rev-parse", "--verify", "--quiet", f"{REF}^{{commit}}")
-        if ref.returncode != 0:
-            return None, display, f"no {REF} here (not fetched, or not a git checkout); {fetch}"
+        found = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        if found.returncode != 0:
+            return None, display, f"no {ref} here (not fetched, or not a git checkout); {fetch}"
         shown = _git(root, "show", display)
     except (OSError, subprocess.TimeoutExpired) as error:
         return None, display, f"no records: git failed ({error}); {fetch}"
     if shown.returncode != 0:
-        return None, display, f"no records: {display} does not exist (no drift check recorded it)"
+        return None, display, f"no records: {display} does not exist ({unwritten})"
     return shown.stdout, display, ""
 
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, printable
 
@@ -36,6 +36,7 @@ LINE_LIMIT = 4 * 1024 * 1024
 """Characters of one line (a stack of thousands of gateways fits many times)."""
 OTHERS_SHOWN = 10
 """Numbers of further bad lines named after the first one's problems."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +73,13 @@ def line(record: Record) -> str:
 def append(path: Path, record: Record) -> None:
     """Append the record's line to ``path`` (created 0644 when missing) in one ``write`` with
     ``O_APPEND``; ToolError when it cannot (a directory, a symbolic link, a short write)."""
-    data = (line(record) + "\n").encode("ascii")
+    append_line(path, line(record))
+
+
+def append_line(path: Path, text: str) -> None:
+    """Append ``text`` and a line break to ``path`` as :func:`append` does (also the deploy
+    history's lines, :mod:`gatewayctl.inputs.history`)."""
+    data = (text + "\n").encode("ascii")
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     shown = printable(str(path))
     try:
@@ -96,20 +103,37 @@ def parse(text: str, display: str, stack: str | None = None) -> list[Record]:
     time; lines of one time keep their order); InvalidInputError naming the file, the line
     number and each field of the first line that is not a record (of ``stack``, when given),
     and the numbers of the other such lines."""
-    records: list[Record] = []
+    found = parse_lines(text, display, lambda value, problem: _record(value, stack, problem))
+    return sorted(found, key=lambda r: r.recorded)
+
+
+def parse_lines(
+    text: str, display: str, read: Callable[[dict[str, Any], Callable[[str, str], None]], T | None]
+) -> list[T]:
+    """Each line of ``text`` as ``read`` makes it of its JSON object (``read`` reports each
+    problem of a field through the callable it is given; a line with one is dropped), in the
+    file's order; InvalidInputError as :func:`parse` says."""
+    found: list[T] = []
     problems: list[Problem] = []
     others: list[int] = []
     for number, item in enumerate(text.split("\n"), start=1):
         if not item and number == text.count("\n") + 1:
             break  # after the last line break
-        found: list[Problem] = []
-        record = _record(item, display, number, stack, found)
-        if found and problems:
+        here: list[Problem] = []
+
+        def problem(
+            field: str, message: str, number: int = number, here: list[Problem] = here
+        ) -> None:
+            here.append(Problem(display, field, message, line=number))
+
+        value = _object(item, problem)
+        result = read(value, problem) if value is not None else None
+        if here and problems:
             others.append(number)
-        elif found:
-            problems = found
-        elif record is not None:
-            records.append(record)
+        elif here:
+            problems = here
+        elif result is not None:
+            found.append(result)
     if others:
         shown = ", ".join(map(str, others[:OTHERS_SHOWN])) + (
             " ..." if len(others) > OTHERS_SHOWN else ""
@@ -118,28 +142,26 @@ def parse(text: str, display: str, stack: str | None = None) -> list[Record]:
         problems.append(Problem(display, "", message, line=others[0]))
     if problems:
         raise InvalidInputError(problems)
-    return sorted(records, key=lambda r: r.recorded)
+    return found
 
 
-def _record(
-    item: str, display: str, number: int, stack: str | None, problems: list[Problem]
-) -> Record | None:
-    def problem(field: str, message: str) -> None:
-        problems.append(Problem(display, field, message, line=number))
-
+def _object(item: str, problem: Callable[[str, str], None]) -> dict[str, Any] | None:
     if len(item) > LINE_LIMIT:
         problem("", f"a line of more than {LINE_LIMIT:,} characters")
         return None
     try:
         value = json.loads(item)
     except (ValueError, RecursionError):
-        problem("", "not a JSON object (one record per line)")
-        return None
+        value = None
     if not isinstance(value, dict):
         problem("", "not a JSON object (one record per line)")
         return None
-    _keys(value, "", KEYS, problem)
-    recorded = _time(value.get("recorded"))
+    return value
+
+
+def _record(value: dict[str, Any], stack: str | None, problem: Any) -> Record | None:
+    unknown_keys(value, "", KEYS, problem)
+    recorded = aware_time(value.get("recorded"))
     if recorded is None:
         problem("recorded", "expected an ISO 8601 time with its UTC offset")
     name = value.get("stack")
@@ -148,18 +170,18 @@ def _record(
     if value.get("state") not in STATES:
         problem("state", f"expected one of {', '.join(STATES)}")
     gateways = _gateways(value.get("gateways"), problem)
-    if problems or recorded is None or gateways is None:
+    if recorded is None or gateways is None or not isinstance(name, str):
         return None
-    return Record(recorded=recorded, stack=str(name), state=str(value["state"]), gateways=gateways)
+    return Record(recorded=recorded, stack=name, state=str(value["state"]), gateways=gateways)
 
 
-def _keys(value: dict[str, Any], prefix: str, keys: Sequence[str], problem: Any) -> None:
+def unknown_keys(value: dict[str, Any], prefix: str, keys: Sequence[str], problem: Any) -> None:
     for key in value:
         if key not in keys:
             problem(f"{prefix}{key}", f"unknown key; expected one of {', '.join(keys)}")
 
 
-def _time(value: Any) -> datetime | None:
+def aware_time(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
@@ -179,7 +201,7 @@ def _gateways(value: Any, problem: Any) -> tuple[GatewayRecord, ...] | None:
         if not isinstance(item, dict):
             problem(field, "expected an object: name, release, sync, health")
             continue
-        _keys(item, f"{field}.", GATEWAY_KEYS, problem)
+        unknown_keys(item, f"{field}.", GATEWAY_KEYS, problem)
         name, release = item.get("name"), item.get("release")
         sync, health = item.get("sync"), item.get("health")
         if not isinstance(name, str) or not name:
