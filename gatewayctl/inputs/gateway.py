@@ -19,6 +19,7 @@ from pydantic import (
 
 from components import credentials, naming
 from gatewayctl.inputs import reserved
+from gatewayctl.inputs.counters import RotationSpec
 from gatewayctl.inputs.model import (
     DNS_LABEL_BODY,
     DnsLabel,
@@ -31,7 +32,6 @@ from gatewayctl.inputs.model import (
     dns_label_schema,
 )
 from gatewayctl.inputs.resources import ResourcesSpec
-from gatewayctl.inputs.rotation import RotationSpec
 from gatewayctl.inputs.signin import AccessSpec, KeycloakClientSpec, OidcSpec
 
 API_VERSION = "hypershell.redhat.io/v1alpha1"

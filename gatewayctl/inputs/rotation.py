@@ -1,14 +1,10 @@
-"""The secrets a declaration's ``spec.rotation`` rotates (:class:`RotationSpec`): each
+"""The secrets a declaration's ``spec.rotation`` rotates (:class:`.counters.RotationSpec`): each
 one's name on the command line (``gatewayctl rotate``), its counter's key, and in one line what
 a rotation replaces and what clients must do (the diff's Risks tell the whole story)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from pydantic import Field
-
-from gatewayctl.inputs.model import Model
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,22 +79,3 @@ def for_certificate(gateway: str, certificate: str) -> Secret | None:
     if not certificate.startswith(prefix):
         return None
     return CERTIFICATES.get(certificate.removeprefix(prefix))
-
-
-class RotationSpec(Model):
-    """Counters, one per secret the gateway holds: raising one by a pull request makes the
-    next ``pulumi up`` replace that secret (docs/running.md, "Rotating keys"). 0 (the default)
-    never rotated; a counter never goes down (a lower value would rotate again, not restore)."""
-
-    database_password: int = Field(0, ge=0, alias="databasePassword")
-    """The PostgreSQL role's password (the credentials Secret follows; the pod rolls)."""
-    server_certificate: int = Field(0, ge=0, alias="serverCertificate")
-    """The server's key and certificate (same CA: clients change nothing)."""
-    client_certificate: int = Field(0, ge=0, alias="clientCertificate")
-    """The client's key and certificate in ``openshell-client-tls``."""
-    ca: int = Field(0, ge=0)
-    """The tenant CA and both leaf certificates: clients must trust the new CA."""
-    kek: int = Field(0, ge=0)
-    """The default driver's KEK: the credentials encrypted with the old key are lost."""
-    console_cookie: int = Field(0, ge=0, alias="consoleCookie")
-    """oauth2-proxy's cookie secret: everyone signed in to the console signs in again."""
