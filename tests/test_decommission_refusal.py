@@ -190,19 +190,25 @@ def test_a_record_lets_the_removal_through_and_says_what_it_says(tmp_path: Path)
     ]
 
 
-@pytest.mark.parametrize("same_cluster", [True, False])
-def test_a_move_between_shards_is_no_decommission(tmp_path: Path, same_cluster: bool) -> None:
+@pytest.mark.parametrize("case", ["same-cluster", "other-context", "other-cluster"])
+def test_a_move_between_shards_is_no_decommission(tmp_path: Path, case: str) -> None:
     """The shard ``one`` no longer declares ``team-a``: ``two`` does (relabelled), on the same
     cluster and database server: a move (docs/scale-out.md), whose state move keeps the KEK
-    Secret. On a cluster of another ``kubeconfigContext`` it is not one, and is refused."""
+    Secret. On a cluster of another ``kubeconfigContext`` it is not one, and is refused; nor
+    when ``two`` declares it on another of the clusters both stacks share (``c2``) than the
+    one it leaves (``c1``): another tenant of the same name elsewhere."""
     inventory = "inventory/gateways"
     root = tmp_path
-    write_stack(root, stack="one", directory=inventory, selector={"shard": "1"})
-    there = cluster() if same_cluster else cluster(kubeconfigContext="elsewhere")
-    write_stack(
-        root, stack="two", directory=inventory, selector={"shard": "2"}, clusters={"c1": there}
+    elsewhere = cluster(kubeconfigContext="elsewhere")
+    both = {"c1": cluster(), "c2": elsewhere}
+    write_stack(root, stack="one", directory=inventory, selector={"shard": "1"}, clusters=both)
+    there = elsewhere if case == "other-context" else cluster()
+    clusters = both if case == "other-cluster" else {"c1": there}
+    write_stack(root, stack="two", directory=inventory, selector={"shard": "2"}, clusters=clusters)
+    declared_on = "c2" if case == "other-cluster" else "c1"
+    write_gateway(
+        root, "team-a", {"cluster": declared_on}, directory=inventory, labels={"shard": "2"}
     )
-    write_gateway(root, "team-a", {"cluster": "c1"}, directory=inventory, labels={"shard": "2"})
     removed = GatewayChange(
         name="team-a", status="removed", cluster="c1", namespace="openshell-team-a"
     )
@@ -210,7 +216,7 @@ def test_a_move_between_shards_is_no_decommission(tmp_path: Path, same_cluster: 
 
     found, refused = decommission.apply(root, [diff], {"one": inventory})
 
-    if same_cluster:
+    if case == "same-cluster":
         assert refused == []
         assert found[0].decommissions == (
             "gateway `team-a` leaves this stack for stack `two`, which declares it in namespace"

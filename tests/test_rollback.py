@@ -237,6 +237,23 @@ def test_a_gateway_removed_with_delete_is_refused(repo: tuple[Path, str]) -> Non
     )
 
 
+def test_a_removal_with_delete_is_found_under_the_file_name_then(repo: tuple[Path, str]) -> None:
+    """Declared again since under another name (``.yml``): the removal of the ``.yaml`` file,
+    which dropped the database, still refuses."""
+    root, base = repo
+    text = (root / "gateways/aws/audit.yaml").read_text()
+    (root / "gateways/aws/audit.yaml").unlink()  # deletionPolicy: Delete
+    removal = commit(root, "remove audit")
+    (root / "gateways/aws/audit.yml").write_text(text)
+    commit(root, "audit again, as .yml")
+    err = refused(root, base, "audit")
+    assert err.splitlines()[0] == (
+        f"error: gateways/aws/audit.yml: gateway audit cannot be rolled back: was removed at"
+        f" {removal[:12]} with deletionPolicy Delete: its database was dropped then; its data at"
+        " the commit cannot come back"
+    )
+
+
 def test_a_gateway_that_did_not_exist_then_is_refused(repo: tuple[Path, str]) -> None:
     root, base = repo
     shutil.copy(root / "gateways/aws/search.yaml", root / "gateways/aws/later.yaml")

@@ -103,6 +103,32 @@ def test_a_gateway_whose_name_is_no_dns_label_is_never_in_a_command(name: str) -
     ]
 
 
+def test_a_merged_change_awaiting_its_deploy_opens_no_second_renewal() -> None:
+    """A renewal merged but not yet deployed (a window holds it, or its deploy failed) reads
+    as a change from git: its `up` reissues what is due, so no new pull request raises the
+    counters again; the renewals are still named."""
+    resources = _due("y")
+    (deployment,) = [r for r in resources if r["type"] == "kubernetes:apps/v1:Deployment"]
+    preview = [
+        refresh_step(r, op="update", paths=["spec.replicas"])
+        if r is deployment
+        else {"op": "same", "urn": r["urn"]}
+        for r in resources
+    ]
+    parsed = inputs.Inputs(
+        checkpoint=inputs.UntypedDeployment.model_validate(export(resources)).deployment,
+        refresh=PreviewDigest.model_validate(digest([refresh_step(r) for r in resources])),
+        preview=PreviewDigest.model_validate(digest(preview)),
+    )
+    status = core.build("ibm", parsed, NOW)
+    assert [(c.source, c.op) for g in status.gateways for c in g.changes] == [("git", "update")]
+
+    remedy = selfheal.remedy(status, True, declared=["y"])
+
+    assert (remedy.action, [r.gateway for r in remedy.renewals]) == ("none", ["y"])
+    assert selfheal.remedy(_built(_due("y")), True, declared=["y"]).action == "reissue"
+
+
 def test_a_gateway_no_longer_declared_is_not_renewed() -> None:
     status = _built(_due("y"))
 

@@ -379,7 +379,7 @@ DIFF_ALL = f"-m gatewayctl diff --all --base {BEFORE} --format json"
         ("push", "1", "0", "0", [LIST_CI]),
         ("push", "0", "1", "0", [LIST_CI]),
         ("push", "0", "0", "1", [DIFF_ALL, LIST_CI]),
-        ("push", "0", "0", "2", [DIFF_ALL, LIST_CI]),
+        ("push", "0", "0", "4", [DIFF_ALL, LIST_CI]),
         ("push", "0", "0", "3", [DIFF_ALL, LIST_CHANGED]),
         ("push", "0", "0", "0", [DIFF_ALL, LIST_CHANGED]),
     ],
@@ -421,9 +421,12 @@ def test_a_push_deploys_only_the_stacks_it_changes(
 
 
 @needs_bash
-def test_a_refused_removal_deploys_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("diff", ["7", "2"])
+def test_a_refused_removal_deploys_nothing(tmp_path: Path, diff: str) -> None:
     """Exit 7 (docs/decommissioning.md): a removal that loses the only key of a retained
-    database, merged without its record, stops the deploy before any stack is listed."""
+    database, merged without its record, stops the deploy before any stack is listed; so does
+    exit 2, input the diff refuses against the base (a lowered rotation counter), which is
+    reported before any removal is weighed."""
     fake(tmp_path / "bin", "make", "true\n")
     fake(tmp_path / "bin", "git", FAKE_GIT)
     fake(tmp_path / ".venv" / "bin", "python", FAKE_PUSH_TOOLS)
@@ -432,7 +435,7 @@ def test_a_refused_removal_deploys_nothing(tmp_path: Path) -> None:
         "BEFORE": BEFORE,
         "FAKE_KNOWN": "0",
         "FAKE_PINS": "0",
-        "FAKE_DIFF": "7",
+        "FAKE_DIFF": diff,
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
     }
     code, outputs = run_script(planning("deploy.yml")["run"], tmp_path, env)

@@ -422,7 +422,7 @@ FAKE_RENEW_GH = """\
 echo "$*" >> gh-calls
 case "$1 $2" in
   "pr list") printf '%s\\n' "$FAKE_PULLS" ;;
-  "pr create") cp "${@: -1}" pr-body.md ;;
+  "pr create") cp "${@: -1}" pr-body.md; exit "${FAKE_CREATE:-0}" ;;
 esac
 """
 
@@ -466,7 +466,13 @@ def test_the_renewal_raises_the_counters_on_a_branch_and_opens_a_pull_request(
     fake(tmp_path / "bin", "gh", FAKE_RENEW_GH)
     fake(work / ".venv" / "bin", "python", FAKE_ROTATE)
     env = {
-        "FAKE_PULLS": json.dumps([{"number": 7, "headRefName": "hypershell/renew-aws-1"}]),
+        # Another stack's renewals, shard ibm-2's among them, do not hold this one's.
+        "FAKE_PULLS": json.dumps(
+            [
+                {"number": 7, "headRefName": "hypershell/renew-aws-1"},
+                {"number": 8, "headRefName": "hypershell/renew-ibm-2-4000"},
+            ]
+        ),
         "STACK": "ibm",
         "RUN_ID": "4242",
         "GH_TOKEN": "t0ken",
@@ -486,7 +492,7 @@ def test_the_renewal_raises_the_counters_on_a_branch_and_opens_a_pull_request(
     title = "Renew the certificates due in ibm (the first expires 2026-12-19T00:00:00+00:00)"
     calls = (work / "gh-calls").read_text().splitlines()
     assert calls == [
-        "pr list --repo acme/gateways --state open --json number,headRefName",
+        "pr list --repo acme/gateways --state open --limit 1000 --json number,headRefName",
         f"pr create --repo acme/gateways --base main --head {branch} --title {title}"
         " --body-file renewal.md",
     ]
@@ -516,6 +522,34 @@ def test_the_renewal_raises_the_counters_on_a_branch_and_opens_a_pull_request(
 
 @needs_bash
 @pytest.mark.skipif(shutil.which("git") is None or shutil.which("jq") is None, reason="git, jq")
+def test_a_renewal_whose_pull_request_cannot_be_opened_leaves_no_branch(tmp_path: Path) -> None:
+    renew = step("drift.yml", "refresh", "Renew due certificates by pull request")
+    work = _renewal_repository(tmp_path)
+    fake(tmp_path / "bin", "gh", FAKE_RENEW_GH)
+    fake(work / ".venv" / "bin", "python", FAKE_ROTATE)
+    env = {
+        "FAKE_PULLS": "[]",
+        "FAKE_CREATE": "1",
+        "STACK": "ibm",
+        "RUN_ID": "4242",
+        "GH_TOKEN": "t0ken",
+        "GITHUB_REPOSITORY": "acme/gateways",
+        "GITHUB_REF_NAME": "main",
+        "RUN_URL": "https://example.invalid/run/9",
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    code, _ = run_script(renew["run"], work, env)
+    assert code == 1
+    assert [c.split(" --")[0] for c in (work / "gh-calls").read_text().splitlines()] == [
+        "pr list",
+        "pr create",
+    ]
+    # The next run finds no stray branch: the pushed one was deleted.
+    assert _git(tmp_path / "origin.git", "branch", "--list").split() == ["main"]
+
+
+@needs_bash
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("jq") is None, reason="git, jq")
 def test_while_a_renewal_pull_request_is_open_a_run_only_points_at_it(tmp_path: Path) -> None:
     renew = step("drift.yml", "refresh", "Renew due certificates by pull request")
     work = _renewal_repository(tmp_path)
@@ -533,7 +567,7 @@ def test_while_a_renewal_pull_request_is_open_a_run_only_points_at_it(tmp_path: 
     code, _ = run_script(renew["run"], work, env)
     assert code == 0
     assert (work / "gh-calls").read_text().splitlines() == [
-        "pr list --repo acme/gateways --state open --json number,headRefName"
+        "pr list --repo acme/gateways --state open --limit 1000 --json number,headRefName"
     ]
     assert not (work / "python-calls").exists()
     assert (tmp_path / "summary.md").read_text() == (

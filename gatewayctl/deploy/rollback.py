@@ -95,15 +95,15 @@ def _store(gateway: ResolvedGateway) -> tuple[str, ...]:
 
 def refusals(
     repo: Repository,
-    removals: Sequence[str],
+    removals: Sequence[tuple[str, str]],
     commit: str,
     name: str,
     past: ResolvedGateway | None,
     now: ResolvedGateway | None,
-    path: str,
 ) -> list[str]:
-    """Why ``name`` cannot go back to ``commit`` (empty: it can); ``removals``: the commits
-    since that removed its declaration ``path``."""
+    """Why ``name`` cannot go back to ``commit`` (empty: it can); ``removals``: (commit, path)
+    of each removal since of its declaration, under its path then or now (a file renamed
+    between a removal and a new declaration is still found)."""
     short = commit[:12]
     if past is None:
         return [f"did not exist at {short}: there is nothing to return it to"]
@@ -119,7 +119,7 @@ def refusals(
             " restoring the declaration would not restore the data"
         ]
     why = []
-    for removal in removals:
+    for removal, path in removals:
         before = repo.show(f"{removal}^", path)
         document = parse_yaml_mapping(before, path) if before is not None else {}
         spec = document.get("spec") or {}
@@ -243,7 +243,9 @@ def _plan(
     for name in chosen:
         now, then = now_by.get(name), then_by.get(name)
         path = (now or then).source  # type: ignore[union-attr]
-        for why in refusals(repo, removed.get(path, []), commit, name, then, now, path):
+        sources = dict.fromkeys(g.source for g in (then, now) if g is not None)
+        removals = [(r, source) for source in sources for r in removed.get(source, [])]
+        for why in refusals(repo, removals, commit, name, then, now):
             problems.append(Problem(path, "", f"gateway {name} cannot be rolled back: {why}"))
     if problems:
         raise InvalidInputError(problems)

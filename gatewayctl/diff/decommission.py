@@ -65,12 +65,12 @@ def declaration(directory: str, gateway: str) -> str:
     return f"{directory.rstrip('/')}/{gateway}.yaml"
 
 
-def _moved_to(root: Path, stack: str, gateway: str, namespace: str) -> str | None:
+def _moved_to(root: Path, stack: str, gateway: str, namespace: str, cluster: str) -> str | None:
     """Another stack of the working tree that declares ``gateway`` in ``namespace`` on the same
-    cluster (``kubeconfigContext``) and database server (``adminHost:adminPort``) as ``stack``
-    declares that cluster: a move between shards (``gatewayctl move``, docs/scale-out.md),
-    whose state move keeps the KEK Secret and the database. Read only for a removal that would
-    be refused: loading every stack costs what ``validate --all`` does."""
+    cluster (``kubeconfigContext``) and database server (``adminHost:adminPort``) as ``stack``'s
+    cluster ``cluster``, the removed gateway's own: a move between shards (``gatewayctl move``,
+    docs/scale-out.md), whose state move keeps the KEK Secret and the database. Read only for a
+    removal that would be refused: loading every stack costs what ``validate --all`` does."""
     from gatewayctl.resolve.stack import load_stack
 
     def where(config: StackConfig, cluster: str) -> tuple[object, ...] | None:
@@ -94,7 +94,7 @@ def _moved_to(root: Path, stack: str, gateway: str, namespace: str) -> str | Non
             if declared.name != gateway or declared.namespace != namespace:
                 continue
             there = where(loaded.config, declared.cluster)
-            if there is not None and there == where(source.config, declared.cluster):
+            if there is not None and there == where(source.config, cluster):
                 return other
     return None
 
@@ -118,8 +118,9 @@ def apply(
                 continue
             directory = directories.get(diff.stack, f"gateways/{diff.stack}")
             namespaces = {g.name: str(g.namespace) for g in diff.gateways}
+            clusters = {g.name: str(g.cluster) for g in diff.gateways}
             namespace = namespaces.get(gateway, naming.default_namespace(gateway))
-            moved = _moved_to(root, diff.stack, gateway, namespace)
+            moved = _moved_to(root, diff.stack, gateway, namespace, clusters.get(gateway, ""))
             if moved is not None:
                 lines.append(
                     f"gateway `{gateway}` leaves this stack for stack `{moved}`, which declares it"

@@ -169,4 +169,7 @@ def remedy(
     )
     if drift_only:  # its up reissues the certificates due too (readyForRenewal)
         return named("up-refresh")
-    return named("reissue" if found else "none")
+    # Changes from git not yet deployed (a merged renewal held by a window, a failed deploy):
+    # their `up` reissues what is due (the tls provider's readyForRenewal replaces it), so no
+    # second renewal pull request raises the counters again.
+    return named("reissue" if found and from_live else "none")
