@@ -117,6 +117,16 @@ class Tree:
     def remove(self, name: str) -> None:
         (self.project.declarations / f"{name}.yaml").unlink()
 
+    def decommission(self, name: str) -> None:
+        """Remove ``name`` with the record its removal needs when its database is retained and
+        its KEK goes (docs/decommissioning.md; without it the diff refuses, exit 7)."""
+        self.remove(name)
+        record = {"kek": "exported", "exportedTo": f"lane backup of {name}'s KEK"}
+        records = self.project.root / "deploy" / "decommissions.yaml"
+        records.parent.mkdir(exist_ok=True)
+        text = yaml.safe_dump({"gateways": {f"{self.project.stack}/{name}": record}})
+        records.write_text(text)
+
     def add(self, name: str, spec: dict[str, Any]) -> None:
         self.project.write_declaration(name, declaration(name, spec))
 
@@ -249,7 +259,7 @@ CORPUS: tuple[Change, ...] = (
     Change("kubeconfig context change", _cluster("kubeconfigContext", ALT_CONTEXT)),
     Change("gateway added", lambda tree: tree.add("pr-epsilon", {"replicas": 1})),
     Change("gateway removed with Delete", lambda tree: tree.remove("pr-beta")),
-    Change("gateway removed with Retain", lambda tree: tree.remove("pr-delta")),
+    Change("gateway removed with Retain", lambda tree: tree.decommission("pr-delta")),
     Change("deletion policy to Delete", _spec("pr-delta", "deletionPolicy", "Delete")),
     Change(
         "console on",
