@@ -8,7 +8,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup render validate test lint golden bench scan clean e2e e2e-build e2e-fixtures engine-bench
+.PHONY: setup render validate test lint fmt hooks golden bench scan clean e2e e2e-build e2e-fixtures engine-bench
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -37,6 +37,17 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# Fix what `make lint` checks and a tool can fix: ruff's fixable rules, then the formatting
+# (mypy's findings need a person).
+fmt: setup
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+# The git hooks of .pre-commit-config.yaml: the fast checks before a commit, the commit
+# message's rule (scripts/commit_msg.py), mypy before a push.
+hooks: setup
+	$(VENV)/bin/pre-commit install
 
 # The tests CI runs: lint, types, then pytest on every core (pytest-xdist: one worker per
 # CPU; each worker starts its own throwaway PostgreSQL on a free port, tests/pg_server.py).
