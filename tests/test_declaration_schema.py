@@ -39,7 +39,7 @@ def test_every_field_of_the_schema_has_a_description() -> None:
     assert schema.undescribed(generated) == []
     # The walk reaches every field of every model, so none escapes the check above.
     models = [generated, *generated["$defs"].values()]
-    assert len(list(schema.fields(generated))) == sum(len(m["properties"]) for m in models) == 66
+    assert len(list(schema.fields(generated))) == sum(len(m["properties"]) for m in models)
 
 
 def test_undescribed_names_a_field_without_a_description() -> None:
