@@ -20,7 +20,7 @@ from components.workload import config_hash
 from gatewayctl.engine import offline
 from gatewayctl.engine.offline import Recording, is_secret, run_program
 from gatewayctl.engine.placeholders import GET_GROUP, keycloak_id
-from gatewayctl.resolve.identity import default_client_id
+from gatewayctl.resolve.signin_plan import default_client_id
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,

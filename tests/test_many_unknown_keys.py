@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from gatewayctl import typos
 from gatewayctl.errors import from_validation_error
 from gatewayctl.inputs import locations
-from gatewayctl.inputs.gateway import GatewayDeclaration
+from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
 from gatewayctl.inputs.yamlfile import compose_yaml
 from tests.builders import (
     CONFIG_FILE,

@@ -18,7 +18,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from gatewayctl.engine.offline import RecordedResource, Recording, secret
 from gatewayctl.inputs.stackfile import parse_stack_config, read_stack_config
-from gatewayctl.resolve.console import DEFAULT_DASHBOARD_IMAGE as CONSOLE_DASHBOARD
+from gatewayctl.resolve.console_plan import DEFAULT_DASHBOARD_IMAGE as CONSOLE_DASHBOARD
 from policy.hypershell_policies import PACK_NAME, POLICIES
 from policy.hypershell_policies.credentials import secret_like_name
 from policy.hypershell_policies.identity import is_loopback

@@ -14,7 +14,7 @@ import yaml
 
 from gatewayctl import interrupts
 from gatewayctl.deploy import promote
-from gatewayctl.engine import outputs
+from gatewayctl.engine import write_guard
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     CONFIG_FILE,
@@ -388,7 +388,7 @@ def test_an_output_file_is_never_absent_while_it_is_replaced(
     out.write_bytes(b"old\n")
     seen: list[bytes | None] = []
     _watch_every_step(monkeypatch, out, seen)
-    outputs.write_file(out, "new\n")
+    write_guard.write_file(out, "new\n")
     monkeypatch.undo()
     assert [state for state in seen if state not in {b"old\n", b"new\n"}] == []
     assert (seen[0], seen[-1], out.read_bytes()) == (b"old\n", b"new\n", b"new\n")
@@ -399,7 +399,7 @@ def test_an_undone_replacement_puts_the_old_file_back_in_one_rename(tmp_path: Pa
     out = tmp_path / "report.md"
     out.write_bytes(b"old\n")
     with pytest.raises(RuntimeError), interrupts.transaction():
-        outputs.write_file(out, "new\n")
+        write_guard.write_file(out, "new\n")
         raise RuntimeError("a later step failed")
     assert out.read_bytes() == b"old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from components.deployment import WorkloadSettings
 from gatewayctl.engine import render
-from gatewayctl.inputs.gateway import GatewaySpec
+from gatewayctl.inputs.gateway_declaration import GatewaySpec
 from gatewayctl.resolve import preparation
 from tests.builders import STACK, write_gateway, write_stack
 from tests.helpers import k8s, load_problems

@@ -13,7 +13,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gatewayctl.engine import outputs, render
+from gatewayctl.engine import render, write_guard
 from tests import schema_checks
 from tests.support import ROOT, STACKS, rendered
 
@@ -53,7 +53,7 @@ def test_custom_kinds_rendered_per_mode() -> None:
 
 
 def write(r: render.Rendered, directory: Path) -> Path:
-    outputs.write_tree(directory, r.files)
+    write_guard.write_tree(directory, r.files)
     return directory
 
 

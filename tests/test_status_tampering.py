@@ -423,14 +423,14 @@ def test_a_secret_key_another_manager_wrote_is_named_without_its_value() -> None
     ],
 )
 def test_kubeconfigs_for_the_live_read(entries: list[str], expected: dict[str, Any]) -> None:
-    from gatewayctl.status.command import kubeconfigs
+    from gatewayctl.status.status_command import kubeconfigs
 
     assert kubeconfigs(entries, ["east", "west"]) == expected
 
 
 def test_a_kubeconfig_for_a_cluster_the_stack_lacks_is_refused() -> None:
     from gatewayctl.errors import UsageError
-    from gatewayctl.status.command import kubeconfigs
+    from gatewayctl.status.status_command import kubeconfigs
 
     with pytest.raises(UsageError, match="the stack has no cluster 'north'; its clusters: east"):
         kubeconfigs(["north=/k/n"], ["east"])

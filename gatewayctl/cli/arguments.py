@@ -208,19 +208,19 @@ def output_argument(
 
 def check_directories(root: Path, outs: Iterable[Path]) -> None:
     """Every output directory is checked before anything is rendered or written."""
-    from gatewayctl.engine import outputs
+    from gatewayctl.engine import write_guard
 
-    if problems := outputs.directories_problems(outs, root):
+    if problems := write_guard.directories_problems(outs, root):
         raise InvalidInputError(problems)
 
 
 def check_file(
     out: Path, root: Path, *, ours: Callable[[str], bool], kind: str, flag: str = "--out"
 ) -> None:
-    """The output file ``out`` may be written (``gatewayctl.engine.outputs.file_problems``)."""
-    from gatewayctl.engine import outputs
+    """The output file ``out`` may be written (``gatewayctl.engine.write_guard.file_problems``)."""
+    from gatewayctl.engine import write_guard
 
-    if problems := outputs.file_problems(out, root, ours=ours, kind=kind, flag=flag):
+    if problems := write_guard.file_problems(out, root, ours=ours, kind=kind, flag=flag):
         raise InvalidInputError(problems)
 
 

@@ -101,21 +101,20 @@ def add(commands: arguments.Commands) -> None:
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.diff import cache as diff_cache
-    from gatewayctl.diff import command as diff
-    from gatewayctl.diff import steps
+    from gatewayctl.diff import diff_command, steps
     from gatewayctl.diff.report import is_report
-    from gatewayctl.engine import outputs
+    from gatewayctl.engine import write_guard
 
     root = args.root
     prepared = _prepare_all(root, arguments.stacks(args, root))
     # Every output path before anything is rendered: the report, and the base renders' cache.
     problems = diff_cache.problems(root)
     if args.output is not None:
-        problems += outputs.file_problems(
+        problems += write_guard.file_problems(
             args.output, root, ours=is_report, kind="a diff report", flag="--output"
         )
     if args.json is not None:
-        problems += outputs.file_problems(
+        problems += write_guard.file_problems(
             args.json, root, ours=steps.is_document, kind="a diff steps file", flag="--json"
         )
     cache = ("the diff cache", root / diff_cache.DIRECTORY)
@@ -125,7 +124,7 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     if problems:
         raise InvalidInputError(problems)
     limit = 0 if args.no_limit else None
-    result = diff.run(
+    result = diff_command.run(
         root, prepared, args.base, every_stack=args.all, limit=limit, replace=args.replace
     )
     if printing.is_document(args):
@@ -135,10 +134,10 @@ def cmd_diff(args: argparse.Namespace, console: Console) -> int:
     else:
         printing.write(result.report)  # raw: rich would read `[secret]` as markup
     if args.output is not None:
-        outputs.write_file(args.output, result.report)
+        write_guard.write_file(args.output, result.report)
     if args.json is not None:
         text = json.dumps(steps.document(result.diffs), indent=2, sort_keys=True) + "\n"
-        outputs.write_file(args.json, text)
+        write_guard.write_file(args.json, text)
     if result.refused:
         for refusal in result.refused:  # names and paths only: nothing secret
             sys.stderr.write(printing.inert(f"gatewayctl diff: {refusal.message()}") + "\n")

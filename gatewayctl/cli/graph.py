@@ -7,7 +7,7 @@ domains, never a secret, and is the same byte for byte for the same input whatev
 of the files: every list is sorted.
 
 A database server is its ``adminHost:adminPort`` and a realm its server URL and name, as
-``gatewayctl.resolve.inventory`` and ``gatewayctl.resolve.identity`` compare them, so clusters of
+``gatewayctl.resolve.inventory`` and ``gatewayctl.resolve.signin_plan`` compare them, so clusters of
 different stacks that share one point at one node. Node ids are built from the names with every byte
 outside ``a-z0-9`` escaped (``_`` and two hex digits), which keeps them valid in Mermaid and
 DOT and tells distinct names apart; labels are escaped for each format.
@@ -82,7 +82,7 @@ def node_id(kind: Kind, *parts: str) -> str:
 def build(stacks: Iterable[LoadedStack]) -> Graph:
     """The graph of validated stacks, sorted: stacks by name, their clusters by key, the
     gateways of each cluster by name; then the shared nodes by kind and id."""
-    from gatewayctl.resolve.identity import realm_of
+    from gatewayctl.resolve.signin_plan import realm_of
 
     nodes: list[Node] = []
     edges: list[Edge] = []
@@ -279,7 +279,7 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_graph(args: argparse.Namespace, console: Console) -> int:
     """Stacks, clusters, gateways and what they share, as a Mermaid or DOT graph."""
-    from gatewayctl.engine import outputs
+    from gatewayctl.engine import write_guard
 
     arguments.check_many_stacks(args)
     names = requested(args.root, args.stacks)
@@ -291,6 +291,6 @@ def cmd_graph(args: argparse.Namespace, console: Console) -> int:
     if args.output is None:
         sys.stdout.write(text)  # raw: rich would read `[` as markup
     else:
-        outputs.write_file(args.output, text)
+        write_guard.write_file(args.output, text)
         console.print(f"{args.output}", markup=False, soft_wrap=True)
     return EXIT_OK

@@ -1,5 +1,5 @@
 """``gatewayctl history``: record an ``up`` of a stack, or show what each ``up`` applied and
-how healthy it has been since (``gatewayctl.deploy.history``; docs/history.md).
+how healthy it has been since (``gatewayctl.deploy.deploy_history``; docs/deploy_history.md).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ examples:
   gatewayctl history aws                       # every up of aws, newest first
   gatewayctl history aws --gateway audit -o json
   gatewayctl history aws --records ../records  # a checkout of the branch
-  gatewayctl history aws --record history.jsonl --outcome succeeded --workflow deploy \\
+  gatewayctl history aws --record deploy_history.jsonl --outcome succeeded --workflow deploy \\
       --run-url "$RUN_URL" --rollout rollout.json
   gatewayctl rollback aws --to <commit> --gateway audit --branch rollback-audit
 """
@@ -103,10 +103,9 @@ def add(commands: arguments.Commands) -> None:
 def cmd_history(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.cli.driver import known_stacks
-    from gatewayctl.deploy import history, soak
+    from gatewayctl.deploy import deploy_history, soak
     from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
-    from gatewayctl.inputs import history as entries
-    from gatewayctl.inputs import records
+    from gatewayctl.inputs import history_records, status_records
 
     known_stacks(args.root, [args.stack])
     recording = [f for f in ("outcome", "rollout", "run_url", "now") if getattr(args, f)]
@@ -121,7 +120,7 @@ def cmd_history(args: argparse.Namespace, console: Console) -> int:
             raise UsageError("--record takes no --gateway, --records or --ref")
         if args.run_url is not None and not URL.fullmatch(args.run_url):
             raise UsageError(f"--run-url {printable(args.run_url)!r}: expected one http(s) address")
-        made = history.entry(
+        made = deploy_history.entry(
             args.root,
             args.stack,
             outcome=args.outcome,
@@ -130,25 +129,25 @@ def cmd_history(args: argparse.Namespace, console: Console) -> int:
             run=args.run_url,
             rollout=args.rollout,
         )
-        entries.append(args.record, made)
+        history_records.append(args.record, made)
         return EXIT_OK
-    (text, display, missing), (status, shown, _) = history.sources(
+    (text, display, missing), (status, shown, _) = deploy_history.sources(
         args.root, args.stack, args.records, args.ref or soak.REF
     )
     if text is None and "does not exist" not in missing:
         raise ToolError(missing)
-    found = entries.parse(text, display, args.stack) if text is not None else []
-    checks = records.parse(status, shown, args.stack) if status is not None else []
+    found = history_records.parse(text, display, args.stack) if text is not None else []
+    checks = status_records.parse(status, shown, args.stack) if status is not None else []
     named = {g.name for e in found for g in e.gateways}
     if args.gateway and found and args.gateway not in named:
         raise InvalidInputError(
             [Problem(display, "gateways", f"no up of gateway {args.gateway!r} is recorded")]
         )
-    joined = history.join(found, checks, args.gateway)
+    joined = deploy_history.join(found, checks, args.gateway)
     if printing.is_document(args):
-        printing.print_document(history.document(args.stack, joined), args.format)
+        printing.print_document(deploy_history.document(args.stack, joined), args.format)
         return EXIT_OK
-    lines = history.lines(args.stack, joined)
+    lines = deploy_history.lines(args.stack, joined)
     if text is None:
         lines = [f"history of {args.stack}: {missing}"]
     for line in lines:

@@ -53,7 +53,7 @@ def add(commands: arguments.Commands) -> None:
 def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
     from gatewayctl.deploy import adoption
-    from gatewayctl.engine import outputs, render
+    from gatewayctl.engine import render, write_guard
     from gatewayctl.inputs import stackfile
 
     (prepared,) = _prepare_all(args.root, stackfile.requested_stacks(args.root, args.stack))
@@ -63,7 +63,7 @@ def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
     imported = sum(1 for r in document["resources"] if "id" in r)
     commands: list[str] = []
     if document["resources"]:
-        outputs.write_file(out, json.dumps(document, indent=2) + "\n")
+        write_guard.write_file(out, json.dumps(document, indent=2) + "\n")
         targets = adoption.targets(document)
         # The program declares them already; code generated from URN-keyed entries would
         # not bind.

@@ -52,12 +52,12 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl.deploy import operator
-    from gatewayctl.engine import outputs
+    from gatewayctl.engine import write_guard
 
     files = operator.operator_manifests(args.root, _prepare_all)
     out = args.out or args.root / "build" / "operator"
     arguments.check_directories(args.root, [out])
-    outputs.write_tree(out, files)
+    write_guard.write_tree(out, files)
     for name in sorted(files):
         console.print(f"{out / name}", markup=False, soft_wrap=True)
     return EXIT_OK

@@ -4,7 +4,7 @@ about what they hold.
 
 Every command that reads declarations through here (``validate``, ``render``, ``diff``,
 ``import-file``, ``operator-manifests``, ``graph``) runs the same validation, ``validate``'s
-own rules included (``gatewayctl.resolve.identity.validate_rules``: a gateway nobody can sign
+own rules included (``gatewayctl.resolve.signin_plan.validate_rules``: a gateway nobody can sign
 in to, an adopted gateway keeping its Keycloak client without Keycloak's ids of it): a
 declaration ``validate`` rejects is rejected by each, with the same problems.
 """
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[preparation.Prepared]:
     # Named as a debug traceback shows it (tests/test_errors.py), though every command shares it.
-    from gatewayctl.resolve import identity, inventory, preparation
+    from gatewayctl.resolve import inventory, preparation, signin_plan
     from gatewayctl.resolve import stack as resolve
 
     validated: list[parallel.Validated]
@@ -51,7 +51,7 @@ def _prepare_all(root: Path, stacks: Sequence[str], jobs: int = 1) -> list[prepa
         # Every problem at once: validate's own rules too, not only once the others are fixed.
         own = [p for stack in stacks for p in resolve.validate_rules(root, stack)]
         raise InvalidInputError([*problems, *own])
-    if own := [p for item in prepared for p in identity.validate_rules(item.loaded)]:
+    if own := [p for item in prepared for p in signin_plan.validate_rules(item.loaded)]:
         raise InvalidInputError(own)
     return prepared
 

@@ -64,7 +64,7 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl import printing
-    from gatewayctl.engine import outputs, parallel
+    from gatewayctl.engine import parallel, write_guard
 
     root = args.root
     stacks = arguments.stacks(args, root)
@@ -90,14 +90,14 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     # Every stack's new tree is staged beside its output and written where it is rendered (by
     # the workers); all of them move into place once every stack has rendered, or none does.
     with interrupts.transaction():
-        staging = {stack: outputs.staging_tree(out) for stack, out in outs.items()}
+        staging = {stack: write_guard.staging_tree(out) for stack, out in outs.items()}
         rendered = _render_all(prepared, notes.console, not args.quiet, jobs, staging)
         written = []
         for item in rendered:
             stack = item.prepared.loaded.name
-            outputs.finish_tree(outs[stack], staging[stack], item.written)
+            write_guard.finish_tree(outs[stack], staging[stack], item.written)
             written.append((item, outs[stack]))
-    removed = list(outputs.remove_stale_outputs(base, keep=outs.keys())) if args.all else []
+    removed = list(write_guard.remove_stale_outputs(base, keep=outs.keys())) if args.all else []
     for gone in removed:
         notes.line(f"removed {gone} (no such stack any more)")
     if printing.is_document(args):
@@ -134,14 +134,14 @@ def _summary(
     """One stack's summary: its name, one row per gateway (never folded; ``wide`` adds the
     long columns: address, console, release), and the totals."""
     from gatewayctl import printing
-    from gatewayctl.resolve import releases
+    from gatewayctl.resolve import release_bindings
 
     header = ["NAME", "CLUSTER", "MODE", "SIGN-IN", "OVERRIDES", "RESOURCES"]
     if wide:
         header += ["ADDRESS", "CONSOLE", "RELEASE"]
     rows = []
     for gw in rendered.gateways:
-        release, overrides = releases.summary_cells(
+        release, overrides = release_bindings.summary_cells(
             gw.release, gw.release_pinned, gw.image_overrides
         )
         row = [

@@ -118,7 +118,7 @@ def cmd_rollback(args: argparse.Namespace, console: Console) -> int:
     from gatewayctl.cli.driver import known_stacks
     from gatewayctl.deploy import rollback
     from gatewayctl.deploy.gitrepo import Repository
-    from gatewayctl.engine import outputs
+    from gatewayctl.engine import write_guard
 
     known_stacks(args.root, [args.stack])
     repo = Repository(args.root)
@@ -146,7 +146,7 @@ def cmd_rollback(args: argparse.Namespace, console: Console) -> int:
                 f" (gatewayctl diff {args.stack} --base <its base> on the branch)"
             )
         else:
-            outputs.write_file(args.patch, repo.patch(commit))
+            write_guard.write_file(args.patch, repo.patch(commit))
             written["patch"] = str(args.patch)
             lines.append(f"patch {args.patch}: apply it with `git am {args.patch}`")
     elif made.changed:

@@ -34,7 +34,7 @@ examples:
 
 def add(commands: arguments.Commands) -> None:
     from gatewayctl import printing
-    from gatewayctl.inputs.rotation import BY_NAME
+    from gatewayctl.inputs.rotation_secrets import BY_NAME
 
     rot = commands.add_parser(
         "rotate",

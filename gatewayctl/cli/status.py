@@ -130,14 +130,14 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl.status import command
+    from gatewayctl.status import status_command
 
     return {
         "degraded": EXIT_DEGRADED,
         "out-of-sync": EXIT_CHANGES,
         "renewal-due": EXIT_RENEWAL,
         "synced": EXIT_OK,
-    }[command.run(args, console)]
+    }[status_command.run(args, console)]
 
 
 def utc(value: str) -> datetime:

@@ -29,7 +29,7 @@ from gatewayctl import interrupts
 from gatewayctl.diff.cache import INVALID, RENDERED, Cache, Entry
 from gatewayctl.diff.cache import key as entry_key
 from gatewayctl.diff.repository import DiffError, git
-from gatewayctl.engine import outputs
+from gatewayctl.engine import write_guard
 from gatewayctl.engine.redaction import scrub
 from gatewayctl.inputs.secrets import SecretPath, is_secure, plaintext_leaves, secure_leaves
 from gatewayctl.inputs.stackfile import PROJECT, all_stacks, stack_file
@@ -67,7 +67,7 @@ def read_tree(directory: Path) -> dict[str, str]:
     return {
         p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.relative_to(directory).as_posix() != outputs.MARKER
+        if p.is_file() and p.relative_to(directory).as_posix() != write_guard.MARKER
     }
 
 

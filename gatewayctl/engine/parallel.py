@@ -62,7 +62,7 @@ def light(
     rendered: render.Rendered, peak_kib: int | None = None, into: Path | None = None
 ) -> StackRender:
     """What the writer and the summary need of ``rendered``; with ``into``, its files written
-    into that directory (``outputs.write_files``) and only their paths kept."""
+    into that directory (``write_guard.write_files``) and only their paths kept."""
     files, written = _kept(rendered.files, into)
     return StackRender(
         prepared=rendered.prepared,
@@ -77,9 +77,9 @@ def light(
 def _kept(files: dict[str, str], into: Path | None) -> tuple[dict[str, str], tuple[str, ...]]:
     if into is None:
         return files, ()
-    from gatewayctl.engine import outputs
+    from gatewayctl.engine import write_guard
 
-    outputs.write_files(into, files)
+    write_guard.write_files(into, files)
     return {}, tuple(sorted(files))
 
 
@@ -104,7 +104,7 @@ def render_stacks(
 ) -> list[StackRender]:
     """Render every validated stack, ``jobs`` at a time; the results in the order given.
 
-    ``into``: stack name → an empty directory (``outputs.staging_tree``) that stack's files are
+    ``into``: stack name → an empty directory (``write_guard.staging_tree``) that stack's files are
     written into where they are made, by the workers (spreading the writes over the cores, and
     sending the parent nothing but paths); its ``StackRender`` then holds the paths written."""
     into = into or {}

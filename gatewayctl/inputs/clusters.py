@@ -247,7 +247,7 @@ class StackConfig(Model):
     clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
     production: CliBool = False
     """Only releases, pinned by digest, on every cluster, and no per-gateway image without a
-    digest (gatewayctl.inputs.releases; the policy pack's ``images-pinned-by-digest``)."""
+    digest (gatewayctl.inputs.release_files; the policy pack's ``images-pinned-by-digest``)."""
     selector: Selector | None = None
     """Set when ``declarationsDir`` is an inventory shared by several stacks: the stack takes
     the declarations on its clusters whose labels match; each must be taken by one stack."""

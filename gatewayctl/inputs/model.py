@@ -127,7 +127,7 @@ ReleaseName = Annotated[
     BeforeValidator(_release_name),
     JsonSchema({"pattern": "^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$", "maxLength": RELEASE_NAME_MAX}),
 ]
-"""The name of a release, ``releases/<name>.yaml`` (gatewayctl.inputs.releases)."""
+"""The name of a release, ``releases/<name>.yaml`` (gatewayctl.inputs.release_files)."""
 DnsLabel = Annotated[str, BeforeValidator(check_dns_label), dns_label_schema()]
 
 

@@ -14,7 +14,7 @@ gateway deletes it). So every field that names one of these is checked here:
   Gateway, metrics, the in-cluster database and Keycloak services) are the cluster's:
   ``ClusterConfig.referenced_namespaces``, checked beside these (:func:`namespace_owner`);
   so are those of the in-cluster services a declaration names (its Vault, its issuer):
-  ``gatewayctl.resolve.gateway.service_namespaces``. A host is in a cluster when a pod's
+  ``gatewayctl.resolve.per_gateway.service_namespaces``. A host is in a cluster when a pod's
   resolver finds it there, in any of its spellings (:func:`service_namespace`);
 - PostgreSQL roles and databases (``spec.databaseName``, ``database.adminUser``): PostgreSQL's
   own, and those of the managed services the stacks run on, Amazon RDS / Aurora and IBM Cloud

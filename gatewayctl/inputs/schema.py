@@ -24,7 +24,7 @@ Node = dict[str, Any]
 
 def declaration_schema() -> Node:
     """The JSON Schema of one declaration file (``gateways/<stack>/<name>.yaml``)."""
-    from gatewayctl.inputs.gateway import GatewayDeclaration
+    from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
 
     generated = GatewayDeclaration.model_json_schema(by_alias=True, mode="validation")
     return {

@@ -29,7 +29,7 @@ from e2e.cluster import Cluster
 from e2e.engine import Engine, Result
 from e2e.project import E2EProject
 from gatewayctl.diff.operations import predict
-from gatewayctl.diff.rotation import changes
+from gatewayctl.diff.rotation_risks import changes
 from gatewayctl.diff.steps import predicted_steps
 from gatewayctl.inputs.stackfile import PROJECT
 from tests.e2e.databases import LaneDatabases

@@ -17,8 +17,8 @@ from rich.text import Text
 
 from gatewayctl import printing
 from gatewayctl.errors import ToolError, UsageError, printable
-from gatewayctl.inputs import records
-from gatewayctl.inputs.records import GatewayRecord, Record
+from gatewayctl.inputs import status_records
+from gatewayctl.inputs.status_records import GatewayRecord, Record
 from gatewayctl.resolve.resolved import LoadedStack
 from gatewayctl.status import core, formats, heal, inputs, live, selfheal, view
 from gatewayctl.status.core import State, state
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, console: Console) -> State:
     remedy = selfheal.remedy(result, self_heal, plan, declared)
     overall = state(result)
     if args.record is not None:
-        records.append(args.record, _record(result, overall, releases))
+        status_records.append(args.record, _record(result, overall, releases))
     if args.heal:
         _heal(remedy, kubectl, notes)
     if args.format in {"table", "wide"}:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gatewayctl.diff import decommission, risks, rotation
+from gatewayctl.diff import decommission, risks, rotation_risks
 from gatewayctl.diff import report as markdown
 from gatewayctl.diff.compare import StackDiff, compare
 from gatewayctl.diff.operations import REPLACE_FLAG
@@ -118,7 +118,7 @@ def run(
     diffs = [compare(stack, bases[stack], heads[stack], secrets, replace) for stack in names]
     diffs = _with_waves(root, prepared, diffs)
     sources = {g.name: g.source for p in head for g in p.loaded.gateways}
-    problems = rotation.lowered([c for d in diffs for c in d.rotations], sources)
+    problems = rotation_risks.lowered([c for d in diffs for c in d.rotations], sources)
     if problems:
         raise InvalidInputError(problems)
     directories = {name: p.loaded.config.declarations_dir for name, p in prepared.items()}

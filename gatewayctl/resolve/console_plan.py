@@ -35,8 +35,8 @@ from components.images import ImageReferenceError
 from components.ingress import IngressMode
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
-from gatewayctl.inputs.gateway import GatewaySpec
-from gatewayctl.inputs.releases import ReleaseFile
+from gatewayctl.inputs.gateway_declaration import GatewaySpec
+from gatewayctl.inputs.release_files import ReleaseFile
 from gatewayctl.resolve.resolved import ResolvedGateway
 
 DEFAULT_DASHBOARD_IMAGE = (
