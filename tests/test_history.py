@@ -65,7 +65,7 @@ ROLLOUT = {
 def test_an_up_is_recorded_with_its_commit_releases_images_and_blobs(
     repo: Path, tmp_path: Path
 ) -> None:
-    out, rollout = tmp_path / "history_records.jsonl", tmp_path / "rollout.json"
+    out, rollout = tmp_path / "history.jsonl", tmp_path / "rollout.json"
     rollout.write_text(json.dumps(ROLLOUT))
     args = ["--outcome", "stopped", "--rollout", str(rollout), "--workflow", "deploy"]
     run = ["--run-url", "https://github.com/o/r/actions/runs/7", "--now", "2026-12-06T10:00Z"]

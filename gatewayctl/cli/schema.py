@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli.exits import EXIT_OK
 
 if TYPE_CHECKING:
@@ -71,20 +72,16 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     """The declaration file's JSON Schema on stdout (``schemas/gateway.schema.json``)."""
-    from gatewayctl.inputs import schema
 
     if args.markdown:
-        from gatewayctl.inputs import reference
-
-        sys.stdout.write(reference.markdown(schema.declaration_schema()))
+        sys.stdout.write(lazy.reference.markdown(lazy.schema.declaration_schema()))
     else:
-        sys.stdout.write(schema.schema_text())
+        sys.stdout.write(lazy.schema.schema_text())
     return EXIT_OK
 
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """One field of the declaration file, from the same schema."""
-    from gatewayctl.inputs import schema
 
-    sys.stdout.write(schema.explain(args.field))  # raw: rich would read `[x]` as markup
+    sys.stdout.write(lazy.schema.explain(args.field))  # raw: rich would read `[x]` as markup
     return EXIT_OK
