@@ -78,7 +78,7 @@ def run_diff(repo: Path, *args: str) -> Run:
     original = diff.run
 
     def spy(*a: object, **k: object) -> diff.Result:
-        result = original(*a, **k)  # type: ignore[arg-type]
+        result = original(*a, **k)  # type: ignore[arg-type]  # passed on as they came
         results.append(result)
         return result
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -372,7 +373,7 @@ def test_an_adopted_client_and_its_roles_are_imported_by_realm_and_keycloak_id(
         for r in document["resources"]
         if r["type"].startswith("keycloak:")
     }
-    version = adoption.metadata.version("pulumi-keycloak")
+    version = metadata.version("pulumi-keycloak")
     assert keycloak == {
         "legacy-identity-client": (
             "keycloak:openid/client:Client",

@@ -27,7 +27,7 @@ CUSTOM_KINDS = {"Route", "GRPCRoute", "BackendTLSPolicy", "HTTPRoute"}
 BUILT_IN_OBJECTS = {"aws": 88 + 5, "ibm": 84 + 5, "local": 57 + 4}
 
 
-def manifests(r: render.Rendered) -> list[dict]:
+def manifests(r: render.Rendered) -> list[dict[str, Any]]:
     return [yaml.safe_load(text) for path, text in r.files.items() if path.startswith("manifests/")]
 
 
