@@ -78,7 +78,7 @@ def run_diff(repo: Path, *args: str) -> Run:
     original = diff_command.run
 
     def spy(*a: object, **k: object) -> diff_command.Result:
-        result = original(*a, **k)  # type: ignore[arg-type]
+        result = original(*a, **k)  # type: ignore[arg-type]  # passed on as they came
         results.append(result)
         return result
 

@@ -88,7 +88,7 @@ def test_an_error_after_a_first_tree_is_written_takes_it_back(
 ) -> None:
     # render --all moves the stacks' trees into place one after the other: a failure at the
     # second leaves no first either (and an interrupt is the same; see tests/test_interrupts.py).
-    written = []
+    written: list[Path] = []
     real = write_guard.finish_tree
 
     def second_fails(out: Path, staging: Path, files: Iterable[str]) -> None:

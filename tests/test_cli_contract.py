@@ -77,7 +77,7 @@ def test_without_a_document_format_a_refused_command_line_prints_nothing_on_stdo
 def _helps() -> dict[str, str]:
     top = cli.parser()
     (commands,) = [a for a in top._actions if a.dest == "command"]
-    assert commands.choices is not None
+    assert isinstance(commands.choices, dict)
     helps = {"": top.format_help()}
     for name, command in commands.choices.items():
         helps[name] = command.format_help()

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,13 @@ def test_the_configuration_runs_lint_s_checks_and_the_message_rule() -> None:
         ["commit-msg"],
     )
     assert recipe("hooks") == ["$(VENV)/bin/pre-commit install"]
+
+
+def test_mypy_checks_the_tests_and_the_lane_strictly() -> None:
+    """`make lint` and the pre-push hook run mypy without arguments: its files are these."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert {"tests", "e2e"} <= set(config["files"])
+    assert config["strict"] is True
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is needed by pre-commit")

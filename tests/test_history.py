@@ -166,8 +166,8 @@ def branch(tmp_path: Path) -> Path:
     for item in (entry(5, OLD), entry(8, "openshell-0.0.110")):
         history_records.append(root / "history" / "aws.jsonl", item)
     checks = [check(6, "Degraded"), check(7), check(9, "Degraded"), check(10), check(11)]
-    for item in checks:
-        status_records.append(root / "records" / "aws.jsonl", item)
+    for checked in checks:
+        status_records.append(root / "records" / "aws.jsonl", checked)
     return root
 
 

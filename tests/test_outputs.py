@@ -564,7 +564,7 @@ def test_import_file_refuses_a_stack_name_that_is_no_label(project: Path, stack:
 @PROPERTY
 @given(
     st.text(
-        st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=40
+        st.characters(blacklist_categories=["Cs"], blacklist_characters="\0"), max_size=40
     ).filter(lambda s: s and not s.startswith("-") and not naming.is_dns1123_label(s))
 )
 def test_no_command_accepts_a_stack_name_that_is_no_label(stack: str) -> None:

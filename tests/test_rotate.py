@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.deploy import rotate
-from gatewayctl.inputs.gateway_declaration import RotationSpec
+from gatewayctl.inputs.counters import RotationSpec
 from gatewayctl.inputs.rotation_secrets import BY_NAME, SECRETS, for_certificate
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import copy_project

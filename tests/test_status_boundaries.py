@@ -18,7 +18,7 @@ from rich.text import Text
 from gatewayctl import printing
 from gatewayctl.inputs import rotation_secrets
 from gatewayctl.status import certificates, core, formats, inputs, selfheal, view
-from gatewayctl.status.models import PreviewDigest
+from gatewayctl.status.models import PreviewDigest, UntypedDeployment
 from tests.status_builders import (
     digest,
     export,
@@ -63,7 +63,7 @@ def test_show_escapes_a_line_that_starts_a_workflow_command() -> None:
 
 def _built(resources: list[dict[str, Any]]) -> core.StackStatus:
     parsed = inputs.Inputs(
-        checkpoint=inputs.UntypedDeployment.model_validate(export(resources)).deployment,
+        checkpoint=UntypedDeployment.model_validate(export(resources)).deployment,
         refresh=PreviewDigest.model_validate(digest([refresh_step(r) for r in resources])),
     )
     return core.build("ibm", parsed, NOW)
@@ -116,7 +116,7 @@ def test_a_merged_change_awaiting_its_deploy_opens_no_second_renewal() -> None:
         for r in resources
     ]
     parsed = inputs.Inputs(
-        checkpoint=inputs.UntypedDeployment.model_validate(export(resources)).deployment,
+        checkpoint=UntypedDeployment.model_validate(export(resources)).deployment,
         refresh=PreviewDigest.model_validate(digest([refresh_step(r) for r in resources])),
         preview=PreviewDigest.model_validate(digest(preview)),
     )

@@ -41,7 +41,8 @@ _CALLBACK = re.compile(
 
 def is_console_route(props: Any) -> bool:
     """A Route whose backend is the console's Service."""
-    return get(props, "spec", "to", "name") == CONSOLE_SERVICE
+    backend: object = get(props, "spec", "to", "name")
+    return backend == CONSOLE_SERVICE
 
 
 def https_listeners(config: Any) -> tuple[str, ...]:
