@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         rotation_secrets,
         schema,
         stackfile,
+        stackschema,
         status_records,
         windows,
     )
@@ -135,6 +136,7 @@ MODULES: dict[str, str] = {
     "soak": "gatewayctl.deploy.soak",
     "stack": "gatewayctl.resolve.stack",
     "stackfile": "gatewayctl.inputs.stackfile",
+    "stackschema": "gatewayctl.inputs.stackschema",
     "status_command": "gatewayctl.status.status_command",
     "status_records": "gatewayctl.inputs.status_records",
     "steps": "gatewayctl.diff.steps",
@@ -204,6 +206,7 @@ __all__ = [
     "soak",
     "stack",
     "stackfile",
+    "stackschema",
     "status_command",
     "status_records",
     "steps",
