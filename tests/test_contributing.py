@@ -159,3 +159,24 @@ def test_make_fmt_fixes_what_lint_checks(tmp_path: Path) -> None:
     assert (
         source.read_text() == "import os\nimport sys\n\nx = [1, 2, 3]\nprint(os.sep, sys.argv, x)\n"
     )
+
+
+def test_the_regeneration_commands_print_the_committed_files() -> None:
+    """Each ``gatewayctl schema ... > FILE`` line of CONTRIBUTING.md prints FILE as committed."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    lines = re.findall(r"^\.venv/bin/python -m gatewayctl (schema[^>\n]*?) > (\S+)", text, re.M)
+    assert {file for _, file in lines} == {
+        "schemas/gateway.schema.json",
+        "docs/reference.md",
+        "schemas/stack.schema.json",
+        "docs/stack-reference.md",
+    }
+    for words, file in lines:
+        done = subprocess.run(
+            [sys.executable, "-m", "gatewayctl", *words.split()],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert done.stdout == (ROOT / file).read_text(encoding="utf-8"), file
