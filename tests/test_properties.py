@@ -1,4 +1,4 @@
-"""The SDK's per-value work on properties answered directly (gatewayctl/engine/properties.py)
+"""The SDK's per-value work on properties answered directly (gatewayctl/engine/shortcuts.py)
 gives the SDK's answers: Structs read in one pass, plain values serialised as they are,
 unknowns found without recursion, a property's Output resolved from one future, outputs typed
 back."""
@@ -19,14 +19,14 @@ from pulumi.output import Unknown
 from pulumi.runtime import rpc
 from pulumi.runtime import settings as settings_
 
-from gatewayctl.engine import offline, properties
+from gatewayctl.engine import offline, shortcuts
 from gatewayctl.engine.offline import run_program
 from tests.helpers import typed_program
 
 # --- properties read from a Struct in one pass -------------------------------------------------
 
 _SIG, _SECRET = rpc._special_sig_key, rpc._special_secret_sig
-_SDK_DESERIALIZE = properties._sdk_deserialize_properties
+_SDK_DESERIALIZE = shortcuts._sdk_deserialize_properties
 
 
 def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
@@ -84,7 +84,7 @@ def test_properties_read_in_one_pass_are_what_the_sdk_reads(
     saved = settings_.is_dry_run
     settings_.is_dry_run = lambda: dry_run  # read by both at call time
     try:
-        ours = properties.deserialize_properties(struct, keep_unknowns, keep_internal)
+        ours = shortcuts.deserialize_properties(struct, keep_unknowns, keep_internal)
         sdks = _SDK_DESERIALIZE(struct, keep_unknowns, keep_internal)
     finally:
         settings_.is_dry_run = saved
@@ -105,7 +105,7 @@ def test_properties_read_in_one_pass_follow_the_sdks_rules() -> None:
         }
     )
 
-    kept = properties.deserialize_properties(struct, keep_unknowns=True, keep_internal=False)
+    kept = shortcuts.deserialize_properties(struct, keep_unknowns=True, keep_internal=False)
 
     assert set(kept) == {"port", "later", "list", "map", "__provider", "file"}
     assert kept["port"] == 8080.0 and isinstance(kept["port"], float)
@@ -118,7 +118,7 @@ def test_properties_read_in_one_pass_follow_the_sdks_rules() -> None:
     assert kept["map"] == {_SIG: _SECRET, "value": {"token": "t", "plain": "p"}}
     assert isinstance(kept["file"], pulumi.StringAsset) and kept["file"].text == "hello"
     # Unknowns not kept read as None, and so are left out (in a list: None).
-    plain = properties.deserialize_properties(struct)
+    plain = shortcuts.deserialize_properties(struct)
     assert "later" not in plain
     assert plain["list"]["value"][2] is None
     assert plain["__internal"] is True
@@ -128,27 +128,27 @@ def test_a_registration_reads_its_properties_in_one_pass(monkeypatch: pytest.Mon
     """The engine's read of the request and the SDK's read of the response both take the
     shortcut during a run, and record what the SDK's own reading records."""
     calls: list[Any] = []
-    one_pass = properties.deserialize_properties
+    one_pass = shortcuts.deserialize_properties
 
     def counted(props_struct: Any, *args: Any, **kwargs: Any) -> Any:
         calls.append(props_struct)
         return one_pass(props_struct, *args, **kwargs)
 
-    monkeypatch.setattr(properties, "deserialize_properties", counted)
+    monkeypatch.setattr(shortcuts, "deserialize_properties", counted)
     recording, _ = run_program(typed_program, project="p", stack="s")
     read = {urn: (r.inputs, r.outputs) for urn, r in recording.resources.items()}
     registrations = len(recording.resources)
     assert len(calls) >= 2 * registrations  # request and response, nested maps besides
 
-    monkeypatch.setattr(properties, "deserialize_properties", _SDK_DESERIALIZE)
+    monkeypatch.setattr(shortcuts, "deserialize_properties", _SDK_DESERIALIZE)
     recording, _ = run_program(typed_program, project="p", stack="s")
     assert {urn: (r.inputs, r.outputs) for urn, r in recording.resources.items()} == read
 
 
 # --- plain values serialised as they are; unknowns looked for without recursion ----------------
 
-_SDK_SERIALIZE = properties._sdk_serialize_property
-_SDK_CONTAINS = properties._sdk_contains_unknowns
+_SDK_SERIALIZE = shortcuts._sdk_serialize_property
+_SDK_CONTAINS = shortcuts._sdk_contains_unknowns
 
 
 class _Colour(enum.StrEnum):
@@ -157,7 +157,7 @@ class _Colour(enum.StrEnum):
 
 @pytest.mark.parametrize("value", ["text", "", 8080, 2**70, 0.5, True, False, None])
 def test_a_plain_value_is_serialised_as_the_sdk_serialises_it(value: Any) -> None:
-    ours = offline._finish(properties.serialize_property(value, [], "key"))
+    ours = offline._finish(shortcuts.serialize_property(value, [], "key"))
     sdks = offline._finish(_SDK_SERIALIZE(value, [], "key"))
     assert ours is value and sdks is value
 
@@ -171,13 +171,13 @@ def test_other_values_and_protobuf_values_go_to_the_sdks_serialiser(
         asked.append(value)
         return await _SDK_SERIALIZE(value, *args, **kwargs)
 
-    monkeypatch.setattr(properties, "_sdk_serialize_property", sdk)
+    monkeypatch.setattr(shortcuts, "_sdk_serialize_property", sdk)
     positional = [None, None, None, False, False, True]  # resource_obj ... return_protobuf_value
     answers = [
-        offline._finish(properties.serialize_property(_Colour.RED, [], "colour")),
-        offline._finish(properties.serialize_property({"a": [1, "b"]}, [], "spec")),
-        offline._finish(properties.serialize_property(7, [], "n", return_protobuf_value=True)),
-        offline._finish(properties.serialize_property("x", [], "s", *positional)),
+        offline._finish(shortcuts.serialize_property(_Colour.RED, [], "colour")),
+        offline._finish(shortcuts.serialize_property({"a": [1, "b"]}, [], "spec")),
+        offline._finish(shortcuts.serialize_property(7, [], "n", return_protobuf_value=True)),
+        offline._finish(shortcuts.serialize_property("x", [], "s", *positional)),
     ]
 
     assert asked == [_Colour.RED, {"a": [1, "b"]}, 7, "x"]
@@ -213,7 +213,7 @@ def test_unknowns_are_found_as_the_sdk_finds_them(data: Any, share: bool, cycle:
         loop: list[Any] = [value]
         loop.append(loop)
         value = loop
-    assert properties.contains_unknowns(value) is _SDK_CONTAINS(value)
+    assert shortcuts.contains_unknowns(value) is _SDK_CONTAINS(value)
 
 
 def _unknown() -> Unknown:
@@ -225,15 +225,15 @@ def test_unknowns_are_found_at_any_depth_but_not_in_tuples() -> None:
     deep: Any = _unknown()
     for _ in range(50):
         deep = {"next": [deep]}
-    assert properties.contains_unknowns(deep) is True
-    assert properties.contains_unknowns({"a": (_unknown(),)}) is False
-    assert properties.contains_unknowns({"a": [1, "x", None, {"b": {}}]}) is False
+    assert shortcuts.contains_unknowns(deep) is True
+    assert shortcuts.contains_unknowns({"a": (_unknown(),)}) is False
+    assert shortcuts.contains_unknowns({"a": [1, "x", None, {"b": {}}]}) is False
 
 
 # --- a property's Output from one future -------------------------------------------------------
 
 # Called with a stand-in for the resource (_Res), as the program's own transfer_properties is.
-_SDK_TRANSFER: Callable[[Any, Any, bool], dict[str, Any]] = properties._sdk_transfer_properties
+_SDK_TRANSFER: Callable[[Any, Any, bool], dict[str, Any]] = shortcuts._sdk_transfer_properties
 
 
 class _Res:
@@ -269,7 +269,7 @@ def test_a_property_resolves_as_the_sdks_does(custom: bool) -> None:
         for case in cases:
             sdk_res, our_res = _Res(), _Res()
             sdk = _SDK_TRANSFER(sdk_res, props, custom)
-            ours = properties.transfer_properties(our_res, props, custom)
+            ours = shortcuts.transfer_properties(our_res, props, custom)
             for resolvers in (sdk, ours):
                 resolvers["spec"](*case)
                 resolvers["status"]("other", True, False, set(), None)
@@ -303,7 +303,7 @@ def test_a_property_resolves_as_the_sdks_does(custom: bool) -> None:
 
 # --- outputs typed back -------------------------------------------------------------------------
 
-_SDK_TRANSLATE = properties._sdk_translate
+_SDK_TRANSLATE = shortcuts._sdk_translate
 
 
 _TARGETS: list[Any] = [
@@ -334,14 +334,14 @@ def _translated(function: Any, output: Any, typ: Any) -> Any:
 @settings(max_examples=400, deadline=None)
 @given(output=_OUTPUTS, typ=st.sampled_from(_TARGETS))
 def test_outputs_are_typed_back_as_the_sdk_types_them(output: Any, typ: Any) -> None:
-    ours = _translated(properties.translate_output_properties, output, typ)
+    ours = _translated(shortcuts.translate_output_properties, output, typ)
     sdks = _translated(_SDK_TRANSLATE, output, typ)
     assert ours == sdks
     assert type(ours) is type(sdks)
 
 
 def test_plain_values_are_converted_only_where_the_sdk_converts_them() -> None:
-    translate = properties.translate_output_properties
+    translate = shortcuts.translate_output_properties
     assert translate(2.0, str, int) == 2 and type(translate(2.0, str, int)) is int
     assert type(translate(2.0, str, int | None)) is int
     assert type(translate(2.0, str, float)) is float
@@ -367,6 +367,6 @@ def test_a_typed_resources_outputs_are_the_sdks(monkeypatch: pytest.MonkeyPatch)
         return result
 
     shortened = resolved()
-    monkeypatch.setattr(properties, "translate_output_properties", _SDK_TRANSLATE)
+    monkeypatch.setattr(shortcuts, "translate_output_properties", _SDK_TRANSLATE)
     assert resolved() == shortened
     assert shortened == [["ObjectMeta", "config", {"a": "b"}], {"key": "value"}, None]

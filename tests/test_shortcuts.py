@@ -1,28 +1,30 @@
 """What the offline engine leaves out of the SDK's per-resource work
 (gatewayctl/engine/shortcuts.py) changes nothing a run produces: the mock URN and an alias's
 URN have the SDK's value, known- and secretness and resources; debug messages still reach a
-logger that asks for them; options and hooks merge as the SDK merges them. The per-value
-shortcuts are tests/test_properties.py's."""
+logger that asks for them; types are unwrapped as the SDK unwraps them. The replacements apply
+only on the SDK versions they were checked against. The per-value replacements are
+tests/test_properties.py's."""
 
 from __future__ import annotations
 
 import logging
+import tomllib
 from collections.abc import Callable
 from typing import Any
 
 import pulumi
 import pytest
-from pulumi.resource_hooks import ResourceHookBinding
-from pulumi.runtime import mocks
-from pulumi.runtime import settings as settings_
+from pulumi import _types
+from pulumi.runtime import mocks, rpc
+from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime.proto import engine_pb2
 
-from gatewayctl.engine import properties, shortcuts
+from gatewayctl.engine import shortcuts
 from gatewayctl.engine.offline import run_program
 from tests.helpers import typed_program
+from tests.support import ROOT
 
 _SDK_UNWRAP = shortcuts._sdk_unwrap_type
-_SDK_ANNOTATIONS = shortcuts._sdk_types_from_annotations
 
 
 def _facts(output: pulumi.Output[str]) -> pulumi.Output[Any]:
@@ -151,43 +153,18 @@ def test_debug_messages_reach_a_logger_that_wants_them(
     assert {registering, prepared} <= set(caplog.messages)
 
 
-def test_type_introspection_is_done_once_per_type(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_types_are_unwrapped_once_per_type(monkeypatch: pytest.MonkeyPatch) -> None:
     unwrapped: list[Any] = []
-    annotated: list[type] = []
 
     def unwrap(val: Any) -> Any:
         unwrapped.append(val)
         return _SDK_UNWRAP(val)
 
-    def annotations(cls: type) -> Any:
-        annotated.append(cls)
-        return _SDK_ANNOTATIONS(cls)
-
-    named: list[tuple[str, type]] = []
-
-    def counted(name: str, function: Any) -> Any:
-        def names(cls: type) -> Any:
-            named.append((name, cls))
-            return function(cls)
-
-        return names
-
     monkeypatch.setattr(shortcuts, "_sdk_unwrap_type", unwrap)
-    monkeypatch.setattr(shortcuts, "_sdk_types_from_annotations", annotations)
-    monkeypatch.setattr(
-        shortcuts,
-        "_sdk_names",
-        {name: counted(name, function) for name, function in shortcuts._sdk_names.items()},
-    )
-    import pulumi_kubernetes as k8s
 
     run_program(typed_program, project="p", stack="s")
 
-    assert annotated.count(k8s.core.v1.ConfigMap) == 1  # three registrations, one answer
-    assert annotated.count(k8s.core.v1.Namespace) == 1
-    # Each name map asked once per class (the SDK asked it once per registration).
-    assert sorted(named, key=repr) == sorted(set(named), key=repr)
-    assert ("_pulumi_to_py_names_from_annotations", k8s.core.v1.ConfigMap) in named
+    # Three ConfigMaps and a Namespace: each type hint asked about once, not once per value.
     assert len(unwrapped) > 0
     assert len({id(hint) for hint in unwrapped}) == len(unwrapped)
 
@@ -223,109 +200,9 @@ def test_once_per_object_keys_by_identity_and_keeps_the_object() -> None:
     assert seen == [first, equal]
 
 
-# --- options copied and hooks merged directly ---------------------------------------------------
-
-_SDK_COPY_OPTIONS = shortcuts._sdk_copy_options
-_SDK_MERGE_HOOKS = shortcuts._sdk_merge_hooks.__func__
-
-
-def _hook(args: Any) -> None:
-    return None
-
-
-class _Bindings(ResourceHookBinding):
-    """A subclass: the SDK's merge keeps its class, so the shortcut leaves it to the SDK."""
-
-
-class _Options(pulumi.ResourceOptions):
-    pass
-
-
-def _bindings_cases() -> list[Any]:
-    return [
-        None,
-        ResourceHookBinding(),
-        ResourceHookBinding(before_create=[_hook]),
-        ResourceHookBinding(on_error=[]),  # an empty list is not None: merged by the SDK
-        _Bindings(),
-    ]
-
-
-def _state(value: Any) -> Any:
-    """What a binding or options object holds, by value (its class and attributes)."""
-    if isinstance(value, (ResourceHookBinding, pulumi.ResourceOptions)):
-        return type(value), {key: _state(item) for key, item in vars(value).items()}
-    return value
-
-
-@pytest.mark.parametrize("first", range(5))
-@pytest.mark.parametrize("second", range(5))
-def test_hooks_merge_as_the_sdk_merges_them(first: int, second: int) -> None:
-    one, two = _bindings_cases()[first], _bindings_cases()[second]
-    merged = shortcuts.merge_hooks(ResourceHookBinding, one, two)
-    assert _state(merged) == _state(_SDK_MERGE_HOOKS(ResourceHookBinding, one, two))
-    assert merged is not one and merged is not two
-
-
-def test_hooks_that_are_not_bindings_are_refused_as_the_sdk_refuses_them() -> None:
-    with pytest.raises(TypeError, match="Expected bindings2 to be a ResourceHookBinding"):
-        # A string where a binding belongs is the point of the test.
-        shortcuts.merge_hooks(ResourceHookBinding, None, "hooks")  # type: ignore[arg-type]
-
-
-def _options_cases() -> list[pulumi.ResourceOptions]:
-    parent = pulumi.ComponentResource("test:index:Outer", "outer")
-    return [
-        pulumi.ResourceOptions(),
-        pulumi.ResourceOptions(version="4.0.0", plugin_download_url="https://example.invalid"),
-        pulumi.ResourceOptions(parent=parent, depends_on=[parent], protect=True),
-        pulumi.ResourceOptions(
-            aliases=[pulumi.Alias(type_="kubernetes:core/v1:Secret")],
-            ignore_changes=["data"],
-            hooks=ResourceHookBinding(after_create=[_hook]),
-        ),
-        _Options(retain_on_delete=True),
-    ]
-
-
-def test_options_are_copied_and_merged_as_the_sdk_does_it() -> None:
-    def program() -> None:
-        cases = _options_cases()
-        for options in cases:
-            copied = shortcuts.copy_options(options)
-            assert copied is not options
-            assert _state(copied) == _state(_SDK_COPY_OPTIONS(options))
-        expected = []
-        for one in cases:
-            for two in cases:
-                expected.append(_state(pulumi.ResourceOptions.merge(one, two)))
-        with shortcuts.applied():
-            assert pulumi.ResourceOptions._copy is not _SDK_COPY_OPTIONS
-            shortened = [
-                _state(pulumi.ResourceOptions.merge(one, two)) for one in cases for two in cases
-            ]
-        assert shortened == expected
-        assert len(expected) == 25
-
-    run_program(program, project="p", stack="s")
-    # Put back as they were: the classmethod itself, not a method bound to the class.
-    assert vars(ResourceHookBinding)["merge"] is shortcuts._sdk_merge_hooks
-    assert vars(pulumi.ResourceOptions)["_copy"] is _SDK_COPY_OPTIONS
-
-
 def _registrations() -> dict[str, Any]:
     recording, _ = run_program(typed_program, project="p", stack="s")
     return {urn: (r.inputs, r.outputs, r.dependencies) for urn, r in recording.resources.items()}
-
-
-def test_a_run_with_options_copied_directly_registers_what_the_sdk_registers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    shortened = _registrations()
-    monkeypatch.setattr(shortcuts, "copy_options", _SDK_COPY_OPTIONS)
-    monkeypatch.setattr(shortcuts, "merge_hooks", _SDK_MERGE_HOOKS)
-    assert _registrations() == shortened
-    assert len(shortened) == 4
 
 
 # --- a property's Output from one future; an alias's URN directly ------------------------------
@@ -378,7 +255,7 @@ def test_a_run_with_properties_and_aliases_shortened_registers_what_the_sdk_regi
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     shortened = _registrations()
-    monkeypatch.setattr(properties, "transfer_properties", properties._sdk_transfer_properties)
+    monkeypatch.setattr(shortcuts, "transfer_properties", shortcuts._sdk_transfer_properties)
     monkeypatch.setattr(shortcuts, "collapse_alias_to_urn", _SDK_ALIAS)
     assert _registrations() == shortened
     assert shortened["urn:pulumi:s::p::kubernetes:core/v1:Namespace::tenant"][0] == {
@@ -388,31 +265,63 @@ def test_a_run_with_properties_and_aliases_shortened_registers_what_the_sdk_regi
     }
 
 
-# --- settings read in one call ------------------------------------------------------------------
+# --- the version guard ------------------------------------------------------------------------
 
 
-def test_settings_are_read_as_the_sdk_reads_them() -> None:
-    from pulumi import _utils
+def _in_place() -> dict[str, Any]:
+    """What the SDK's modules hold, by the name each replacement takes."""
+    return {
+        "_get_stack_trace": sdk_resource._get_stack_trace,
+        "create_urn": sdk_resource.create_urn,
+        "collapse_alias_to_urn": vars(pulumi.resource)["collapse_alias_to_urn"],
+        "debug": pulumi.log.debug,
+        "unwrap_type": _types.unwrap_type,
+        "deserialize_properties": rpc.deserialize_properties,
+        "serialize_property": rpc.serialize_property,
+        "contains_unknowns": rpc.contains_unknowns,
+        "transfer_properties": rpc.transfer_properties,
+        "translate_output_properties": rpc.translate_output_properties,
+    }
 
-    def program() -> Any:
-        holder = type(settings_.SETTINGS)
-        names = [n for n, v in vars(holder).items() if isinstance(v, _utils.ContextProperty)]
-        assert len(names) >= 10
-        for name in names:
-            prop = vars(holder)[name]
-            ours = shortcuts.context_get(prop, settings_.SETTINGS, holder)
-            assert ours is shortcuts._sdk_context_get(prop, settings_.SETTINGS, holder), name
-            assert shortcuts.context_get(prop, None, holder) is prop
-        return names
 
-    _, names = run_program(program, project="p", stack="s")
-    assert "project" in names and "outputs" in names
+def test_on_an_sdk_version_not_checked_the_sdks_own_functions_stay(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sdks = _in_place()
+    logger = "gatewayctl.engine.shortcuts"
+    with caplog.at_level(logging.DEBUG, logger=logger), shortcuts.applied("3.999.0"):
+        during = _in_place()
+    assert all(during[name] is sdks[name] for name in sdks)
+    assert len(sdks) == 10
+    assert caplog.messages == [
+        "pulumi SDK 3.999.0: the offline render's SDK replacements were checked against "
+        "3.272.0 and are not applied (the same render, slower; gatewayctl/engine/shortcuts.py)"
+    ]
 
-    mapping = _utils.ContextProperty(name="mapping", default={"a": 1})
-    plain = _utils.ContextProperty(name="plain", default="value")
-    for prop in (mapping, plain):
-        assert shortcuts.context_get(prop, object(), None) is shortcuts._sdk_context_get(
-            prop, object(), None
-        )
-    assert shortcuts.context_get(mapping, object(), None) is mapping  # a dict: the property
-    assert shortcuts.context_get(plain, object(), None) == "value"
+
+def test_on_a_checked_sdk_version_every_replacement_is_in_place_and_put_back() -> None:
+    sdks = _in_place()
+    with shortcuts.applied("3.272.0"):
+        during = _in_place()
+    assert [name for name in sdks if during[name] is sdks[name]] == []
+    assert during["create_urn"] is shortcuts.create_urn
+    assert during["deserialize_properties"] is shortcuts.deserialize_properties
+    assert all(_in_place()[name] is sdks[name] for name in sdks)
+
+
+def test_a_run_on_an_sdk_version_not_checked_registers_what_a_shortened_run_registers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shortened = _registrations()
+    monkeypatch.setattr(shortcuts, "CHECKED_AGAINST", ("3.999.0",))
+    assert _registrations() == shortened
+    assert len(shortened) == 4
+
+
+def test_the_locked_sdk_is_one_the_replacements_were_checked_against() -> None:
+    # Moving pulumi in uv.lock fails here until the files the module docstring names are read
+    # again against the new version, and the version is added to CHECKED_AGAINST.
+    lock = tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
+    (locked,) = [p["version"] for p in lock["package"] if p["name"] == "pulumi"]
+    assert locked in shortcuts.CHECKED_AGAINST
+    assert shortcuts.installed_version() == locked
