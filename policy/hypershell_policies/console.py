@@ -41,7 +41,7 @@ _CALLBACK = re.compile(
 
 def is_console_route(props: Any) -> bool:
     """A Route whose backend is the console's Service."""
-    return get(props, "spec", "to", "name") == CONSOLE_SERVICE
+    return bool(get(props, "spec", "to", "name") == CONSOLE_SERVICE)
 
 
 def https_listeners(config: Any) -> tuple[str, ...]:

@@ -34,7 +34,7 @@ CONSOLE_SERVICE = "openshell-console"
 
 
 def _to_console(props: Any) -> bool:
-    return get(props, "spec", "to", "name") == CONSOLE_SERVICE
+    return bool(get(props, "spec", "to", "name") == CONSOLE_SERVICE)
 
 
 def validate_route_tls(args: ResourceValidationArgs, report: ReportViolation) -> None:
