@@ -13,9 +13,19 @@ snake_case keys inside lists are not translated (``_from`` would reach the API s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
 from components import naming
+from components.exposure_types import (
+    ConsoleExposure,
+    ConsoleHttpRoute,
+    ConsolePortForward,
+    ConsoleRoute,
+    GatewayExposure,
+    GrpcRouteExposure,
+    NoExposure,
+    RouteExposure,
+)
 
 DEFAULT_DENY = "openshell-default-deny-ingress"
 SANDBOX_SSH = "openshell-gateway-sandbox-ssh"
@@ -74,13 +84,28 @@ def tenant_policies(namespace: str, metrics_namespace: str | None) -> dict[str, 
     return policies
 
 
-def ingress_policy(source_namespace: str, *, openshift_router: bool) -> dict[str, Any]:
-    """Allow the router (Route mode) or the shared Gateway's namespace to reach gRPC.
+def ingress_peers(exposure: GatewayExposure | ConsoleExposure) -> list[dict[str, Any]]:
+    """What reaches a gateway or its console from outside: the router's namespace (Route) or
+    the shared Gateway's (GRPCRoute, HTTPRoute); nothing when it is not exposed.
 
     On OpenShift, routers on the host network are matched by the ingress policy group label,
-    not by their namespace name, so Route mode allows both peers.
+    not by their namespace name, so a Route allows both peers.
     """
-    peers = [_namespace(source_namespace)]
-    if openshift_router:
-        peers.append({"namespaceSelector": {"matchLabels": {OPENSHIFT_INGRESS_POLICY_GROUP: ""}}})
+    match exposure:
+        case RouteExposure() | ConsoleRoute():
+            return [
+                _namespace(exposure.router_namespace),
+                {"namespaceSelector": {"matchLabels": {OPENSHIFT_INGRESS_POLICY_GROUP: ""}}},
+            ]
+        case GrpcRouteExposure() | ConsoleHttpRoute():
+            return [_namespace(exposure.gateway.namespace)]
+        case NoExposure() | ConsolePortForward():
+            return []
+        case _:
+            assert_never(exposure)
+
+
+def ingress_policy(exposure: GatewayExposure) -> dict[str, Any]:
+    """Allow what reaches the gateway from outside (:func:`ingress_peers`) to its gRPC port."""
+    peers = ingress_peers(exposure)
     return _ingress({"matchLabels": naming.selector_labels()}, peers, _tcp(naming.GRPC_PORT))

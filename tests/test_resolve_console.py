@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.console_types import ConsoleHttpRoute, ConsolePortForward, ConsoleRoute
+from components.exposure_types import ConsoleHttpRoute, ConsolePortForward, ConsoleRoute
 from gatewayctl.resolve.console import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
 from tests.builders import (
     BASE_DOMAIN,

@@ -36,7 +36,7 @@ from gatewayctl.inputs.yamlwrite import dump_yaml
 from gatewayctl.resolve.console import console_cell, console_entry
 from gatewayctl.resolve.identity import access_entry
 from gatewayctl.resolve.preparation import Prepared
-from gatewayctl.resolve.resolved import LoadedStack
+from gatewayctl.resolve.resolved import LoadedStack, SignIn
 
 CLUSTER_SCOPED = "_cluster"
 _K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -52,7 +52,7 @@ class GatewaySummary:
     release: str | None = None
     release_pinned: bool = False
     image_overrides: tuple[str, ...] = ()
-    sign_in: str = "unset"
+    sign_in: SignIn = "unset"
     """How people sign in: keycloak, oidc, none (declared) or unset
     (``gatewayctl.resolve.identity``)."""
     console: str | None = None

@@ -18,26 +18,26 @@ which images it runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import assert_never
 
 from components import images
-from components.console_types import (
+from components.console_types import ConsoleSettings, console_client_id, console_host
+from components.exposure_types import (
     ConsoleExposure,
     ConsoleHttpRoute,
     ConsolePortForward,
     ConsoleRoute,
-    ConsoleSettings,
-    console_client_id,
-    console_host,
+    SharedGateway,
+    kind_of,
 )
-from components.exposure_types import SharedGateway
 from components.hostnames import HostnameError, check_dns_name
 from components.images import ImageReferenceError
-from components.ingress import IngressMode
+from components.ingress import IngressMode, reaches_outside
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
 from gatewayctl.inputs.gateway import GatewaySpec
 from gatewayctl.inputs.releases import ReleaseFile
-from gatewayctl.resolve.resolved import ResolvedGateway
+from gatewayctl.resolve.resolved import ResolvedGateway, SignIn
 
 DEFAULT_DASHBOARD_IMAGE = (
     "quay.io/gkrumbach07/openshell-dashboard"
@@ -57,7 +57,7 @@ def resolve_console(
     namespace: str,
     cluster_name: str,
     cluster: ClusterConfig,
-    keycloak: bool,
+    sign_in: SignIn,
     release: ReleaseFile | None,
     production: bool,
 ) -> tuple[ConsoleSettings | None, list[Problem]]:
@@ -66,14 +66,8 @@ def resolve_console(
     if not console.enabled:
         return None, []
     problems: list[Problem] = []
-    if not keycloak:
-        why = (
-            "the gateway brings its own issuer (spec.oidc)"
-            if spec.oidc is not None
-            else "the gateway declares signIn: none"
-            if spec.sign_in == "none"
-            else f"cluster {cluster_name!r} has no identity.keycloak"
-        )
+    why = _no_keycloak(sign_in, cluster_name)
+    if why is not None:
         problems.append(
             Problem(
                 display, FIELD, f"the console signs people in with the cluster's Keycloak: {why}"
@@ -137,6 +131,22 @@ def resolve_console(
     )
 
 
+def _no_keycloak(sign_in: SignIn, cluster_name: str) -> str | None:
+    """Why a gateway signing people in as ``sign_in`` has no client of the cluster's Keycloak
+    for its console; None when it has one."""
+    match sign_in:
+        case "keycloak":
+            return None
+        case "oidc":
+            return "the gateway brings its own issuer (spec.oidc)"
+        case "none":
+            return "the gateway declares signIn: none"
+        case "unset":
+            return f"cluster {cluster_name!r} has no identity.keycloak"
+        case _:
+            assert_never(sign_in)
+
+
 def _exposure(
     display: str,
     namespace: str,
@@ -145,7 +155,7 @@ def _exposure(
     problems: list[Problem],
 ) -> ConsoleExposure | None:
     mode = cluster.ingress_mode
-    if mode is IngressMode.NONE:
+    if not reaches_outside(mode):
         return ConsolePortForward()
     if cluster.base_domain is None:
         problems.append(
@@ -162,16 +172,24 @@ def _exposure(
     except HostnameError as error:
         problems.append(Problem(display, FIELD, str(error)))
         return None
-    if mode is IngressMode.ROUTE:
-        return ConsoleRoute(host=host, router_namespace=cluster.ingress.router_namespace)
     shared = cluster.ingress.gateway
-    assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
-    return ConsoleHttpRoute(
-        host=host,
-        gateway=SharedGateway(
-            name=shared.name, namespace=shared.namespace, section_name=shared.https_section_name
-        ),
-    )
+    match mode:
+        case IngressMode.ROUTE:
+            return ConsoleRoute(host=host, router_namespace=cluster.ingress.router_namespace)
+        case IngressMode.GATEWAY_API:
+            assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
+            return ConsoleHttpRoute(
+                host=host,
+                gateway=SharedGateway(
+                    name=shared.name,
+                    namespace=shared.namespace,
+                    section_name=shared.https_section_name,
+                ),
+            )
+        case IngressMode.NONE:
+            return ConsolePortForward()
+        case _:
+            assert_never(mode)
 
 
 def console_entry(gateway: ResolvedGateway, address: str | None) -> Mapping[str, object] | None:
@@ -180,14 +198,9 @@ def console_entry(gateway: ResolvedGateway, address: str | None) -> Mapping[str,
     settings, identity = gateway.args.console, gateway.args.identity
     if settings is None or identity is None:
         return None
-    reached = {
-        ConsoleRoute: "route",
-        ConsoleHttpRoute: "httproute",
-        ConsolePortForward: "port-forward",
-    }[type(settings.exposure)]
     return {
         "address": address,
-        "exposure": reached,
+        "exposure": kind_of(settings.exposure),
         "clientId": console_client_id(identity.client_id),
         "images": {"dashboard": settings.dashboard_image, "oauth2Proxy": settings.proxy_image},
     }

@@ -8,6 +8,7 @@ gateways are :mod:`gatewayctl.resolve.stack`'s.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import assert_never
 
 from components import images, naming
 from components.database_types import DatabaseEndpoint
@@ -22,7 +23,7 @@ from components.exposure_types import (
 from components.gateway_types import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname
 from components.images import ImageReferenceError
-from components.ingress import IngressMode
+from components.ingress import IngressMode, reaches_outside
 from components.rotation import Rotation
 from components.settings import from_fields
 from gatewayctl.errors import Problem
@@ -95,7 +96,7 @@ def resolve_gateway(
         namespace=namespace,
         cluster_name=cluster_name,
         cluster=cluster,
-        keycloak=sign_in.identity is not None,
+        sign_in=sign_in.mode,
         release=release,
         production=config.production,
     )
@@ -105,7 +106,7 @@ def resolve_gateway(
 
     # An explicit host is checked whenever it is written, even if unused (exposure disabled or
     # mode none), so a declaration stays valid when it moves to another cluster.
-    exposed = spec.exposure.enabled and mode is not IngressMode.NONE
+    exposed = spec.exposure.enabled and reaches_outside(mode)
     hostname: str | None = None
     if exposed or spec.exposure.host is not None:
         try:
@@ -205,17 +206,23 @@ def resolve_gateway(
 def _exposure(host: str | None, cluster: ClusterConfig) -> GatewayExposure:
     """How the gateway is reached, decided once. ``host`` is None when it is not exposed."""
     mode, shared = cluster.ingress_mode, cluster.ingress.gateway
-    if host is None or mode is IngressMode.NONE:
+    if host is None:
         return NoExposure()
-    if mode is IngressMode.ROUTE:
-        return RouteExposure(host=host, router_namespace=cluster.ingress.router_namespace)
-    assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
-    return GrpcRouteExposure(
-        host=host,
-        gateway=SharedGateway(
-            name=shared.name, namespace=shared.namespace, section_name=shared.section_name
-        ),
-    )
+    match mode:
+        case IngressMode.ROUTE:
+            return RouteExposure(host=host, router_namespace=cluster.ingress.router_namespace)
+        case IngressMode.GATEWAY_API:
+            assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
+            return GrpcRouteExposure(
+                host=host,
+                gateway=SharedGateway(
+                    name=shared.name, namespace=shared.namespace, section_name=shared.section_name
+                ),
+            )
+        case IngressMode.NONE:
+            return NoExposure()
+        case _:
+            assert_never(mode)
 
 
 def _mirror_problem(
@@ -368,10 +375,16 @@ def _outside_listener(
     """In gateway-api mode TLS ends at the shared Gateway's listener, whose certificate is the
     wildcard ``*.<baseDomain>``: a GRPCRoute for any other host is not accepted (or is served
     the wrong certificate). Route mode passes TLS through to the tenant's own certificate."""
-    if mode is not IngressMode.GATEWAY_API or base_domain is None:
-        return []
-    if host.endswith("." + base_domain) and "." not in host.removesuffix("." + base_domain):
-        return []
+    match mode:
+        case IngressMode.GATEWAY_API:
+            if base_domain is None:
+                return []
+            if host.endswith("." + base_domain) and "." not in host.removesuffix("." + base_domain):
+                return []
+        case IngressMode.ROUTE | IngressMode.NONE:
+            return []
+        case _:
+            assert_never(mode)
     return [
         Problem(
             display,

@@ -3,8 +3,8 @@ certificates that cover the exposed hostnames."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, assert_never
 
 from pulumi_policy import (
     PolicyResource,
@@ -15,7 +15,10 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from ._props import GATEWAY_LABEL, MANAGED_LABEL, describe, elements, get, kind_of
+from ._props import EXPOSURE_KINDS, GATEWAY_LABEL, MANAGED_LABEL, describe, elements, get, kind_of
+
+if TYPE_CHECKING:
+    from components.exposure_types import ExposureKind
 
 GATEWAY_COMPONENT = "hypershell:gateway:Gateway"
 CERT_REQUEST = "tls:index/certRequest:CertRequest"
@@ -148,12 +151,48 @@ def gateway_of(resource: PolicyResource) -> str | None:
     return label if isinstance(label, str) else None
 
 
+Hosts = Callable[[Any], list[tuple[str, Any]]]
+"""``(field, host)`` an exposing object's properties name."""
+
+
+def _route_host(props: Any) -> list[tuple[str, Any]]:
+    """A Route's one host, which may be missing (None: the router would make one up)."""
+    return [("spec.host", get(props, "spec", "host"))]
+
+
+def _hostnames(props: Any) -> list[tuple[str, Any]]:
+    """A Gateway API route's hostnames."""
+    return [
+        (f"spec.hostnames[{i}]", h) for i, h in enumerate(elements(get(props, "spec", "hostnames")))
+    ]
+
+
+def gateway_exposure(kind: ExposureKind) -> tuple[tuple[str, str], Hosts] | None:
+    """The object (group, kind) that exposes a gateway of ``kind`` and its hosts; None when no
+    object exposes a gateway as ``kind`` (an HTTPRoute only ever exposes a console, whose TLS
+    ends at the shared Gateway with its certificate)."""
+    match kind:
+        case "route":
+            return ROUTE, _route_host
+        case "grpcroute":
+            return GRPC_ROUTE, _hostnames
+        case "httproute" | "none" | "port-forward":
+            return None
+        case _:
+            assert_never(kind)
+
+
+GATEWAY_EXPOSURES: dict[tuple[str, str], Hosts] = dict(
+    exposure for kind in EXPOSURE_KINDS if (exposure := gateway_exposure(kind)) is not None
+)
+"""The kinds of object that expose a gateway (a Route may be a console's), with their hosts."""
+
+
 def exposed_hosts(resource: PolicyResource) -> list[tuple[str, Any]]:
-    """``(field, host)`` a Route or GRPCRoute exposes; a Route's host may be missing (None)."""
-    if kind_of(resource.resource_type) == ROUTE:
-        return [("spec.host", get(resource.props, "spec", "host"))]
-    hostnames = elements(get(resource.props, "spec", "hostnames"))
-    return [(f"spec.hostnames[{i}]", host) for i, host in enumerate(hostnames)]
+    """``(field, host)`` an object of :data:`GATEWAY_EXPOSURES` exposes."""
+    group_kind = kind_of(resource.resource_type)
+    hosts = GATEWAY_EXPOSURES.get(group_kind) if group_kind is not None else None
+    return hosts(resource.props) if hosts is not None else []
 
 
 def covers(san: str, host: str) -> bool:
@@ -175,7 +214,7 @@ def validate_server_sans(args: StackValidationArgs, report: ReportViolation) -> 
     routes = [
         r
         for r in args.resources
-        if kind_of(r.resource_type) in (ROUTE, GRPC_ROUTE) and not _to_console(r.props)
+        if kind_of(r.resource_type) in GATEWAY_EXPOSURES and not _to_console(r.props)
     ]
     for route in routes:
         if _cell(route, get(route.props, "metadata", "namespace")) not in tenants:
