@@ -12,8 +12,7 @@ from pulumi_kubernetes.networking.v1 import NetworkPolicy
 
 from components import naming
 from components.console_types import ALLOW_CONSOLE, ALLOW_ROUTER, PROXY_PORT, selector_labels
-from components.exposure_types import ConsoleExposure
-from components.network import ingress_peers
+from components.exposure_types import ConsoleExposure, ingress_peers
 from components.wire import wire
 
 
@@ -46,7 +45,7 @@ def allow_router(
     *,
     opts: pulumi.ResourceOptions,
 ) -> NetworkPolicy:
-    """Ingress to the proxy from what reaches the console (``network.ingress_peers``)."""
+    """Ingress to the proxy from what reaches the console (``exposure_types.ingress_peers``)."""
     peers = ingress_peers(exposure)
     return NetworkPolicy(
         f"{name}-netpol-allow-router",

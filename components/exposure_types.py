@@ -12,7 +12,10 @@ writes), :data:`GatewayExposure` and :data:`ConsoleExposure` hold the data of ea
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, assert_never, get_args
+from typing import Any, Final, Literal, assert_never, get_args
+
+from components.ingress import IngressMode
+from components.naming import NAMESPACE_NAME_LABEL
 
 WAIT_FOR = "pulumi.com/waitFor"
 # The router admits a Route per router shard; the first is the default router.
@@ -135,3 +138,48 @@ def exposed_by(kind: ExposureKind) -> tuple[str, str] | None:
             return None
         case _:
             assert_never(kind)
+
+
+def routed_by(mode: IngressMode | None) -> tuple[str, str] | None:
+    """(the kind of the object that routes a gateway's host, where that host's DNS points) in
+    ``mode``; None when nothing outside the cluster reaches the gateway (or ``mode`` is one
+    this program does not know: a plan's ``ingressMode``, :func:`components.ingress.known_mode`)."""
+    match mode:
+        case IngressMode.ROUTE:
+            return "Route", "the cluster's router"
+        case IngressMode.GATEWAY_API:
+            return "GRPCRoute", "the cluster's shared Gateway"
+        case IngressMode.NONE | None:
+            return None
+        case _:
+            assert_never(mode)
+
+
+# OpenShift labels the namespaces of host-network routers with this policy group.
+OPENSHIFT_INGRESS_POLICY_GROUP = "policy-group.network.openshift.io/ingress"
+
+
+def _namespace(name: str) -> dict[str, Any]:
+    return {"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: name}}}
+
+
+def ingress_peers(exposure: GatewayExposure | ConsoleExposure) -> list[dict[str, Any]]:
+    """What reaches a gateway or its console from outside, as NetworkPolicy peers: the router's
+    namespace (Route) or the shared Gateway's (GRPCRoute, HTTPRoute); nothing when it is not
+    exposed.
+
+    On OpenShift, routers on the host network are matched by the ingress policy group label,
+    not by their namespace name, so a Route allows both peers.
+    """
+    match exposure:
+        case RouteExposure() | ConsoleRoute():
+            return [
+                _namespace(exposure.router_namespace),
+                {"namespaceSelector": {"matchLabels": {OPENSHIFT_INGRESS_POLICY_GROUP: ""}}},
+            ]
+        case GrpcRouteExposure() | ConsoleHttpRoute():
+            return [_namespace(exposure.gateway.namespace)]
+        case NoExposure() | ConsolePortForward():
+            return []
+        case _:
+            assert_never(exposure)

@@ -13,19 +13,10 @@ snake_case keys inside lists are not translated (``_from`` would reach the API s
 
 from __future__ import annotations
 
-from typing import Any, assert_never
+from typing import Any
 
 from components import naming
-from components.exposure_types import (
-    ConsoleExposure,
-    ConsoleHttpRoute,
-    ConsolePortForward,
-    ConsoleRoute,
-    GatewayExposure,
-    GrpcRouteExposure,
-    NoExposure,
-    RouteExposure,
-)
+from components.exposure_types import GatewayExposure, ingress_peers
 
 DEFAULT_DENY = "openshell-default-deny-ingress"
 SANDBOX_SSH = "openshell-gateway-sandbox-ssh"
@@ -33,9 +24,6 @@ SANDBOX_SSH_V2 = "openshell-gateway-sandbox-ssh-v2"
 ALLOW_SANDBOX = "openshell-gateway-allow-sandbox-v2"
 ALLOW_METRICS = "openshell-gateway-allow-metrics"
 ALLOW_ROUTER = "openshell-gateway-allow-router"
-
-# OpenShift labels the namespaces of host-network routers with this policy group.
-OPENSHIFT_INGRESS_POLICY_GROUP = "policy-group.network.openshift.io/ingress"
 
 _SANDBOX_V2 = {
     "matchExpressions": [{"key": "agents.x-k8s.io/sandbox-name-hash", "operator": "Exists"}]
@@ -82,27 +70,6 @@ def tenant_policies(namespace: str, metrics_namespace: str | None) -> dict[str, 
             gateway_pods, [_namespace(metrics_namespace)], _tcp(naming.METRICS_PORT)
         )
     return policies
-
-
-def ingress_peers(exposure: GatewayExposure | ConsoleExposure) -> list[dict[str, Any]]:
-    """What reaches a gateway or its console from outside: the router's namespace (Route) or
-    the shared Gateway's (GRPCRoute, HTTPRoute); nothing when it is not exposed.
-
-    On OpenShift, routers on the host network are matched by the ingress policy group label,
-    not by their namespace name, so a Route allows both peers.
-    """
-    match exposure:
-        case RouteExposure() | ConsoleRoute():
-            return [
-                _namespace(exposure.router_namespace),
-                {"namespaceSelector": {"matchLabels": {OPENSHIFT_INGRESS_POLICY_GROUP: ""}}},
-            ]
-        case GrpcRouteExposure() | ConsoleHttpRoute():
-            return [_namespace(exposure.gateway.namespace)]
-        case NoExposure() | ConsolePortForward():
-            return []
-        case _:
-            assert_never(exposure)
 
 
 def ingress_policy(exposure: GatewayExposure) -> dict[str, Any]:

@@ -25,8 +25,8 @@ from typing import Any, assert_never
 from components import naming
 from components.console_types import SECRET as CONSOLE_SECRET
 from components.credentials import known_driver
-from components.exposure_types import exposed_by, known_kind
-from components.ingress import IngressMode, known_mode
+from components.exposure_types import exposed_by, known_kind, routed_by
+from components.ingress import known_mode
 from gatewayctl.diff.plan import Key, index, owning_gateway
 from gatewayctl.inputs.decommissions import SETTINGS as RECORDS
 
@@ -47,21 +47,6 @@ HOLDS = {
 """What each Secret a gateway's namespace holds (``components/pki.py``, ``database.py``,
 ``workload.py``, ``console_client.py``)."""
 CONFIG_FILE = "gateway.toml"  # components.gateway_config.CONFIG_FILE
-
-
-def routed_by(mode: IngressMode | None) -> tuple[str, str] | None:
-    """(the kind of the object that routes a gateway's host, where that host's DNS points) in
-    ``mode``; None when nothing outside the cluster reaches the gateway (or ``mode`` is one
-    this program does not know)."""
-    match mode:
-        case IngressMode.ROUTE:
-            return "Route", "the cluster's router"
-        case IngressMode.GATEWAY_API:
-            return "GRPCRoute", "the cluster's shared Gateway"
-        case IngressMode.NONE | None:
-            return None
-        case _:
-            assert_never(mode)
 
 
 def removed_gateways(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -5,11 +5,11 @@ which images it runs.
   confidential client next to the gateway's; a gateway with its own issuer or ``signIn: none``
   has no such client) and a gateway that is not deliberately hidden (``spec.exposure.enabled:
   false`` refuses a console: the operator said the gateway is not reached from outside).
-- The cluster's ingress mode decides the exposure: ``route`` an edge Route, ``gateway-api`` an
-  HTTPRoute on the shared Gateway's HTTPS listener, both at ``console-<namespace>.<baseDomain>``
-  (a base domain is required); ``none`` deploys the console unexposed, reached with ``kubectl
-  port-forward`` at ``http://localhost:4180`` (what a cluster without ingress offers for the
-  gateway too; docs/design-notes.md, "The web console").
+- The cluster's ingress mode decides the exposure (``gatewayctl.resolve.exposure``): ``route``
+  an edge Route, ``gateway-api`` an HTTPRoute on the shared Gateway's HTTPS listener, both at
+  ``console-<namespace>.<baseDomain>`` (a base domain is required); ``none`` deploys the console
+  unexposed, reached with ``kubectl port-forward`` at ``http://localhost:4180`` (what a cluster
+  without ingress offers for the gateway too; docs/design-notes.md, "The web console").
 - Images: ``spec.console.images`` > the gateway's release (``console``, ``oauth2Proxy``,
   optional) > upstream's defaults; then the cluster's registry mirrors. A production stack
   runs them by digest like every other image.
@@ -22,21 +22,15 @@ from typing import assert_never
 
 from components import images
 from components.console_types import ConsoleSettings, console_client_id, console_host
-from components.exposure_types import (
-    ConsoleExposure,
-    ConsoleHttpRoute,
-    ConsolePortForward,
-    ConsoleRoute,
-    SharedGateway,
-    kind_of,
-)
+from components.exposure_types import ConsoleExposure, kind_of
 from components.hostnames import HostnameError, check_dns_name
 from components.images import ImageReferenceError
-from components.ingress import IngressMode, reaches_outside
+from components.ingress import reaches_outside
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
 from gatewayctl.inputs.gateway import GatewaySpec
 from gatewayctl.inputs.releases import ReleaseFile
+from gatewayctl.resolve.exposure import console_exposure
 from gatewayctl.resolve.resolved import ResolvedGateway, SignIn
 
 DEFAULT_DASHBOARD_IMAGE = (
@@ -154,9 +148,8 @@ def _exposure(
     cluster: ClusterConfig,
     problems: list[Problem],
 ) -> ConsoleExposure | None:
-    mode = cluster.ingress_mode
-    if not reaches_outside(mode):
-        return ConsolePortForward()
+    if not reaches_outside(cluster.ingress_mode):
+        return console_exposure(None, cluster)
     if cluster.base_domain is None:
         problems.append(
             Problem(
@@ -172,24 +165,7 @@ def _exposure(
     except HostnameError as error:
         problems.append(Problem(display, FIELD, str(error)))
         return None
-    shared = cluster.ingress.gateway
-    match mode:
-        case IngressMode.ROUTE:
-            return ConsoleRoute(host=host, router_namespace=cluster.ingress.router_namespace)
-        case IngressMode.GATEWAY_API:
-            assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
-            return ConsoleHttpRoute(
-                host=host,
-                gateway=SharedGateway(
-                    name=shared.name,
-                    namespace=shared.namespace,
-                    section_name=shared.https_section_name,
-                ),
-            )
-        case IngressMode.NONE:
-            return ConsolePortForward()
-        case _:
-            assert_never(mode)
+    return console_exposure(host, cluster)
 
 
 def console_entry(gateway: ResolvedGateway, address: str | None) -> Mapping[str, object] | None:

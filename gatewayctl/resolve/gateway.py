@@ -8,22 +8,14 @@ gateways are :mod:`gatewayctl.resolve.stack`'s.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import assert_never
 
 from components import images, naming
 from components.database_types import DatabaseEndpoint
 from components.deployment import WorkloadSettings
-from components.exposure_types import (
-    GatewayExposure,
-    GrpcRouteExposure,
-    NoExposure,
-    RouteExposure,
-    SharedGateway,
-)
 from components.gateway_types import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname
 from components.images import ImageReferenceError
-from components.ingress import IngressMode, reaches_outside
+from components.ingress import reaches_outside
 from components.rotation import Rotation
 from components.settings import from_fields
 from gatewayctl.errors import Problem
@@ -34,6 +26,7 @@ from gatewayctl.inputs.releases import ReleaseFile, known
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve import credentials
 from gatewayctl.resolve.console import resolve_console
+from gatewayctl.resolve.exposure import gateway_exposure, outside_listener
 from gatewayctl.resolve.identity import (
     resolve_sign_in,
 )
@@ -115,7 +108,7 @@ def resolve_gateway(
             )
             problems += _foreign_domain(display, host, cluster_name, config)
             if exposed:
-                problems += _outside_listener(display, host, mode, cluster.base_domain)
+                problems += outside_listener(display, host, mode, cluster.base_domain)
             hostname = host if exposed else None
         except HostnameError as error:
             problems.append(Problem(display, "spec.exposure.host", str(error)))
@@ -177,7 +170,7 @@ def resolve_gateway(
             args=GatewayArgs(
                 cluster=cluster_name,
                 namespace=namespace,
-                exposure=_exposure(hostname, cluster),
+                exposure=gateway_exposure(hostname, cluster),
                 images=GatewayImages(**resolved),
                 settings=from_fields(WorkloadSettings, spec),
                 database_name=database_name,
@@ -201,28 +194,6 @@ def resolve_gateway(
         ),
         [],
     )
-
-
-def _exposure(host: str | None, cluster: ClusterConfig) -> GatewayExposure:
-    """How the gateway is reached, decided once. ``host`` is None when it is not exposed."""
-    mode, shared = cluster.ingress_mode, cluster.ingress.gateway
-    if host is None:
-        return NoExposure()
-    match mode:
-        case IngressMode.ROUTE:
-            return RouteExposure(host=host, router_namespace=cluster.ingress.router_namespace)
-        case IngressMode.GATEWAY_API:
-            assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
-            return GrpcRouteExposure(
-                host=host,
-                gateway=SharedGateway(
-                    name=shared.name, namespace=shared.namespace, section_name=shared.section_name
-                ),
-            )
-        case IngressMode.NONE:
-            return NoExposure()
-        case _:
-            assert_never(mode)
 
 
 def _mirror_problem(
@@ -366,31 +337,4 @@ def _foreign_domain(display: str, host: str, own: str, config: StackConfig) -> l
         and other.base_domain is not None
         and other.base_domain != config.clusters[own].base_domain
         and (host == other.base_domain or host.endswith("." + other.base_domain))
-    ]
-
-
-def _outside_listener(
-    display: str, host: str, mode: IngressMode, base_domain: str | None
-) -> list[Problem]:
-    """In gateway-api mode TLS ends at the shared Gateway's listener, whose certificate is the
-    wildcard ``*.<baseDomain>``: a GRPCRoute for any other host is not accepted (or is served
-    the wrong certificate). Route mode passes TLS through to the tenant's own certificate."""
-    match mode:
-        case IngressMode.GATEWAY_API:
-            if base_domain is None:
-                return []
-            if host.endswith("." + base_domain) and "." not in host.removesuffix("." + base_domain):
-                return []
-        case IngressMode.ROUTE | IngressMode.NONE:
-            return []
-        case _:
-            assert_never(mode)
-    return [
-        Problem(
-            display,
-            "spec.exposure.host",
-            f"host {host!r} is outside the base domain {base_domain!r}: in gateway-api mode the"
-            f" shared Gateway's listener serves only *.{base_domain}; leave the host unset or"
-            " use a cluster in route mode for a vanity host",
-        )
     ]

@@ -198,14 +198,6 @@ def exposure_reader(kind: ExposureKind) -> Reader | None:
             assert_never(kind)
 
 
-READERS: dict[str, Reader] = {
-    f"kubernetes:{exposed[0]}:{exposed[1]}": reader
-    for kind in EXPOSURE_KINDS
-    if (exposed := exposed_by(kind)) is not None and (reader := exposure_reader(kind)) is not None
-}
-"""The exposing objects' readers, by Pulumi type."""
-
-
 def namespace(live: Mapping[str, Any]) -> tuple[Health, str]:
     status = live.get("status") if isinstance(live.get("status"), Mapping) else {}
     assert isinstance(status, Mapping)
@@ -228,6 +220,13 @@ def part(type_: str, outputs: Mapping[str, Any] | None) -> tuple[Health, str]:
         return namespace(outputs)
     return "Healthy", "present"
 
+
+READERS: dict[str, Reader] = {
+    f"kubernetes:{exposed[0]}:{exposed[1]}": reader
+    for kind in EXPOSURE_KINDS
+    if (exposed := exposed_by(kind)) is not None and (reader := exposure_reader(kind)) is not None
+}
+"""The exposing objects' readers, by Pulumi type."""
 
 CHECKED = (DEPLOYMENT, *READERS, NAMESPACE, PG_ROLE, PG_DATABASE)
 """The types whose health is read; every other resource is only synced or not."""

@@ -11,24 +11,9 @@ one, is unknown until the certificates exist).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    # Types only: where the pack runs (its own virtualenv, policy/) the program's packages are
-    # not installed; mypy checks the pack against the program's declaration.
-    from components.exposure_types import ExposureKind
+from typing import Any
 
 K8S = "kubernetes:"
-EXPOSURE_KINDS: tuple[ExposureKind, ...] = (
-    "none",
-    "route",
-    "grpcroute",
-    "httproute",
-    "port-forward",
-)
-"""The program's exposure kinds (``components.exposure_types.ExposureKind``, which the pack
-cannot import where it runs; tests/test_policy.py checks the two are the same). Each choice
-among them is a ``match`` that mypy checks is exhaustive."""
 MANAGED_LABEL = "hypershell.redhat.io/managed"
 GATEWAY_LABEL = "hypershell.redhat.io/gateway"
 

@@ -24,7 +24,8 @@ from pulumi_policy import (
 )
 
 from ._props import elements, get, kind_of
-from .network import GATEWAY_EXPOSURES, gateway_of
+from .exposures import GATEWAY_EXPOSURES
+from .network import gateway_of
 
 KEYCLOAK_CLIENT = "keycloak:openid/client:Client"
 CONFIG_MAP = ("core", "ConfigMap")

@@ -3,8 +3,8 @@ certificates that cover the exposed hostnames."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, assert_never
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from pulumi_policy import (
     PolicyResource,
@@ -15,16 +15,12 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from ._props import EXPOSURE_KINDS, GATEWAY_LABEL, MANAGED_LABEL, describe, elements, get, kind_of
-
-if TYPE_CHECKING:
-    from components.exposure_types import ExposureKind
+from ._props import GATEWAY_LABEL, MANAGED_LABEL, describe, elements, get, kind_of
+from .exposures import EXPOSING, GATEWAY_EXPOSURES, ROUTE, is_console_route, to_console
 
 GATEWAY_COMPONENT = "hypershell:gateway:Gateway"
 CERT_REQUEST = "tls:index/certRequest:CertRequest"
 SERVER_CSR_SUFFIX = "-pki-server-csr"
-ROUTE = ("route.openshift.io", "Route")
-GRPC_ROUTE = ("gateway.networking.k8s.io", "GRPCRoute")
 NAMESPACE = ("core", "Namespace")
 NETWORK_POLICY = ("networking.k8s.io", "NetworkPolicy")
 
@@ -32,16 +28,8 @@ NETWORK_POLICY = ("networking.k8s.io", "NetworkPolicy")
 # --- Routes ----------------------------------------------------------------------------------
 
 
-CONSOLE_SERVICE = "openshell-console"
-"""The web console's Service: its Route ends TLS at the router (``console.console_tls_only``)."""
-
-
-def _to_console(props: Any) -> bool:
-    return bool(get(props, "spec", "to", "name") == CONSOLE_SERVICE)
-
-
 def validate_route_tls(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if kind_of(args.resource_type) != ROUTE or _to_console(args.props):
+    if kind_of(args.resource_type) != ROUTE or is_console_route(args.props):
         return
     what = describe(args.resource_type, args.props, args.name)
     tls = get(args.props, "spec", "tls")
@@ -151,48 +139,10 @@ def gateway_of(resource: PolicyResource) -> str | None:
     return label if isinstance(label, str) else None
 
 
-Hosts = Callable[[Any], list[tuple[str, Any]]]
-"""``(field, host)`` an exposing object's properties name."""
-
-
-def _route_host(props: Any) -> list[tuple[str, Any]]:
-    """A Route's one host, which may be missing (None: the router would make one up)."""
-    return [("spec.host", get(props, "spec", "host"))]
-
-
-def _hostnames(props: Any) -> list[tuple[str, Any]]:
-    """A Gateway API route's hostnames."""
-    return [
-        (f"spec.hostnames[{i}]", h) for i, h in enumerate(elements(get(props, "spec", "hostnames")))
-    ]
-
-
-def gateway_exposure(kind: ExposureKind) -> tuple[tuple[str, str], Hosts] | None:
-    """The object (group, kind) that exposes a gateway of ``kind`` and its hosts; None when no
-    object exposes a gateway as ``kind`` (an HTTPRoute only ever exposes a console, whose TLS
-    ends at the shared Gateway with its certificate)."""
-    match kind:
-        case "route":
-            return ROUTE, _route_host
-        case "grpcroute":
-            return GRPC_ROUTE, _hostnames
-        case "httproute" | "none" | "port-forward":
-            return None
-        case _:
-            assert_never(kind)
-
-
-GATEWAY_EXPOSURES: dict[tuple[str, str], Hosts] = dict(
-    exposure for kind in EXPOSURE_KINDS if (exposure := gateway_exposure(kind)) is not None
-)
-"""The kinds of object that expose a gateway (a Route may be a console's), with their hosts."""
-
-
 def exposed_hosts(resource: PolicyResource) -> list[tuple[str, Any]]:
-    """``(field, host)`` an object of :data:`GATEWAY_EXPOSURES` exposes."""
-    group_kind = kind_of(resource.resource_type)
-    hosts = GATEWAY_EXPOSURES.get(group_kind) if group_kind is not None else None
-    return hosts(resource.props) if hosts is not None else []
+    """``(field, host)`` an exposing object serves (``exposures.EXPOSING``)."""
+    found = EXPOSING.get(kind_of(resource.resource_type) or ("", ""))
+    return found.hosts(resource.props) if found is not None else []
 
 
 def covers(san: str, host: str) -> bool:
@@ -214,7 +164,8 @@ def validate_server_sans(args: StackValidationArgs, report: ReportViolation) -> 
     routes = [
         r
         for r in args.resources
-        if kind_of(r.resource_type) in GATEWAY_EXPOSURES and not _to_console(r.props)
+        if kind_of(r.resource_type) in GATEWAY_EXPOSURES
+        and not to_console(kind_of(r.resource_type), r.props)
     ]
     for route in routes:
         if _cell(route, get(route.props, "metadata", "namespace")) not in tenants:
