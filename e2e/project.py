@@ -154,7 +154,8 @@ def make_project(
         if document.get("spec", {}).get("cluster", next(iter(kept))) not in kept:
             continue
         shutil.copyfile(path, project.declarations / path.name)
-    # The tooling's release-immutability check reads git history (gatewayctl/resolve/releases.py).
+    # The tooling's release-immutability check reads git history
+    # (gatewayctl/resolve/release_bindings.py).
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(

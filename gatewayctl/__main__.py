@@ -9,19 +9,17 @@ import signal
 import sys
 from typing import NoReturn
 
+from gatewayctl import lazy
+
 
 def run() -> NoReturn:
     early: list[int] = []
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda signum, _frame: early.append(signum))
 
-    from gatewayctl import interrupts
+    lazy.interrupts.install(early)
 
-    interrupts.install(early)
-
-    from gatewayctl.cli.main import main
-
-    sys.exit(main())
+    sys.exit(lazy.cli_main.main())
 
 
 if __name__ == "__main__":

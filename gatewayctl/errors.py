@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -264,9 +266,9 @@ def _path_end(text: str, start: int) -> int:
 def _secret_name(key: str) -> bool:
     """One of :data:`SECRET_NAMES`, or a misspelling of one (``dbAdminPasword``), which the
     problem names with its suggestion: a pasted secret is never this close to a name."""
-    import difflib  # only where a clusterSecrets path is shown
+    # only where a clusterSecrets path is shown
 
-    return key in SECRET_NAMES or bool(difflib.get_close_matches(key, SECRET_NAMES, 1, 0.85))
+    return key in SECRET_NAMES or bool(lazy.difflib.get_close_matches(key, SECRET_NAMES, 1, 0.85))
 
 
 def _shown_keys(path: str) -> str:
@@ -314,9 +316,7 @@ def from_validation_error(
     items = error.errors(include_url=False)
     meant: dict[tuple[object, ...], str] = {}
     if model is not None:
-        from gatewayctl.typos import Suggestions
-
-        suggestions = Suggestions(model, document)
+        suggestions = lazy.typos.Suggestions(model, document)
         for item in items:
             if item["type"] == "extra_forbidden" and "[key]" not in item["loc"]:
                 found = suggestions.meant(item["loc"])

@@ -43,6 +43,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, ClassVar
 
+from gatewayctl import lazy
+
 if TYPE_CHECKING:  # imported where used: this module is imported before everything else
     import subprocess
 
@@ -299,17 +301,16 @@ class Child:
         self.args = args
         self.process = process
 
-    def finish(self, timeout: float) -> subprocess.CompletedProcess[str]:
+    def finish(self, timeout: float) -> lazy.subprocess.CompletedProcess[str]:
         """Wait for the child's end (at most ``timeout`` seconds from now: then it is stopped
         and TimeoutExpired raised); its output and exit code."""
-        import subprocess
 
         try:
             out, err = self.process.communicate(timeout=timeout)
         except BaseException:
             _stop(self.process, grace=0)
             raise
-        return subprocess.CompletedProcess(self.args, self.process.returncode, out, err)
+        return lazy.subprocess.CompletedProcess(self.args, self.process.returncode, out, err)
 
 
 @contextlib.contextmanager
@@ -322,16 +323,15 @@ def started(
     """A child process running while the block runs (capturing its output as text); stopped
     and reaped at the end of the block if :meth:`Child.finish` did not wait for it, and first
     thing if the process is interrupted meanwhile. Raises OSError."""
-    import subprocess
 
     with deferred():
-        process = subprocess.Popen(
+        process = lazy.subprocess.Popen(
             args,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=lazy.subprocess.DEVNULL,
+            stdout=lazy.subprocess.PIPE,
+            stderr=lazy.subprocess.PIPE,
             text=True,
             process_group=0,  # stopped as a group; a terminal's Ctrl-C reaches this process only
         )
@@ -357,14 +357,12 @@ def temporary_directory(
 ) -> Iterator[str]:
     """``tempfile.TemporaryDirectory`` (in ``directory``, else the system's), also removed when
     the process is interrupted."""
-    import shutil
-    import tempfile
 
     with deferred():
-        path = tempfile.mkdtemp(prefix=prefix, dir=directory)
+        path = lazy.tempfile.mkdtemp(prefix=prefix, dir=directory)
 
         def remove() -> None:
-            shutil.rmtree(path, ignore_errors=True)
+            lazy.shutil.rmtree(path, ignore_errors=True)
 
         _State.steps.append(remove)
     try:

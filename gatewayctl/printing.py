@@ -23,6 +23,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gatewayctl import lazy
 from gatewayctl.errors import Problem, printable
 
 if TYPE_CHECKING:  # rich loads when something is printed: ``--help`` builds the options only
@@ -64,9 +65,9 @@ def json_text(document: Any) -> str:
 
 def yaml_text(document: Any) -> str:
     """The same document as YAML (keys sorted; block style; no tags)."""
-    import yaml  # only when asked for: ``--help`` loads no YAML library (tests/test_startup.py)
+    # only when asked for: ``--help`` loads no YAML library (tests/test_startup.py)
 
-    return yaml.safe_dump(
+    return lazy.yaml.safe_dump(
         document, sort_keys=True, default_flow_style=False, allow_unicode=True, width=1000
     )
 
@@ -154,10 +155,8 @@ class Notes:
     ``note: `` it is printed with), for a document that lists them."""
 
     def __init__(self, quiet: bool = False) -> None:
-        from rich.console import Console
-
         self.quiet = quiet
-        self.console = Console(stderr=True, highlight=False, emoji=False)
+        self.console = lazy.rich_console.Console(stderr=True, highlight=False, emoji=False)
         self.shown: list[str] = []
 
     def __call__(self, text: str) -> None:
@@ -171,39 +170,37 @@ class Notes:
             self.console.print(inert_text(text), markup=False, soft_wrap=True)
 
 
-def text_of(cell: Cell) -> Text:
+def text_of(cell: Cell) -> lazy.rich_text.Text:
     """A cell as text: a ``Text`` as it is, a string made printable."""
-    from rich.text import Text
 
-    return cell if isinstance(cell, Text) else Text(printable(cell))
+    return cell if isinstance(cell, lazy.rich_text.Text) else lazy.rich_text.Text(printable(cell))
 
 
-def columns(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[Text]:
+def columns(header: Sequence[str], rows: Sequence[Sequence[Cell]]) -> list[lazy.rich_text.Text]:
     """Lines of padded columns; the last column is not padded, no line ends in spaces."""
-    from rich.cells import cell_len
-    from rich.text import Text
 
-    lines = [[Text(h) for h in header], *[[text_of(c) for c in row] for row in rows]]
-    widths = [max(cell_len(line[i].plain) for line in lines) for i in range(len(header))]
-    result: list[Text] = []
+    lines = [[lazy.rich_text.Text(h) for h in header], *[[text_of(c) for c in row] for row in rows]]
+    widths = [
+        max(lazy.rich_cells.cell_len(line[i].plain) for line in lines) for i in range(len(header))
+    ]
+    result: list[lazy.rich_text.Text] = []
     for line in lines:
-        out = Text()
+        out = lazy.rich_text.Text()
         for i, cell in enumerate(line):
             out.append_text(cell)
             if i < len(line) - 1:
-                out.append(" " * (widths[i] - cell_len(cell.plain) + PADDING))
+                out.append(" " * (widths[i] - lazy.rich_cells.cell_len(cell.plain) + PADDING))
         out.rstrip()
         result.append(out)
     return result
 
 
-def show(console: Console, lines: Iterable[Text | str]) -> None:
+def show(console: Console, lines: Iterable[lazy.rich_text.Text | str]) -> None:
     """Each line whole: no wrapping, no cropping, whatever the console's width."""
-    from rich.text import Text
 
     for line in lines:
-        shown = line if isinstance(line, Text) else Text(line)
+        shown = line if isinstance(line, lazy.rich_text.Text) else lazy.rich_text.Text(line)
         if inert(shown.plain) != shown.plain:  # escaped where it starts, styles kept
             at = len(shown.plain) - len(shown.plain.lstrip())
-            shown = shown[:at] + Text("%3A") + shown[at + 1 :]
+            shown = shown[:at] + lazy.rich_text.Text("%3A") + shown[at + 1 :]
         console.print(shown, soft_wrap=True, crop=False, overflow="ignore")

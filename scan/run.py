@@ -35,7 +35,7 @@ from gatewayctl.inputs.stackfile import (  # noqa: E402
 CONFIG = ROOT / "scan" / "checkov.yaml"
 PRODUCTION_ENFORCED = ("CKV_K8S_43",)
 """Checks skipped for the other stacks but enforced on production stacks: CKV_K8S_43 (image
-by digest), which releases pinned by digest satisfy (gatewayctl.inputs.releases)."""
+by digest), which releases pinned by digest satisfy (gatewayctl.inputs.release_files)."""
 
 
 def production_stacks(root: Path = ROOT) -> list[str]:

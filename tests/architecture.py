@@ -20,9 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 TOOL = "gatewayctl"
 COMPONENTS = "components"
 
-FOUNDATION = ("errors", "typos", "interrupts", "printing", "reading", "ownership")
+FOUNDATION = ("errors", "typos", "interrupts", "printing", "reading", "ownership", "lazy")
 """Modules at the top of ``gatewayctl/`` that every phase may import; they import only each
 other (and the package's ``ROOT``)."""
+
+LAZY = f"{TOOL}.lazy"
+"""The table of modules imported on first use: ``lazy.<name>`` in a module counts as that
+module importing the table's module for ``name``; the table itself imports nothing."""
 
 PHASES: tuple[tuple[str, ...], ...] = (
     ("inputs",),
@@ -58,9 +62,27 @@ def modules(packages: Iterable[str] = (TOOL, COMPONENTS)) -> dict[str, Path]:
     return found
 
 
+def lazy_table() -> dict[str, str]:
+    """``gatewayctl/lazy.py``'s ``MODULES`` (name → module), read without importing it."""
+    tree = ast.parse((ROOT / TOOL / "lazy.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "MODULES"
+            and node.value is not None
+        ):
+            table: dict[str, str] = ast.literal_eval(node.value)
+            return table
+    raise AssertionError("gatewayctl/lazy.py has no MODULES table")
+
+
 def imports_of(path: Path, module: str, known: Iterable[str]) -> set[str]:
     """The project modules ``path`` imports anywhere in it (in functions and under
-    ``TYPE_CHECKING`` too); ``from x import y`` counts ``x.y`` when that is a module."""
+    ``TYPE_CHECKING`` too); ``from x import y`` counts ``x.y`` when that is a module, and
+    ``lazy.<name>`` the module the lazy table names (the table's own imports count for none)."""
+    if module == LAZY:
+        return set()
     names = set(known)
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -81,6 +103,18 @@ def imports_of(path: Path, module: str, known: Iterable[str]) -> set[str]:
                 name = name.rpartition(".")[0]
             if name and name != module:
                 found.add(name)
+    if LAZY in found:
+        found.discard(LAZY)
+        table = lazy_table()
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "lazy"
+                and table.get(node.attr) in names
+                and table[node.attr] != module
+            ):
+                found.add(table[node.attr])
     return found
 
 

@@ -254,7 +254,7 @@ def bad_credentials(draw: st.DrawFn, project: Project) -> None:
             ["driver", "address", *_IDENTIFIERS, "authMethod", "timeoutSeconds", "namespace"]
         )
     )
-    vault = dict(_VAULT)
+    vault: dict[str, object] = dict(_VAULT)
     credentials: dict[str, Any] = {"driver": "vault", "vault": vault}
     where = f"vault.{field}"
     if field == "driver":
@@ -500,7 +500,7 @@ def unknown_config_key(draw: st.DrawFn, project: Project) -> None:
 
 
 def bad_declarations_dir(draw: st.DrawFn, project: Project) -> None:
-    value = draw(st.sampled_from(["/etc", "../elsewhere", "stacks/../..", "", 5, None, []]))
+    value: object = draw(st.sampled_from(["/etc", "../elsewhere", "stacks/../..", "", 5, None, []]))
     project.config_extra[f"{PREFIX}declarationsDir"] = value
     _config(project)
     _expect(project, CONFIG_FILE, f"{PREFIX}declarationsDir")
@@ -532,21 +532,19 @@ def near_miss_namespace(draw: st.DrawFn, project: Project) -> None:
 
 
 def broken_config_file(draw: st.DrawFn, project: Project) -> None:
-    text, fragment, field_ = draw(
-        st.sampled_from(
-            [
-                ("", "is empty", ""),
-                ("# nothing\n", "is empty", ""),
-                ("- a\n- b\n", "expected a YAML mapping", ""),
-                ("config\n", "expected a YAML mapping", ""),
-                ("config:\n- a\n", "expected a mapping", "config"),
-                ("config: [\n", "invalid YAML", ""),
-                ("config: {}\nconfig: {}\n", "duplicate key", ""),
-                ("a: 1\n---\nb: 2\n", "holds several documents", ""),
-                (b"config:\n  \xff\xfe: 1\n", "not UTF-8 text", ""),
-            ]
-        )
-    )
+    # (the file's text, a fragment of the problem, the field it names)
+    cases: list[tuple[str | bytes, str, str]] = [
+        ("", "is empty", ""),
+        ("# nothing\n", "is empty", ""),
+        ("- a\n- b\n", "expected a YAML mapping", ""),
+        ("config\n", "expected a YAML mapping", ""),
+        ("config:\n- a\n", "expected a mapping", "config"),
+        ("config: [\n", "invalid YAML", ""),
+        ("config: {}\nconfig: {}\n", "duplicate key", ""),
+        ("a: 1\n---\nb: 2\n", "holds several documents", ""),
+        (b"config:\n  \xff\xfe: 1\n", "not UTF-8 text", ""),
+    ]
+    text, fragment, field_ = draw(st.sampled_from(cases))
     project.config_text = text
     _config(project)
     _expect(project, CONFIG_FILE, field_, fragment)

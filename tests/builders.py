@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from gatewayctl.inputs.releases import RELEASES_DIR
+from gatewayctl.inputs.release_files import RELEASES_DIR
 from gatewayctl.inputs.stackfile import stack_file
 from tests.support import ROOT
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from gatewayctl.cli import main as cli
-from gatewayctl.diff import command as diff
+from gatewayctl.diff import diff_command
 from tests.builders import NOT_COPIED, git
 from tests.support import ROOT
 
@@ -69,16 +69,16 @@ class Run:
     code: int
     out: str
     err: str
-    result: diff.Result | None
+    result: diff_command.Result | None
 
 
 def run_diff(repo: Path, *args: str) -> Run:
     """``python -m gatewayctl --root REPO diff ARGS`` in process; keeps the diff's result."""
-    results: list[diff.Result] = []
-    original = diff.run
+    results: list[diff_command.Result] = []
+    original = diff_command.run
 
-    def spy(*a: object, **k: object) -> diff.Result:
-        result = original(*a, **k)  # type: ignore[arg-type]
+    def spy(*a: object, **k: object) -> diff_command.Result:
+        result = original(*a, **k)  # type: ignore[arg-type]  # passed on as they came
         results.append(result)
         return result
 
@@ -88,7 +88,7 @@ def run_diff(repo: Path, *args: str) -> Run:
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
     ):
-        patch.setattr(diff, "run", spy)
+        patch.setattr(diff_command, "run", spy)
         code = cli.main(["--root", str(repo), "diff", *args])
     return Run(code, out.getvalue(), err.getvalue(), results[0] if results else None)
 

@@ -149,7 +149,7 @@ class _Parser:
             return None
         if self.peek() == ("op", "("):
             return self.call(text)
-        value: Any = self.context.get(text)
+        value = self.context.get(text)
         while self.peek() in (("op", "."), ("op", "[")):
             _, op = self.take()
             key = self.take()[1] if op == "." else self.or_()

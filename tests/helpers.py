@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from gatewayctl.engine.offline import RecordedResource, Recording, is_secret
-from gatewayctl.engine.outputs import MARKER
 from gatewayctl.engine.redaction import clean
+from gatewayctl.engine.write_guard import MARKER
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
 from gatewayctl.resolve.stack import load_stack

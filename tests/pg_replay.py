@@ -110,6 +110,7 @@ class Replay:
         assert reference is not None, f"{resource['name']} names no provider"
         chain, name = reference.rsplit("::", 1)
         assert chain.endswith(PROVIDER), reference
+        entry: dict[str, Any]
         (entry,) = [
             r for r in self.plan["resources"] if r["type"] == PROVIDER and r["name"] == name
         ]

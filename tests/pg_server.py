@@ -27,8 +27,10 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import psycopg
+from psycopg.rows import TupleRow
 
 UNPRIVILEGED_ACCOUNT = "nobody"
 SUPERUSER = "bootstrap_superuser"
@@ -58,9 +60,7 @@ class Server:
     bin_dir: Path
     run_as: RunAs | None
 
-    def connect(
-        self, user: str, password: str, dbname: str
-    ) -> psycopg.Connection[tuple[object, ...]]:
+    def connect(self, user: str, password: str, dbname: str) -> psycopg.Connection[TupleRow]:
         """A password login over TCP, autocommit, with PostgreSQL's own ``$n`` placeholders
         (``RawCursor``) so statements run exactly as the provider writes them."""
         return psycopg.connect(
@@ -75,7 +75,7 @@ class Server:
             cursor_factory=psycopg.RawCursor,
         )
 
-    def superuser(self, dbname: str = "postgres") -> psycopg.Connection[tuple[object, ...]]:
+    def superuser(self, dbname: str = "postgres") -> psycopg.Connection[TupleRow]:
         """The bootstrap superuser over the private Unix socket (``trust``)."""
         return psycopg.connect(
             host=str(self.socket_dir),
@@ -114,7 +114,15 @@ def _run(server_bin: Path, args: list[str], run_as: RunAs | None, cwd: Path) -> 
     return text
 
 
-def _identity(run_as: RunAs | None) -> dict[str, object]:
+class _Identity(TypedDict, total=False):
+    """The arguments of subprocess.run that start a program as another user."""
+
+    user: int
+    group: int
+    extra_groups: list[int]
+
+
+def _identity(run_as: RunAs | None) -> _Identity:
     if run_as is None:
         return {}
     return {"user": run_as.uid, "group": run_as.gid, "extra_groups": []}

@@ -135,7 +135,7 @@ booleans, nulls, merge keys, and any text."""
 
 # --- secrets --------------------------------------------------------------------------------
 
-PASSWORDS = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=24)
+PASSWORDS = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=24)
 SECRET_MARKER = "Q7zx"
 """Starts every ``MARKED_SECRETS`` value: found in the output (any case), some of it leaked."""
 MARKED_SECRETS = st.builds(

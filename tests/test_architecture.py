@@ -1,15 +1,21 @@
-"""The layout holds (issue 22, docs/architecture.md): imports run down the flow, no cycles, no
-module over 400 lines, no test file over 800, and the map names every package."""
+"""The layout holds (issue 22, docs/architecture.md): imports run down the flow, no cycles, a
+module over 400 lines printed as a warning (none over 600), no test file over 800, and the map
+names every package."""
 
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 from tests import architecture
 from tests.architecture import COMPONENTS, ROOT, TOOL, Edge
 
 MODULE_LINES = 400
+"""The length a module should stay under: past it, the test warns (a module that must grow to
+say one thing is better than two that split it to fit)."""
+MODULE_CEILING = 600
+"""Past this, a module holds more than one thing: the test fails."""
 TEST_LINES = 800
 
 
@@ -75,14 +81,35 @@ def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 
 
-def test_no_module_over_400_lines() -> None:
-    long = {
+def _modules_over(limit: int) -> dict[str, int]:
+    return {
         str(path.relative_to(ROOT)): _lines(path)
         for package in (TOOL, COMPONENTS)
         for path in sorted((ROOT / package).rglob("*.py"))
-        if _lines(path) > MODULE_LINES
+        if _lines(path) > limit
     }
-    assert long == {}
+
+
+def test_no_module_over_600_lines_and_a_warning_over_400() -> None:
+    """Past 400 lines a module is named in pytest's warnings summary, with its length; past 600
+    the test fails. The cap is a warning so that no module is cut at exactly 400 to pass."""
+    for path, lines in _modules_over(MODULE_LINES).items():
+        warnings.warn(f"{path}: {lines} lines, over {MODULE_LINES}", UserWarning, stacklevel=1)
+    assert _modules_over(MODULE_CEILING) == {}
+
+
+def test_no_two_modules_share_a_name_outside_cli() -> None:
+    """A module's name says what it holds: outside ``cli/`` (one module per command, named after
+    it) no two modules of the tool or of components share a file name, so an import needs no
+    alias to tell them apart."""
+    homes: dict[str, list[str]] = {}
+    for package in (TOOL, COMPONENTS):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            relative = path.relative_to(ROOT)
+            if relative.parts[:2] == (TOOL, "cli") or path.name in ("__init__.py", "__main__.py"):
+                continue
+            homes.setdefault(path.name, []).append(str(relative))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}
 
 
 def test_no_test_file_over_800_lines() -> None:

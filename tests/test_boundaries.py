@@ -1,5 +1,5 @@
 """Rules on names and addresses within a stack (``gatewayctl.resolve.stack``,
-``gatewayctl.inputs.clusters``, ``gatewayctl.inputs.gateway``).
+``gatewayctl.inputs.clusters``, ``gatewayctl.inputs.gateway_declaration``).
 
 Hosts and base domains are fully qualified DNS names, never IP addresses; registry ports are
 TCP ports; infrastructure namespaces and PostgreSQL's reserved role names are refused; a

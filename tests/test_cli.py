@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.cli import main as cli
-from gatewayctl.engine import outputs, render
+from gatewayctl.engine import render, write_guard
 from tests.builders import copy_project, write_gateway
 
 # --- exit codes -----------------------------------------------------------------------------
@@ -65,7 +65,7 @@ def test_unexpected_failure_exits_1(
     def boom(*_: object, **__: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(outputs, "finish_tree", boom)
+    monkeypatch.setattr(write_guard, "finish_tree", boom)
     assert cli.main(["render", "local", "--out", str(tmp_path / "x")]) == 1
     assert "error: RuntimeError: disk on fire" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # the staged tree removed
@@ -88,8 +88,8 @@ def test_an_error_after_a_first_tree_is_written_takes_it_back(
 ) -> None:
     # render --all moves the stacks' trees into place one after the other: a failure at the
     # second leaves no first either (and an interrupt is the same; see tests/test_interrupts.py).
-    written = []
-    real = outputs.finish_tree
+    written: list[Path] = []
+    real = write_guard.finish_tree
 
     def second_fails(out: Path, staging: Path, files: Iterable[str]) -> None:
         if written:
@@ -97,7 +97,7 @@ def test_an_error_after_a_first_tree_is_written_takes_it_back(
         real(out, staging, files)
         written.append(out)
 
-    monkeypatch.setattr(outputs, "finish_tree", second_fails)
+    monkeypatch.setattr(write_guard, "finish_tree", second_fails)
     assert cli.main(["render", "--all", "--out", str(tmp_path / "all")]) == 1
     assert "error: OSError: disk full" in capsys.readouterr().err
     assert written == [tmp_path / "all" / "aws"]

@@ -77,7 +77,7 @@ def test_without_a_document_format_a_refused_command_line_prints_nothing_on_stdo
 def _helps() -> dict[str, str]:
     top = cli.parser()
     (commands,) = [a for a in top._actions if a.dest == "command"]
-    assert commands.choices is not None
+    assert isinstance(commands.choices, dict)
     helps = {"": top.format_help()}
     for name, command in commands.choices.items():
         helps[name] = command.format_help()
@@ -139,3 +139,16 @@ def test_stacks_help_gives_its_exit_codes_and_examples() -> None:
     )
     out = run_cli("stacks")
     assert (out.code, out.out, out.err) == (0, '["aws","ibm","local"]\n', "")
+
+
+def test_schema_help_says_what_stack_file_prints_and_shows_it() -> None:
+    text = " ".join(_helps()["schema"].split())  # the formatter's line breaks aside
+    assert (
+        "--stack-file describe a stack's settings instead of a declaration: the keys of"
+        " Pulumi.<stack>.yaml under hypershell-gateways: (schemas/stack.schema.json; with"
+        " --markdown, the key reference docs/stack-reference.md)"
+    ) in text
+    assert text.endswith(
+        "gatewayctl schema --stack-file > schemas/stack.schema.json"
+        " gatewayctl schema --stack-file --markdown > docs/stack-reference.md"
+    )

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.cli import main as cli
-from gatewayctl.inputs.releases import load_releases
+from gatewayctl.inputs.release_files import load_releases
 from gatewayctl.resolve import preparation
-from gatewayctl.resolve.releases import history_problems
+from gatewayctl.resolve.release_bindings import history_problems
 from tests.builders import one_cluster, write_gateway, write_stack
 from tests.support import ROOT
 

@@ -40,6 +40,7 @@ def test_bash_completes_commands_and_each_commands_options() -> None:
         "gatewayctl --root /tmp/x val",
         "gatewayctl --debug diff --b",
         "gatewayctl status ibm --f",
+        "gatewayctl schema --s",
         "gatewayctl ''",
     ) == [
         "render",
@@ -48,6 +49,7 @@ def test_bash_completes_commands_and_each_commands_options() -> None:
         "validate",
         "--base",
         "--from --format",
+        "--stack-file",
         "-h --help --root --debug --version render validate diff import-file"
         " operator-manifests promote rotate move stacks driver status window rollout history"
         " rollback notify schema explain completion graph",

@@ -20,7 +20,7 @@ from gatewayctl.engine.offline import Recording, is_secret, run_program
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.resolve import preparation
-from gatewayctl.resolve.console import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
+from gatewayctl.resolve.console_plan import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
 from policy.hypershell_policies import POLICIES
 from tests import builders
 from tests.builders import (

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,13 @@ def test_the_configuration_runs_lint_s_checks_and_the_message_rule() -> None:
     assert recipe("hooks") == ["$(VENV)/bin/pre-commit install"]
 
 
+def test_mypy_checks_the_tests_and_the_lane_strictly() -> None:
+    """`make lint` and the pre-push hook run mypy without arguments: its files are these."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert {"tests", "e2e"} <= set(config["files"])
+    assert config["strict"] is True
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is needed by pre-commit")
 def test_pre_commit_runs_the_message_hook_and_refuses_a_long_subject(tmp_path: Path) -> None:
     """The real pre-commit (uv.lock's dev group) in a repository holding this configuration."""
@@ -151,3 +159,24 @@ def test_make_fmt_fixes_what_lint_checks(tmp_path: Path) -> None:
     assert (
         source.read_text() == "import os\nimport sys\n\nx = [1, 2, 3]\nprint(os.sep, sys.argv, x)\n"
     )
+
+
+def test_the_regeneration_commands_print_the_committed_files() -> None:
+    """Each ``gatewayctl schema ... > FILE`` line of CONTRIBUTING.md prints FILE as committed."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    lines = re.findall(r"^\.venv/bin/python -m gatewayctl (schema[^>\n]*?) > (\S+)", text, re.M)
+    assert {file for _, file in lines} == {
+        "schemas/gateway.schema.json",
+        "docs/reference.md",
+        "schemas/stack.schema.json",
+        "docs/stack-reference.md",
+    }
+    for words, file in lines:
+        done = subprocess.run(
+            [sys.executable, "-m", "gatewayctl", *words.split()],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert done.stdout == (ROOT / file).read_text(encoding="utf-8"), file

@@ -34,7 +34,8 @@ def toml_of(recording: Any) -> str:
 
 def container(recording: Any) -> dict[str, Any]:
     spec: dict[str, Any] = k8s(recording, "Deployment", "openshell-gateway", NS)["spec"]
-    return spec["template"]["spec"]["containers"][0]
+    containers: list[dict[str, Any]] = spec["template"]["spec"]["containers"]
+    return containers[0]
 
 
 def volumes(recording: Any) -> list[str]:

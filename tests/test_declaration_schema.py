@@ -12,7 +12,7 @@ import pytest
 from gatewayctl.cli import main as cli
 from gatewayctl.inputs import schema
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
-from tests.support import ROOT
+from tests.support import ROOT, STACKS
 
 SAMPLES = sorted((ROOT / "gateways").glob("*/*.yaml"))
 FIRST_LINE = "# yaml-language-server: $schema=../../schemas/gateway.schema.json\n"
@@ -57,8 +57,9 @@ def test_the_schema_is_a_valid_draft_2020_12_schema_that_forbids_unknown_fields(
     assert all(d["additionalProperties"] is False for d in generated["$defs"].values())
 
 
-def test_there_are_sample_declarations() -> None:
-    assert len(SAMPLES) == 11
+def test_every_stack_has_sample_declarations() -> None:
+    """The checks of every sample below run on each stack's declarations."""
+    assert {path.parent.name for path in SAMPLES} == set(STACKS)
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.relative_to(ROOT).as_posix())

@@ -44,7 +44,7 @@ CLUSTER = tokens.CLUSTER
 
 EAST = cluster(baseDomain=EAST_DOMAIN)
 WEST = gateway_api_cluster(baseDomain=WEST_DOMAIN)
-THREE = {
+THREE: dict[str, dict[str, Any]] = {
     "alpha": {"cluster": "east", "deletionPolicy": "Retain"},
     "bravo": {
         "cluster": "west",

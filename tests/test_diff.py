@@ -39,6 +39,7 @@ from gatewayctl.diff.report import (
 from gatewayctl.diff.sides import Side, stack_secrets
 from gatewayctl.engine import render
 from gatewayctl.inputs.secrets import REDACTED
+from gatewayctl.inputs.yamlwrite import dump_yaml
 from gatewayctl.resolve import preparation
 from tests.diff_helpers import (
     BASE_SENTINEL,
@@ -398,7 +399,7 @@ def test_plaintext_secrets_are_scrubbed_even_if_a_side_leaks_them(tmp_path: Path
         "config": f"# copied\n{KUBECONFIG}# end\n",
         "near": f"{BASE_SENTINEL}-suffixed",  # not the value: left alone
     }
-    leaky = Side(files={"manifests/c/n/secret-x.yaml": render.dump_yaml(leaked)}, secrets=secrets)
+    leaky = Side(files={"manifests/c/n/secret-x.yaml": dump_yaml(leaked)}, secrets=secrets)
     report = build_report([compare("s", Side(files={}), leaky)], base_label="b", command="c")
     assert f"+pw: {MARK}\n" in report
     assert f"+padded: {MARK}\n" in report
@@ -424,7 +425,7 @@ def with_leak(files: dict[str, str], value: str) -> dict[str, str]:
     """``files`` with one more data key in the dev gateway's ConfigMap: ``leaked: value``."""
     document = yaml.safe_load(files[CONFIG_MAP])
     document["data"]["leaked"] = value
-    return {**files, CONFIG_MAP: render.dump_yaml(document)}
+    return {**files, CONFIG_MAP: dump_yaml(document)}
 
 
 def whole_values(files: dict[str, str]) -> set[str]:

@@ -124,6 +124,11 @@ def _manifest(entry: Path) -> Path:
     return entry / cache.MANIFEST
 
 
+def _file_instead(entry: Path) -> None:
+    shutil.rmtree(entry)
+    entry.write_text("x")
+
+
 CORRUPTIONS: dict[str, Callable[[Path], object]] = {
     "a file changed": lambda e: _plan(e).write_text(_plan(e).read_text() + " "),
     "a file missing": lambda e: _plan(e).unlink(),
@@ -136,7 +141,7 @@ CORRUPTIONS: dict[str, Callable[[Path], object]] = {
     "a manifest with an unknown outcome": lambda e: _manifest(e).write_text(
         json.dumps({**json.loads(_manifest(e).read_text()), "outcome": "maybe"})
     ),
-    "a file instead of the entry": lambda e: (shutil.rmtree(e), e.write_text("x")),
+    "a file instead of the entry": _file_instead,
     "a file replaced by a link to the same bytes": lambda e: _linked(_plan(e)),
     "a link to a directory added": lambda e: (e / "manifests" / "more").symlink_to(
         e / "manifests", target_is_directory=True

@@ -1,5 +1,6 @@
 """The offline diff's warning when a gateway's credential store changes
-(``gatewayctl.diff.credentials``): found, reported above the object diffs, named in the docs,
+(``gatewayctl.diff.orphaned_credentials``): found, reported above the object diffs, named in the
+docs,
 and raised by a pull request's diff."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import yaml
 from components.credentials import KekCredentials, KubernetesSecretsCredentials
 from components.gateway_config import gateway_config, render_gateway_toml
 from gatewayctl.diff.compare import ObjectChange, StackDiff
-from gatewayctl.diff.credentials import DOCS_SECTION, Store, store_changes, summary_lines
+from gatewayctl.diff.orphaned_credentials import DOCS_SECTION, Store, store_changes, summary_lines
 from gatewayctl.diff.report import build_report
 from tests.diff_helpers import clone, run_diff
 from tests.support import ROOT

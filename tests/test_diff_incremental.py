@@ -5,6 +5,7 @@ change to the stack's config or to the program renders everything."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ def test_only_the_changed_declarations_render_and_the_result_is_the_full_render(
     (repo / "gateways" / STACK / "offline.yaml").unlink()  # removed
     prepared = preparation.prepare(repo, STACK)
     names = incremental.affected(prepared, incremental.changed_paths(repo, "main"))
-    assert names == {"dev", "team-b"}
+    assert names == frozenset({"dev", "team-b"})
     head = incremental.head_render(prepared, base, names)
     full = render.execute(prepared)
     assert head.files == full.files  # every manifest and plan.json, byte for byte
@@ -141,7 +142,8 @@ def test_a_change_no_render_reads_keeps_the_reuse(dev_repo: Path) -> None:
     (repo / "README.md").write_text("changed\n", encoding="utf-8")
     git(repo, "add", "--all")  # staged, or not: the working tree is what renders
     prepared = preparation.prepare(repo, STACK)
-    assert incremental.affected(prepared, incremental.changed_paths(repo, "main")) == {"dev"}
+    names = incremental.affected(prepared, incremental.changed_paths(repo, "main"))
+    assert names == frozenset({"dev"})
 
 
 def test_a_cached_render_that_does_not_match_its_plan_is_not_reused(
@@ -190,8 +192,13 @@ def test_a_plan_text_is_decoded_once_for_both_its_readers(monkeypatch: pytest.Mo
     from gatewayctl.diff import plan
 
     decodes: list[str] = []
-    loads = plan.json.loads
-    monkeypatch.setattr(plan.json, "loads", lambda text: decodes.append(text) or loads(text))
+    loads = json.loads
+
+    def counted(text: str) -> Any:
+        decodes.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(json, "loads", counted)
     base = '{"stack": "local", "resources": [{"name": "a"}]}'
     first = plan.decoded(base)
     assert plan.decoded(base) is first

@@ -1,4 +1,5 @@
-"""The diff summary's releases section (``gatewayctl.diff.releases``): per gateway, release A →
+"""The diff summary's releases section (``gatewayctl.diff.release_changes``): per gateway, release
+A →
 release B, from the two plans; and in the report, after a real promotion."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from typing import Any
 
 from gatewayctl.deploy import promote
 from gatewayctl.diff.compare import compare
-from gatewayctl.diff.releases import ReleaseMove, release_moves, summary_lines
+from gatewayctl.diff.release_changes import ReleaseMove, release_moves, summary_lines
 from gatewayctl.diff.report import build_report
 from gatewayctl.diff.sides import Side
 from gatewayctl.engine import render

@@ -10,7 +10,7 @@ from typing import Any
 
 from gatewayctl.diff import risks
 from gatewayctl.diff.access import AccessChange
-from gatewayctl.diff.compare import GatewayChange, ObjectChange, StackDiff, compare
+from gatewayctl.diff.compare import GatewayChange, ObjectChange, StackDiff, Status, compare
 from gatewayctl.diff.operations import Operation
 from gatewayctl.diff.report import build_report, is_report
 from gatewayctl.diff.rules import Op
@@ -238,19 +238,20 @@ def test_outside_a_repository_nothing_is_uncommitted(tmp_path: Path) -> None:
     assert risks.uncommitted(tmp_path) == ()
 
 
-def blob(index: int, status: str) -> ObjectChange:
+def blob(index: int, status: Status) -> ObjectChange:
     body = "".join(f"line: {index}-{n}\n" for n in range(40))
     return ObjectChange(
         path=f"manifests/c/n/{status}-{index:02d}.yaml",
         kind="ConfigMap",
-        status=status,  # type: ignore[arg-type]
+        status=status,
         old="" if status == "added" else body,
         new="" if status == "removed" else body + "more: 1\n",
     )
 
 
 def test_the_bound_cuts_added_objects_before_removed_ones_and_no_limit_keeps_all() -> None:
-    objects = tuple(blob(i, s) for s in ("added", "removed") for i in range(10))
+    statuses: tuple[Status, ...] = ("added", "removed")
+    objects = tuple(blob(i, s) for s in statuses for i in range(10))
     diff = stack_diff(objects=objects)
     cut = build_report(
         [diff], base_label="b", command="gatewayctl diff s --base main", limit=12_000

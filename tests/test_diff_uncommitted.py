@@ -44,7 +44,7 @@ def test_the_uncommitted_files_are_the_projects_wherever_it_sits(
 ) -> None:
     root = _repository(tmp_path, project)
     found = risks.uncommitted(root)
-    expected = (
+    expected: tuple[risks.Uncommitted, ...] = (
         risks.Uncommitted(path="Pulumi.test.yaml", state="deleted"),
         risks.Uncommitted(path="gateways/test/edited.yaml", state="modified"),
         risks.Uncommitted(path="gateways/test/new.yaml", state="untracked"),

@@ -204,7 +204,7 @@ def test_the_locked_sdk_is_the_version_the_drain_was_read_from() -> None:
 def test_a_program_run_with_the_drain_registers_and_resolves_as_with_the_sdks() -> None:
     def program() -> Any:
         parent = pulumi.ComponentResource("test:index:Parent", "p")
-        values = [
+        values: list[pulumi.Output[int]] = [
             pulumi.Output.from_input(i).apply(lambda v: pulumi.Output.from_input(v * 2))
             for i in range(50)
         ]

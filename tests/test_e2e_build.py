@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from e2e import build
-from gatewayctl.resolve.console import DEFAULT_OAUTH2_PROXY_IMAGE
+from gatewayctl.resolve.console_plan import DEFAULT_OAUTH2_PROXY_IMAGE
 
 
 def test_a_debian_package_at_another_version_is_refused_with_the_install_command() -> None:

@@ -15,7 +15,7 @@ from components.hostnames import endpoint
 from gatewayctl.inputs import stackfile
 from gatewayctl.inputs.signin import KeycloakServer
 from gatewayctl.resolve import inventory
-from gatewayctl.resolve.identity import realm_of
+from gatewayctl.resolve.signin_plan import realm_of
 from tests.builders import cluster, write_gateway, write_stack
 
 

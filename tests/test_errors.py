@@ -210,8 +210,16 @@ def test_an_unexpected_error_exits_1_with_one_line_naming_its_type_or_its_traceb
         return
     assert err.startswith(TRACEBACK)
     assert err.endswith("\nRuntimeError: disk on fire\nsecond line\n")
-    frames = [line.split(", in ")[1] for line in err.splitlines() if line.startswith("  File ")]
-    assert frames == ["main", "cmd_validate", "prepare_all", "_prepare_all", "_boom"]
+    # The whole traceback: from the command line's entry down to the frame that raised (the
+    # frames between are the program's own, free to change), each with its file.
+    frames = [
+        (line.split('"')[1], line.split(", in ")[1])
+        for line in err.splitlines()
+        if line.startswith("  File ")
+    ]
+    assert frames[0] == (cli.__file__, cli.main.__name__)
+    assert frames[-1] == (__file__, _boom.__name__)
+    assert all(Path(file).is_relative_to(PACKAGE) for file, _ in frames[:-1]), frames
     assert HINT not in err
 
 

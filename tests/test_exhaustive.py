@@ -25,6 +25,8 @@ import pytest
 from tests.support import ROOT
 
 PACKAGES = ("components", "gatewayctl", "policy")
+CHECKED = ("components", "gatewayctl", "policy/hypershell_policies")
+"""What mypy checks of the copy: the project's ``files`` that hold a choice among the kinds."""
 
 Edit = tuple[str, str, str]
 """(file, text that is there exactly once, what it becomes)."""
@@ -95,9 +97,9 @@ SITES: Mapping[str, frozenset[tuple[str, str]]] = {
             ("components/exposure_types.py", "routed_by"),
             ("gatewayctl/inputs/clusters.py", "ClusterConfig._mode_needs"),
             ("gatewayctl/inputs/clusters.py", "ClusterConfig.referenced_namespaces"),
-            ("gatewayctl/resolve/exposure.py", "gateway_exposure"),
-            ("gatewayctl/resolve/exposure.py", "outside_listener"),
-            ("gatewayctl/resolve/exposure.py", "console_exposure"),
+            ("gatewayctl/resolve/exposure_plan.py", "gateway_exposure"),
+            ("gatewayctl/resolve/exposure_plan.py", "outside_listener"),
+            ("gatewayctl/resolve/exposure_plan.py", "console_exposure"),
         }
     ),
     "credential driver": frozenset(
@@ -105,15 +107,15 @@ SITES: Mapping[str, frozenset[tuple[str, str]]] = {
             ("components/credentials.py", "gateway_keys"),
             ("components/credentials.py", "driver_tables"),
             ("components/workload.py", "Workload._credential_store"),
-            ("gatewayctl/resolve/credentials.py", "resolve"),
-            ("gatewayctl/diff/credentials.py", "store_of"),
+            ("gatewayctl/resolve/credential_drivers.py", "resolve"),
+            ("gatewayctl/diff/orphaned_credentials.py", "store_of"),
             ("gatewayctl/diff/losses.py", "_store"),
             ("gatewayctl/diff/removals.py", "_gateway"),
         }
     ),
     "sign-in kind": frozenset(
         {
-            ("gatewayctl/resolve/console.py", "_no_keycloak"),
+            ("gatewayctl/resolve/console_plan.py", "_no_keycloak"),
             ("gatewayctl/cli/render.py", "sign_in_shown"),
         }
     ),
@@ -199,7 +201,7 @@ def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, di
     if cache.is_dir():  # the installed packages' entries stay valid: the copy's are redone
         shutil.copytree(cache, root / ".mypy_cache")
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", *PACKAGES],
+        [sys.executable, "-m", "mypy", "--config-file", "pyproject.toml", *CHECKED],
         cwd=root,
         capture_output=True,
         text=True,

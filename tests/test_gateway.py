@@ -1,4 +1,5 @@
-"""The declaration's models (``gatewayctl.inputs.gateway``): ``spec.credentials`` (issue 13), as
+"""The declaration's models (``gatewayctl.inputs.gateway_declaration``): ``spec.credentials``
+(issue 13), as
 strict as every model, resolved to its driver's defaults, and a problem named at each bad field
 without echoing a password.
 """
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from components.credentials import KubernetesSecretsCredentials, VaultCredentials
-from gatewayctl.inputs.gateway import CredentialsSpec, GatewaySpec
+from gatewayctl.inputs.gateway_declaration import CredentialsSpec, GatewaySpec
 from gatewayctl.inputs.model import Model
 from tests.builders import cluster, write_gateway, write_stack
 from tests.helpers import load, load_problems

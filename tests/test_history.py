@@ -1,4 +1,5 @@
-"""``gatewayctl history`` (gatewayctl.deploy.history, gatewayctl.inputs.history): each ``up``
+"""``gatewayctl history`` (gatewayctl.deploy.deploy_history, gatewayctl.inputs.history_records):
+each ``up``
 recorded as one JSON line (commit, outcome, per gateway release, images and declaration blob),
 read back strictly, and shown newest first joined with the drift check's status records."""
 
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.errors import InvalidInputError
-from gatewayctl.inputs import history, records
-from gatewayctl.inputs.records import GatewayRecord, Record
+from gatewayctl.inputs import history_records, status_records
+from gatewayctl.inputs.status_records import GatewayRecord, Record
 from tests.builders import copy_stack
 from tests.hostile_helpers import run_cli
 
@@ -71,8 +72,8 @@ def test_an_up_is_recorded_with_its_commit_releases_images_and_blobs(
     assert record_up(repo, out, *args, *run) == (0, "", "")
     head = git(repo, "rev-parse", "HEAD").strip()
     (entry,) = [json.loads(line) for line in out.read_text().splitlines()]
-    assert list(entry) == list(history.KEYS)
-    assert {k: entry[k] for k in history.KEYS[:-1]} == {
+    assert list(entry) == list(history_records.KEYS)
+    assert {k: entry[k] for k in history_records.KEYS[:-1]} == {
         "recorded": "2026-12-06T10:00:00+00:00",
         "stack": "aws",
         "workflow": "deploy",
@@ -92,8 +93,8 @@ def test_an_up_is_recorded_with_its_commit_releases_images_and_blobs(
     assert sorted(audit) == ["gateway", "sandbox", "supervisor"]
     assert audit["gateway"].startswith("ghcr.io/") and "@sha256:" in audit["gateway"]
     # The line reads back as it was written.
-    (parsed,) = history.parse(out.read_text(), str(out), "aws")
-    assert history.line(parsed) == out.read_text().strip()
+    (parsed,) = history_records.parse(out.read_text(), str(out), "aws")
+    assert history_records.line(parsed) == out.read_text().strip()
 
 
 def test_stopped_needs_the_rollout_and_reading_flags_need_no_record(
@@ -118,16 +119,16 @@ def test_a_bad_history_line_names_the_file_line_and_field(tmp_path: Path) -> Non
     )
     bad = good.replace('"succeeded","stoppedAt":null', '"stopped","stoppedAt":null')
     with pytest.raises(InvalidInputError) as raised:
-        history.parse(f"{good}\n{bad}\n{{}}\n", "history/aws.jsonl", "aws")
+        history_records.parse(f"{good}\n{bad}\n{{}}\n", "history/aws.jsonl", "aws")
     assert sorted(str(p) for p in raised.value.problems) == [
         "history/aws.jsonl:2: stoppedAt: expected the wave it stopped at (a number)",
         "history/aws.jsonl:3: and 1 more line(s) that are not records: 3",
     ]
 
 
-def entry(hour: int, release: str, outcome: str = "succeeded") -> history.Entry:
+def entry(hour: int, release: str, outcome: str = "succeeded") -> history_records.Entry:
     images = {"gateway": f"g:{release}", "supervisor": "s", "sandbox": "b"}
-    return history.Entry(
+    return history_records.Entry(
         recorded=datetime(2026, 12, 6, hour, tzinfo=UTC),
         stack="aws",
         workflow="deploy",
@@ -136,7 +137,9 @@ def entry(hour: int, release: str, outcome: str = "succeeded") -> history.Entry:
         outcome=outcome,
         stopped_at=None,
         gateways=tuple(
-            history.GatewayEntry(name=n, release=release, images=images, declaration="ab" * 20)
+            history_records.GatewayEntry(
+                name=n, release=release, images=images, declaration="ab" * 20
+            )
             for n in ("audit", "search")
         ),
     )
@@ -161,10 +164,10 @@ def branch(tmp_path: Path) -> Path:
     (root / "history").mkdir(parents=True)
     (root / "records").mkdir()
     for item in (entry(5, OLD), entry(8, "openshell-0.0.110")):
-        history.append(root / "history" / "aws.jsonl", item)
+        history_records.append(root / "history" / "aws.jsonl", item)
     checks = [check(6, "Degraded"), check(7), check(9, "Degraded"), check(10), check(11)]
-    for item in checks:
-        records.append(root / "records" / "aws.jsonl", item)
+    for checked in checks:
+        status_records.append(root / "records" / "aws.jsonl", checked)
     return root
 
 
@@ -189,7 +192,7 @@ def test_history_shows_ups_newest_first_with_healthy_since(repo: Path, branch: P
 
 
 def test_history_of_one_gateway_as_json(repo: Path, branch: Path) -> None:
-    records.append(branch / "records" / "aws.jsonl", check(12, "Degraded"))
+    status_records.append(branch / "records" / "aws.jsonl", check(12, "Degraded"))
     argv = ["--root", str(repo), "history", "aws", "--records", str(branch), "--gateway"]
     done = run_cli(*argv, "search", "-o", "json")
     document = json.loads(done.out)

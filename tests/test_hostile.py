@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gatewayctl.engine.outputs import MARKER
+from gatewayctl.engine.write_guard import MARKER
 from gatewayctl.inputs.signin import principal_problem
 from tests.broken_projects import (
     CONFIG_MUTATIONS,

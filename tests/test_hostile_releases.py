@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gatewayctl.inputs.releases import DIGEST
+from gatewayctl.inputs.release_files import DIGEST
 from gatewayctl.inputs.yamlfile import MAX_DEPTH, MAX_FILE_BYTES
 from tests.builders import (
     API_VERSION,

@@ -19,8 +19,8 @@ from components.trusted_ca import MOUNT_PATH
 from components.workload import config_hash
 from gatewayctl.engine import offline
 from gatewayctl.engine.offline import Recording, is_secret, run_program
-from gatewayctl.engine.placeholders import GET_GROUP, keycloak_id
-from gatewayctl.resolve.identity import default_client_id
+from gatewayctl.engine.placeholders import GET_GROUP, invoke_answer, keycloak_id
+from gatewayctl.resolve.signin_plan import default_client_id
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,
@@ -185,7 +185,7 @@ def test_removing_a_principal_removes_exactly_its_mapping() -> None:
 def test_a_principal_that_does_not_exist_fails_the_run_with_its_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    answer = offline.invoke_answer
+    answer = invoke_answer
 
     def directory(token: str, args: Any) -> Any:
         # As the provider answers for an absent group (terraform-provider-keycloak

@@ -30,8 +30,8 @@ from pathlib import Path
 import pytest
 
 from gatewayctl import interrupts
-from gatewayctl.engine import outputs
-from gatewayctl.engine.outputs import MARKER, marker_text
+from gatewayctl.engine import write_guard
+from gatewayctl.engine.write_guard import MARKER, marker_text
 from tests.builders import NOT_COPIED, git
 from tests.processes import alive, children
 from tests.support import ROOT, parallel_bench, render_bench
@@ -249,7 +249,7 @@ from pathlib import Path
 from gatewayctl import interrupts
 
 interrupts.install()
-from gatewayctl.engine import outputs, render
+from gatewayctl.engine import write_guard, render
 
 parent, when, signum = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 first, second = parent / "first", parent / "new" / "second"
@@ -279,8 +279,8 @@ def patched_rmtree(path, *args, **kwargs):
 Path.rename, Path.write_text, shutil.rmtree = patched_rename, patched_write_text, patched_rmtree
 files = {"manifests/a.yaml": "new\\n", "manifests/b.yaml": "new\\n"}
 with interrupts.transaction():
-    outputs.write_tree(first, files)
-    outputs.write_tree(second, files)
+    write_guard.write_tree(first, files)
+    write_guard.write_tree(second, files)
 print("written")
 """
 
@@ -487,7 +487,7 @@ def test_the_message_says_written_only_once_something_was(tmp_path: Path) -> Non
         pass  # validate: nothing to write
     assert interrupts.message(signal.SIGINT) == "interrupted (SIGINT); nothing written"
     with interrupts.transaction():
-        outputs.write_file(tmp_path / "report.md", "report\n")
+        write_guard.write_file(tmp_path / "report.md", "report\n")
     assert interrupts.message(signal.SIGTERM) == (
         "interrupted (SIGTERM) after the output was written"
     )
@@ -501,9 +501,9 @@ def test_an_error_in_a_transaction_puts_files_and_trees_back(tmp_path: Path) -> 
     tree = earlier_render(tmp_path / "build")
     before = listing(tmp_path)
     with pytest.raises(RuntimeError, match="disk on fire"), interrupts.transaction():
-        outputs.write_file(report, "a new report\n")
-        outputs.write_tree(tree, {"plan.json": "{}\n"})
-        outputs.write_tree(tmp_path / "new" / "deeper" / "tree", {"plan.json": "{}\n"})
+        write_guard.write_file(report, "a new report\n")
+        write_guard.write_tree(tree, {"plan.json": "{}\n"})
+        write_guard.write_tree(tmp_path / "new" / "deeper" / "tree", {"plan.json": "{}\n"})
         assert report.read_text() == "a new report\n"  # in place until the end ...
         raise RuntimeError("disk on fire")
     assert listing(tmp_path) == before  # ... and taken back, created parents included

@@ -32,7 +32,7 @@ def slow_path(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             seen.append(value)
         return _DUMPS(value, **kwargs)
 
-    monkeypatch.setattr(jsontext.json, "dumps", dumps)
+    monkeypatch.setattr(json, "dumps", dumps)
     return seen
 
 

@@ -8,6 +8,7 @@ must be the same; it was one read per problem (8,000 unknown keys: minutes)."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 from gatewayctl import typos
 from gatewayctl.errors import from_validation_error
 from gatewayctl.inputs import locations
-from gatewayctl.inputs.gateway import GatewayDeclaration
+from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
 from gatewayctl.inputs.yamlfile import compose_yaml
 from tests.builders import (
     CONFIG_FILE,
@@ -106,14 +107,14 @@ def test_a_suggestion_compares_each_unknown_key_with_the_few_fields_once(
 ) -> None:
     document = declaration("big", {**_unknown(200), "replica": 2, "hots": "h"})
     compared: list[int] = []
-    original = typos.difflib.get_close_matches
+    original = difflib.get_close_matches
 
     def counting(word: str, possibilities: list[str], *args: Any, **kwargs: Any) -> list[str]:
         compared.append(len(possibilities))
         return original(word, possibilities, *args, **kwargs)
 
     mappings_read = _counted(monkeypatch, typos, "_mapping_at")
-    monkeypatch.setattr(typos.difflib, "get_close_matches", counting)
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
     with pytest.raises(ValidationError) as caught:
         GatewayDeclaration.model_validate(document, by_alias=True)
     problems = from_validation_error(

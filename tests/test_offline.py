@@ -32,10 +32,12 @@ def _chain(count: int) -> Any:
     """``count`` resources, each taking its predecessor's output ``name`` as input ``after``."""
     previous: pulumi.CustomResource | None = None
     for index in range(count):
+        # A CustomResource's outputs are attributes the engine sets at registration.
         after = previous.name if previous is not None else "start"  # type: ignore[attr-defined]
         previous = pulumi.CustomResource(
             "test:index:Link", f"link-{index}", {"name": f"link-{index}", "after": after}
         )
+    # (the same: an output attribute)
     return previous.name if previous is not None else None  # type: ignore[attr-defined]
 
 
@@ -88,7 +90,7 @@ def test_an_engine_call_is_made_at_once_and_its_future_returned_done() -> None:
 class _AsyncioLoop(asyncio.SelectorEventLoop):
     """The offline loop on asyncio's own loop (as on Windows, where uvloop is not built)."""
 
-    run_in_executor = offline._OfflineLoop.run_in_executor  # type: ignore[assignment]
+    run_in_executor = offline._OfflineLoop.run_in_executor
 
 
 def test_the_offline_loop_is_uvloops_where_it_is_built() -> None:
@@ -127,6 +129,7 @@ def test_outputs_are_the_inputs_with_declared_secret_outputs_marked() -> None:
         pulumi.CustomResource(
             "test:index:Sink",
             "sink",
+            # A CustomResource's outputs are attributes the engine sets at registration.
             {"token": source.token, "spec": source.spec},  # type: ignore[attr-defined]
         )
 

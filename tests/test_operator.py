@@ -191,7 +191,7 @@ def test_the_workspace_account_is_bound_to_auth_delegator(project: Path) -> None
 
 
 def pinned(requirement_lines: str, package: str) -> str:
-    found = re.findall(rf"^{package}==([0-9.]+)\s*$", requirement_lines, flags=re.M)
+    found: list[str] = re.findall(rf"^{package}==([0-9.]+)\s*$", requirement_lines, flags=re.M)
     assert len(found) == 1, f"one exact pin of {package}"
     return found[0]
 

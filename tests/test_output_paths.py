@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gatewayctl import reading
-from gatewayctl.engine import outputs
+from gatewayctl.engine import write_guard
 from gatewayctl.status import inputs as status_inputs
 from tests.builders import adopting_project
 from tests.hostile_helpers import run_cli
@@ -99,14 +99,14 @@ def test_an_existing_file_too_large_to_check_is_never_read_whole(
     # An output directory whose marker is as large.
     directory = tmp_path / "rendered"
     directory.mkdir()
-    (directory / outputs.MARKER).write_bytes(b"#" * 2048)
+    (directory / write_guard.MARKER).write_bytes(b"#" * 2048)
     ran = run_cli("--root", str(root), "render", "ibm", "--out", str(directory), "-q")
     problem = (
-        f"{directory}: --out: is not a usable path ({outputs.MARKER} is larger than the 1 KiB"
+        f"{directory}: --out: is not a usable path ({write_guard.MARKER} is larger than the 1 KiB"
         " this reads)"
     )
     assert (ran.code, ran.out, ran.err) == (2, "", refused(problem))
-    assert _listing(directory) == [outputs.MARKER]
+    assert _listing(directory) == [write_guard.MARKER]
 
 
 def test_a_status_input_too_large_is_a_problem_not_a_memory_error(

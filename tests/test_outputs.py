@@ -1,4 +1,5 @@
-"""Where the tool writes (``gatewayctl.engine.outputs``): an output directory it wrote is replaced
+"""Where the tool writes (``gatewayctl.engine.write_guard``): an output directory it wrote is
+replaced
 whole; paths that must not lose data are refused (what ``--out``/``--output`` may replace or
 overwrite); stack names (docs/render.md, "Offline render and validation": the path rules).
 
@@ -28,7 +29,7 @@ from gatewayctl.deploy import adoption
 from gatewayctl.diff.compare import compare
 from gatewayctl.diff.report import build_report, is_report
 from gatewayctl.diff.sides import Side
-from gatewayctl.engine import outputs, render
+from gatewayctl.engine import render, write_guard
 from gatewayctl.errors import Problem, printable
 from gatewayctl.inputs import stackfile
 from gatewayctl.resolve import preparation
@@ -38,7 +39,9 @@ from tests.strategies import DNS_LABELS, RELATIVE_PATHS
 from tests.support import ROOT, rendered
 
 NOT_WRITTEN = "it would be replaced whole: choose a new or empty directory"
-NO_MARKER = f"exists and was not written by this tool (no {outputs.MARKER} in it); {NOT_WRITTEN}"
+NO_MARKER = (
+    f"exists and was not written by this tool (no {write_guard.MARKER} in it); {NOT_WRITTEN}"
+)
 STACK_RULE = "is not a DNS-1123 label (lowercase a-z, 0-9, inner '-', at most 63)"
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -94,7 +97,7 @@ def test_output_directory_is_replaced_whole(tmp_path: Path) -> None:
     assert cli.main(args) == 0
     assert not gone.exists() and not gone.parent.exists()
     assert written_files(out) == render.execute(preparation.prepare(project, "ibm")).files
-    assert (out / outputs.MARKER).read_text().splitlines()[2:] == sorted(written_files(out))
+    assert (out / write_guard.MARKER).read_text().splitlines()[2:] == sorted(written_files(out))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ibm", "p"]  # no staging left
 
 
@@ -254,18 +257,18 @@ def test_any_file_the_marker_does_not_list_keeps_the_directory(
 ) -> None:
     # Paths where one is a prefix directory of another cannot both be files.
     every = sorted(ours | mine)
-    if any(b.startswith(a + "/") for a in every for b in every) or outputs.MARKER in every:
+    if any(b.startswith(a + "/") for a in every for b in every) or write_guard.MARKER in every:
         return
     mine -= ours
     with tempfile.TemporaryDirectory() as directory:
         base = Path(directory)
         out = base / "out"
-        outputs.write_tree(out, {name: f"ours {name}\n" for name in ours})
-        assert outputs.directory_problems(out, base) == []
+        write_guard.write_tree(out, {name: f"ours {name}\n" for name in ours})
+        assert write_guard.directory_problems(out, base) == []
         for name in mine:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
             (out / name).write_text("mine\n")
-        problems = outputs.directory_problems(out, base)
+        problems = write_guard.directory_problems(out, base)
         if not mine:
             assert problems == []
             return
@@ -288,9 +291,9 @@ def test_a_marker_that_is_a_link_or_a_directory_marks_nothing(tmp_path: Path, ki
     out = tmp_path / "out"
     make(out, {"plan.json": "{}\n"})
     if kind == "link":
-        (out / outputs.MARKER).symlink_to(elsewhere)
+        (out / write_guard.MARKER).symlink_to(elsewhere)
     else:
-        (out / outputs.MARKER).mkdir()
+        (out / write_guard.MARKER).mkdir()
     before = snapshot(tmp_path)
     assert run("render", "local", "--out", str(out)) == (
         2,
@@ -313,10 +316,10 @@ def test_a_render_marked_before_the_marker_listed_files_is_never_replaced(
     out = tmp_path / "out"
     old = out / "local"
     make(old, {"plan.json": "{}\n", "manifests/old.yaml": "kind: X\n", "notes.txt": "mine\n"})
-    (old / outputs.MARKER).write_text(OLD_MARKER)
+    (old / write_guard.MARKER).write_text(OLD_MARKER)
     before = snapshot(tmp_path)
     message = (
-        f"was written by an older version of this tool whose {outputs.MARKER} does not list its"
+        f"was written by an older version of this tool whose {write_guard.MARKER} does not list its"
         " files, so files added since cannot be told apart; it is never replaced: empty or"
         " remove it once, or choose a new or empty directory"
     )
@@ -406,15 +409,15 @@ def test_the_outputs_of_many_stacks_are_checked_reading_each_stack_file_once(
 ) -> None:
     base = project / "gateways" / "aws"
     outs = [base / stack for stack in ("aws", "ibm", "local")] + [project.parent / "fine"]
-    one_by_one = [p for out in outs for p in outputs.directory_problems(out, project)]
+    one_by_one = [p for out in outs for p in write_guard.directory_problems(out, project)]
     read: list[str] = []
 
     def counted(root: Path, stack: str, *args: Any) -> Any:
         read.append(stack)
         return stackfile.read_stack_config(root, stack, *args)
 
-    monkeypatch.setattr(outputs, "read_stack_config", counted)
-    together = outputs.directories_problems(outs, project)
+    monkeypatch.setattr(write_guard, "read_stack_config", counted)
+    together = write_guard.directories_problems(outs, project)
 
     assert together == one_by_one
     assert [p.path for p in together] == [str(out) for out in outs[:3]]
@@ -561,7 +564,7 @@ def test_import_file_refuses_a_stack_name_that_is_no_label(project: Path, stack:
 @PROPERTY
 @given(
     st.text(
-        st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=40
+        st.characters(blacklist_categories=["Cs"], blacklist_characters="\0"), max_size=40
     ).filter(lambda s: s and not s.startswith("-") and not naming.is_dns1123_label(s))
 )
 def test_no_command_accepts_a_stack_name_that_is_no_label(stack: str) -> None:
@@ -587,7 +590,7 @@ def test_a_stack_file_whose_name_is_no_stack_name_is_a_problem_for_all(
     assert snapshot(project.parent) == before
     code, _, err = run("--root", str(project), "render", "local", "--out", str(out), "-q")
     assert (code, err) == (0, "")  # a stack of its own is unaffected
-    assert sorted(p.name for p in out.iterdir()) == [outputs.MARKER, "manifests", "plan.json"]
+    assert sorted(p.name for p in out.iterdir()) == [write_guard.MARKER, "manifests", "plan.json"]
 
 
 def test_the_pull_request_workflows_placeholder_may_be_overwritten_by_the_report() -> None:

@@ -24,6 +24,7 @@ from gatewayctl.engine import parallel, program, render, workers
 from gatewayctl.errors import ToolError
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve import preparation
+from gatewayctl.resolve.stack import load_stack
 from tests.builders import copy_project, write_gateway
 from tests.hostile_helpers import unlocated
 from tests.support import ROOT, STACKS
@@ -119,7 +120,7 @@ def test_each_stack_renders_in_a_fresh_worker_and_serial_stays_in_process(
     def recording(prepared: preparation.Prepared, *args: object) -> render.Rendered:
         with log.open("a") as stream:
             stream.write(f"{prepared.loaded.name} {os.getpid()}\n")
-        return real(prepared, *args)  # type: ignore[arg-type]
+        return real(prepared, *args)  # type: ignore[arg-type]  # passed on as they came
 
     monkeypatch.setattr(render, "execute", recording)
     assert render_all(tmp_path / "parallel", 2, "-q") == 0
@@ -169,7 +170,7 @@ def test_the_render_reuses_the_stack_its_preparation_loaded(
     different config is loaded, and rendered, as such."""
     prepared = preparation.prepare(ROOT, "ibm")
     loads: list[str] = []
-    real = program.load_stack
+    real = load_stack
 
     def counted(root: Path, stack: str, raw: Any = None) -> Any:
         loads.append(stack)
@@ -254,7 +255,7 @@ def failing_in(stack: str, error: BaseException) -> object:
     def execute(prepared: preparation.Prepared, *args: object) -> render.Rendered:
         if prepared.loaded.name == stack:
             raise error
-        return real(prepared, *args)  # type: ignore[arg-type]
+        return real(prepared, *args)  # type: ignore[arg-type]  # passed on as they came
 
     return execute
 
@@ -307,7 +308,7 @@ def test_a_worker_that_dies_fails_the_run_with_exit_1(
     def killed(prepared: preparation.Prepared, *args: object) -> render.Rendered:
         if prepared.loaded.name == "local":
             os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer does
-        return real(prepared, *args)  # type: ignore[arg-type]
+        return real(prepared, *args)  # type: ignore[arg-type]  # passed on as they came
 
     monkeypatch.setattr(render, "execute", killed)
     assert render_all(tmp_path / "out", 2, "-q") == 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 import psycopg
@@ -71,7 +72,7 @@ def reset(server: Server) -> None:
             su.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(name)))
 
 
-def admins(plan: dict[str, Any]) -> list[str]:
+def admins(plan: Mapping[str, Any]) -> list[str]:
     """Login names of the providers the Roles name (the clusters' admin providers)."""
     by_name = {r["name"]: r for r in plan["resources"] if r["type"] == PROVIDER}
     return sorted(
@@ -83,7 +84,7 @@ def admins(plan: dict[str, Any]) -> list[str]:
     )
 
 
-def tenants(plan: dict[str, Any]) -> dict[str, str]:
+def tenants(plan: Mapping[str, Any]) -> dict[str, str]:
     """Tenant database by tenant role (the Databases' owners)."""
     return {
         r["inputs"]["owner"]: r["inputs"]["name"]
@@ -205,7 +206,7 @@ def catalog(server: Server) -> dict[str, list[tuple[Any, ...]]]:
         }
 
 
-def declared(plan: dict[str, Any]) -> dict[str, Any]:
+def declared(plan: Mapping[str, Any]) -> dict[str, Any]:
     """What Pulumi holds after ``up`` for each resource: the declared inputs with the
     provider's schema defaults, and the computed database attributes this server gives."""
     state: dict[str, Any] = {}

@@ -14,7 +14,8 @@ import yaml
 
 from gatewayctl import interrupts
 from gatewayctl.deploy import promote
-from gatewayctl.engine import outputs
+from gatewayctl.engine import write_guard
+from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import (
     CONFIG_FILE,
@@ -388,7 +389,7 @@ def test_an_output_file_is_never_absent_while_it_is_replaced(
     out.write_bytes(b"old\n")
     seen: list[bytes | None] = []
     _watch_every_step(monkeypatch, out, seen)
-    outputs.write_file(out, "new\n")
+    write_guard.write_file(out, "new\n")
     monkeypatch.undo()
     assert [state for state in seen if state not in {b"old\n", b"new\n"}] == []
     assert (seen[0], seen[-1], out.read_bytes()) == (b"old\n", b"new\n", b"new\n")
@@ -399,7 +400,7 @@ def test_an_undone_replacement_puts_the_old_file_back_in_one_rename(tmp_path: Pa
     out = tmp_path / "report.md"
     out.write_bytes(b"old\n")
     with pytest.raises(RuntimeError), interrupts.transaction():
-        outputs.write_file(out, "new\n")
+        write_guard.write_file(out, "new\n")
         raise RuntimeError("a later step failed")
     assert out.read_bytes() == b"old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
@@ -407,14 +408,14 @@ def test_an_undone_replacement_puts_the_old_file_back_in_one_rename(tmp_path: Pa
 
 def test_edit_bindings_refuses_what_it_cannot_find() -> None:
     text = "config:\n  hypershell-gateways:clusters: *all\n"
-    with pytest.raises(promote.InvalidInputError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         promote.edit_bindings("x: &all {}\n" + text, "P.yaml", ["c1"], "r1")
     assert str(caught.value) == (
         "P.yaml: hypershell-gateways:clusters: the clusters are not written out as a block"
         " mapping; edit the binding by hand (release: <name>)"
     )
     write = "config:\n  hypershell-gateways:clusters:\n    c2:\n      a: 1\n"
-    with pytest.raises(promote.InvalidInputError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         promote.edit_bindings(write, "P.yaml", ["c1"], "r1")
     assert "hypershell-gateways:clusters.c1: the cluster is not written out" in str(caught.value)
 

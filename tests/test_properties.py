@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import pulumi
 import pytest
@@ -216,18 +216,24 @@ def test_unknowns_are_found_as_the_sdk_finds_them(data: Any, share: bool, cycle:
     assert properties.contains_unknowns(value) is _SDK_CONTAINS(value)
 
 
+def _unknown() -> Unknown:
+    """A new unknown value, as the SDK makes one."""
+    return Unknown()  # type: ignore[no-untyped-call]  # the SDK's Unknown() is not annotated
+
+
 def test_unknowns_are_found_at_any_depth_but_not_in_tuples() -> None:
-    deep: Any = Unknown()
+    deep: Any = _unknown()
     for _ in range(50):
         deep = {"next": [deep]}
     assert properties.contains_unknowns(deep) is True
-    assert properties.contains_unknowns({"a": (Unknown(),)}) is False
+    assert properties.contains_unknowns({"a": (_unknown(),)}) is False
     assert properties.contains_unknowns({"a": [1, "x", None, {"b": {}}]}) is False
 
 
 # --- a property's Output from one future -------------------------------------------------------
 
-_SDK_TRANSFER = properties._sdk_transfer_properties
+# Called with a stand-in for the resource (_Res), as the program's own transfer_properties is.
+_SDK_TRANSFER: Callable[[Any, Any, bool], dict[str, Any]] = properties._sdk_transfer_properties
 
 
 class _Res:
@@ -241,7 +247,8 @@ async def _data(output: pulumi.Output[Any], res: Any) -> Any:
         data = await output._data
     except Exception as failure:  # the failure is the fact compared
         return ("failed", failure)
-    resources = sorted("self" if r is res else r for r in data.resources)
+    # The resources are the dependency names the cases give, as strings, and ``res``.
+    resources = sorted("self" if r is res else cast(str, r) for r in data.resources)
     return data.value, data.is_known, data.is_secret, resources
 
 
@@ -250,7 +257,7 @@ def test_a_property_resolves_as_the_sdks_does(custom: bool) -> None:
     failure = RuntimeError("provider failed")
     cases: list[tuple[Any, bool, bool, Any, Exception | None]] = [
         ("value", True, False, set(), None),
-        ({"a": [Unknown()]}, True, False, None, None),  # unknown inside: not known
+        ({"a": [_unknown()]}, True, False, None, None),  # unknown inside: not known
         ("hidden", True, True, {"dep-1", "dep-2"}, None),
         (None, False, False, {"dep-1"}, None),
         (None, False, False, set(), failure),

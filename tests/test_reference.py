@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+import typing
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from gatewayctl.cli import main as cli
 from gatewayctl.inputs import reference, schema
+from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
 from tests.support import ROOT
 
 
@@ -35,28 +40,33 @@ def test_schema_markdown_prints_the_committed_reference(
     assert capsys.readouterr() == (committed_reference(), "")
 
 
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds (alone or as ``Model | None``), or None."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
+def model_objects(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
+    """The path of every field of ``model`` that is a model itself, read from the models (not
+    the schema the reference is made from): each before its own, in the fields' order."""
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{field.alias or name}"
+        inner = _model_of(field.annotation)
+        if inner is not None:
+            yield path
+            yield from model_objects(inner, f"{path}.")
+
+
 def test_one_section_per_object_parents_first() -> None:
     headings = re.findall(r"^## (.+)$", committed_reference(), flags=re.MULTILINE)
-    assert headings == [
-        "The declaration file",
-        "`metadata`",
-        "`spec`",
-        "`spec.exposure`",
-        "`spec.images`",
-        "`spec.resources`",
-        "`spec.resources.requests`",
-        "`spec.resources.limits`",
-        "`spec.credentials`",
-        "`spec.credentials.kubernetesSecrets`",
-        "`spec.credentials.vault`",
-        "`spec.oidc`",
-        "`spec.access`",
-        "`spec.keycloak`",
-        "`spec.keycloak.importIds`",
-        "`spec.console`",
-        "`spec.console.images`",
-        "`spec.rotation`",
-    ]
+    objects = list(model_objects(GatewayDeclaration))
+    assert headings == ["The declaration file", *(f"`{path}`" for path in objects)]
+    # Parents first: a section's parent object (the file itself for a top-level one) is above it.
+    paths = ["", *(heading.strip("`") for heading in headings[1:])]
+    for index, path in enumerate(paths):
+        assert paths.index(path.rpartition(".")[0]) < index or path == "", path
 
 
 def test_every_field_is_one_row_of_field_type_default_description() -> None:

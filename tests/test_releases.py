@@ -1,4 +1,5 @@
-"""Releases (``gatewayctl.inputs.releases``, ``gatewayctl.resolve.releases``): release files,
+"""Releases (``gatewayctl.inputs.release_files``, ``gatewayctl.resolve.release_bindings``): release
+files,
 the bindings that choose a gateway's images, production stacks, what plan.json and the render
 summary say, and immutability from git history.
 
@@ -18,9 +19,9 @@ import pytest
 
 from components import images
 from gatewayctl.cli import main as cli
-from gatewayctl.inputs.releases import digest_problem, load_releases
+from gatewayctl.inputs.release_files import digest_problem, load_releases
 from gatewayctl.resolve import preparation
-from gatewayctl.resolve.releases import history_problems
+from gatewayctl.resolve.release_bindings import history_problems
 from tests.builders import (
     CONFIG_FILE,
     DECLARATIONS,

@@ -75,7 +75,7 @@ def test_secret_values_are_redacted_with_keys_kept(any_stack: render.Rendered) -
     assert 0 < kek < len(any_stack.gateways)
     assert consoles == 1
     assert len(secrets) == 4 * len(any_stack.gateways) + kek + consoles
-    by_name = {}
+    by_name: dict[str, list[str]] = {}
     for secret in secrets:
         values = secret["stringData"]
         assert set(values.values()) == {REDACTED}

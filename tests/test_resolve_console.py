@@ -1,4 +1,5 @@
-"""The web console's resolution (``gatewayctl.resolve.console``): off by default, its exposure by
+"""The web console's resolution (``gatewayctl.resolve.console_plan``): off by default, its exposure
+by
 the cluster's mode, its refusals with path, field and problem, its images from the declaration,
 the release or upstream, and hostile console fields."""
 
@@ -12,7 +13,7 @@ import pytest
 import yaml
 
 from components.exposure_types import ConsoleHttpRoute, ConsolePortForward, ConsoleRoute
-from gatewayctl.resolve.console import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
+from gatewayctl.resolve.console_plan import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
 from tests.builders import (
     BASE_DOMAIN,
     DECLARATIONS,

@@ -1,4 +1,5 @@
-"""A gateway's credential store is its own (``gatewayctl.resolve.credentials``): no namespace of
+"""A gateway's credential store is its own (``gatewayctl.resolve.credential_drivers``): no
+namespace of
 another gateway, of the cluster's configuration or shared with another gateway, and one Vault
 role and one mount per gateway on one Vault server, within a stack and across the stacks."""
 
@@ -11,8 +12,7 @@ import pytest
 
 from components.credentials import KubernetesSecretsCredentials
 from gatewayctl.inputs import stackfile
-from gatewayctl.resolve import credentials as gatewayctl_credentials
-from gatewayctl.resolve import inventory, sharing
+from gatewayctl.resolve import credential_drivers, inventory, sharing
 from tests.builders import DECLARATIONS, cluster, write_gateway, write_stack
 from tests.helpers import load, load_problems
 from tests.hostile_helpers import run_cli, unlocated
@@ -251,7 +251,7 @@ def test_a_vault_inside_the_cluster_is_another_server_on_another_cluster(tmp_pat
     ],
 )
 def test_vault_server(address: str, server: str, in_cluster: bool) -> None:
-    assert gatewayctl_credentials.vault_server(address) == (server, in_cluster)
+    assert credential_drivers.vault_server(address) == (server, in_cluster)
 
 
 def test_a_shared_vault_role_exits_2_through_the_cli_and_writes_nothing(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Resolution of one declaration (``gatewayctl.resolve.gateway``): its namespace, host, address,
+"""Resolution of one declaration (``gatewayctl.resolve.per_gateway``): its namespace, host, address,
 images and defaults; the host rules inside its cluster's base domain and listener, the images
 through the registry mirrors, the database and namespace names the stack config reserves. Each
 test builds a small project into ``tmp_path`` with ``tests.builders`` (one OpenShift cluster in

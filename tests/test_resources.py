@@ -10,7 +10,7 @@ from typing import Any
 
 from components.deployment import WorkloadSettings
 from gatewayctl.engine import render
-from gatewayctl.inputs.gateway import GatewaySpec
+from gatewayctl.inputs.gateway_declaration import GatewaySpec
 from gatewayctl.resolve import preparation
 from tests.builders import STACK, write_gateway, write_stack
 from tests.helpers import k8s, load_problems
@@ -89,6 +89,5 @@ def test_a_request_equal_to_its_limit_in_other_units_is_no_problem(tmp_path: Pat
 
 def test_every_workload_setting_is_a_field_of_the_declaration_s_spec() -> None:
     """The resolution copies the settings from the spec by name (settings.from_fields)."""
-    names = [field.name for field in dataclasses.fields(WorkloadSettings)]
-    assert {"replicas", "resources"} <= set(names)
-    assert set(names) <= set(GatewaySpec.model_fields)
+    names = {field.name for field in dataclasses.fields(WorkloadSettings)}
+    assert {"replicas", "resources"} <= names <= set(GatewaySpec.model_fields)

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from gatewayctl.deploy import pulumicli
-from gatewayctl.diff import command, report
+from gatewayctl.diff import diff_command, report
 from gatewayctl.diff.compare import GatewayChange, StackDiff
 from gatewayctl.diff.operations import Operation
 from gatewayctl.errors import InvalidInputError
@@ -376,7 +376,8 @@ def test_the_diff_report_shows_the_waves_a_change_goes_through(tmp_path: Path) -
         for s in ("aws", "ibm")
     ]
     prepared = {s: SimpleNamespace(loaded=load_stack(root, s)) for s in ("aws", "ibm")}
-    aws, ibm = command._with_waves(root, prepared, diffs)  # type: ignore[arg-type]
+    # A stand-in for Prepared: _with_waves reads only its loaded stack.
+    aws, ibm = diff_command._with_waves(root, prepared, diffs)  # type: ignore[arg-type]
     assert aws.waves == (
         "wave 0 (shared): the stack's shared resources, first",
         "wave 1 (canary): unchanged",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.deploy import rotate
-from gatewayctl.inputs.gateway import RotationSpec
-from gatewayctl.inputs.rotation import BY_NAME, SECRETS, for_certificate
+from gatewayctl.inputs.counters import RotationSpec
+from gatewayctl.inputs.rotation_secrets import BY_NAME, SECRETS, for_certificate
 from gatewayctl.resolve.stack import load_stack
 from tests.builders import copy_project
 from tests.hostile_helpers import Outcome, run_cli

@@ -17,7 +17,7 @@ from components.rotation import ROTATION_ANNOTATION, keepers, pod_annotations, r
 from components.rotation import Rotation as Counters
 from gatewayctl.diff.hazards import hazards
 from gatewayctl.diff.operations import predict
-from gatewayctl.diff.rotation import CONSEQUENCES, changes, lowered, risk_lines
+from gatewayctl.diff.rotation_risks import CONSEQUENCES, changes, lowered, risk_lines
 from gatewayctl.engine import render
 from gatewayctl.resolve import preparation
 from tests.builders import copy_stack, git

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
+from types import FrameType
 
 from components import tokens
 from gatewayctl.engine import render
@@ -16,7 +17,8 @@ from tests.scale_builders import STACK, research_stack
 
 
 def _frames() -> int:
-    frame, depth = sys._getframe(), 0
+    frame: FrameType | None = sys._getframe()
+    depth = 0
     while frame is not None:
         depth, frame = depth + 1, frame.f_back
     return depth

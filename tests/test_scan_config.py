@@ -36,7 +36,7 @@ def test_every_skipped_check_has_a_reason_right_above_it() -> None:
     lines = CONFIG.read_text().splitlines()
     for check in skipped:
         index = lines.index(f"  - {check}")
-        reason = []
+        reason: list[str] = []
         for line in reversed(lines[:index]):
             if not line.startswith("  #"):
                 break
@@ -62,7 +62,7 @@ def test_scan_is_offline_and_kubernetes_only() -> None:
 def _reason(check: str) -> str:
     lines = CONFIG.read_text().splitlines()
     index = lines.index(f"  - {check}")
-    reason = []
+    reason: list[str] = []
     for line in reversed(lines[:index]):
         if not line.startswith("  #"):
             break

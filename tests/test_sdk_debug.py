@@ -60,7 +60,7 @@ def engine_log() -> Recorder:
 
 
 def run_three_resources() -> None:
-    @pulumi.runtime.test
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]  # the SDK's decorator is unannotated
     def program() -> pulumi.Output[Any]:
         pulumi.log.debug("the program's own")
         resources = [pulumi.CustomResource("test:index:Thing", f"t{i}", {}) for i in range(3)]

@@ -7,6 +7,7 @@ shortcuts are tests/test_properties.py's."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
@@ -29,14 +30,13 @@ def _facts(output: pulumi.Output[str]) -> pulumi.Output[Any]:
 
     async def resources() -> list[str]:
         found = await output.resources()
+        # A registered resource's URN is known: future() is typed str | None for any Output.
         return sorted([await r.urn.future() for r in found])  # type: ignore[misc]
 
-    return pulumi.Output.all(
-        output,
-        pulumi.Output.from_input(output.is_known()),
-        pulumi.Output.from_input(output.is_secret()),
-        pulumi.Output.from_input(resources()),
-    )
+    known: pulumi.Output[bool] = pulumi.Output.from_input(output.is_known())
+    secret: pulumi.Output[bool] = pulumi.Output.from_input(output.is_secret())
+    urns: pulumi.Output[list[str]] = pulumi.Output.from_input(resources())
+    return pulumi.Output.all(output, known, secret, urns)
 
 
 def test_the_mock_urn_is_the_sdks_in_every_case() -> None:
@@ -111,7 +111,7 @@ def test_every_registration_takes_its_mock_urn_from_the_shortcut(
 def _logged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The debug messages the mock engine receives (``MockEngine.Log``)."""
     sent: list[str] = []
-    log = mocks.MockEngine.Log
+    log: Callable[[mocks.MockEngine, Any], None] = mocks.MockEngine.Log
 
     def counted(self: mocks.MockEngine, request: Any) -> None:
         if request.severity == engine_pb2.DEBUG:
@@ -212,7 +212,12 @@ def test_a_run_answered_once_per_type_registers_what_the_sdk_registers(
 
 def test_once_per_object_keys_by_identity_and_keeps_the_object() -> None:
     seen: list[Any] = []
-    answer = shortcuts.once_per_object(lambda value: seen.append(value) or len(seen))
+
+    def count(value: Any) -> int:
+        seen.append(value)
+        return len(seen)
+
+    answer = shortcuts.once_per_object(count)
     first, equal = [1], [1]
     assert (answer(first), answer(first), answer(equal), answer(first)) == (1, 1, 2, 1)
     assert seen == [first, equal]
@@ -264,6 +269,7 @@ def test_hooks_merge_as_the_sdk_merges_them(first: int, second: int) -> None:
 
 def test_hooks_that_are_not_bindings_are_refused_as_the_sdk_refuses_them() -> None:
     with pytest.raises(TypeError, match="Expected bindings2 to be a ResourceHookBinding"):
+        # A string where a binding belongs is the point of the test.
         shortcuts.merge_hooks(ResourceHookBinding, None, "hooks")  # type: ignore[arg-type]
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.deploy import soak
-from gatewayctl.inputs import records
-from gatewayctl.inputs.records import GatewayRecord, Record
+from gatewayctl.inputs import status_records
+from gatewayctl.inputs.status_records import GatewayRecord, Record
 from tests.builders import copy_project
 from tests.hostile_helpers import Outcome, run_cli
 
@@ -130,7 +130,7 @@ def project(tmp_path: Path) -> Path:
 
 def write_records(directory: Path, *items: Record, stack: str = "aws") -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    text = "".join(records.line(r) + "\n" for r in items)
+    text = "".join(status_records.line(r) + "\n" for r in items)
     (directory / f"{stack}.jsonl").write_text(text)
     return directory
 

@@ -1,4 +1,4 @@
-"""Recorded status (``gatewayctl status --record FILE``, ``gatewayctl.inputs.records``): one
+"""Recorded status (``gatewayctl status --record FILE``, ``gatewayctl.inputs.status_records``): one
 JSON line per check, appended whole; a reader that names the file and line of a bad one."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.errors import InvalidInputError, ToolError
-from gatewayctl.inputs import records
-from gatewayctl.inputs.records import GatewayRecord, Record
+from gatewayctl.inputs import status_records
+from gatewayctl.inputs.status_records import GatewayRecord, Record
 from tests.hostile_helpers import run_cli
 from tests.status_builders import FIXTURES
 
@@ -42,7 +42,7 @@ def test_status_record_appends_names_releases_sync_and_health_only(tmp_path: Pat
         '{"name":"team-a","release":"openshell-0.0.109","sync":"Synced","health":"Healthy"}]}\n'
     )
     assert path.read_text(encoding="ascii") == line + line
-    assert records.parse(path.read_text(), str(path), "ibm")[0].gateways[1] == GatewayRecord(
+    assert status_records.parse(path.read_text(), str(path), "ibm")[0].gateways[1] == GatewayRecord(
         name="canary", release="openshell-0.0.110", sync="Synced", health="Healthy"
     )
 
@@ -58,9 +58,9 @@ def test_a_record_cannot_go_into_a_directory_or_through_a_link(tmp_path: Path) -
     (tmp_path / "target").write_text("")
     (tmp_path / "link").symlink_to(tmp_path / "target")
     with pytest.raises(ToolError, match="Is a directory"):
-        records.append(tmp_path, record())
+        status_records.append(tmp_path, record())
     with pytest.raises(ToolError, match="link"):
-        records.append(tmp_path / "link", record())
+        status_records.append(tmp_path / "link", record())
     assert (tmp_path / "target").read_text() == ""
 
 
@@ -70,7 +70,7 @@ def _append_many(path: str, worker: int) -> None:
         for i in range(400)
     )
     for _ in range(25):
-        records.append(Path(path), record(AT, *many))
+        status_records.append(Path(path), record(AT, *many))
 
 
 def test_appends_that_run_at_once_never_interleave(tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_appends_that_run_at_once_never_interleave(tmp_path: Path) -> None:
     for worker in workers:
         worker.join(60)
         assert worker.exitcode == 0
-    read = records.parse(path.read_text(encoding="ascii"), "aws.jsonl", "aws")
+    read = status_records.parse(path.read_text(encoding="ascii"), "aws.jsonl", "aws")
     assert sorted(r.gateways[0].name for r in read) == sorted(
         [f"w{w}-0000" for w in range(3) for _ in range(25)]
     )
@@ -93,13 +93,13 @@ def test_appends_that_run_at_once_never_interleave(tmp_path: Path) -> None:
 
 
 def test_the_reader_sorts_by_time_and_names_each_bad_line() -> None:
-    later = records.line(record(datetime(2026, 12, 7, tzinfo=UTC), AUDIT))
-    earlier = records.line(record(AT, AUDIT))
-    assert [r.recorded for r in records.parse(f"{later}\n{earlier}\n", "f", "aws")] == [
+    later = status_records.line(record(datetime(2026, 12, 7, tzinfo=UTC), AUDIT))
+    earlier = status_records.line(record(AT, AUDIT))
+    assert [r.recorded for r in status_records.parse(f"{later}\n{earlier}\n", "f", "aws")] == [
         AT,
         datetime(2026, 12, 7, tzinfo=UTC),
     ]
-    assert records.parse("", "f") == []
+    assert status_records.parse("", "f") == []
     bad = [
         earlier,
         "not json",
@@ -111,13 +111,13 @@ def test_the_reader_sorts_by_time_and_names_each_bad_line() -> None:
         "[]",
     ]
     with pytest.raises(InvalidInputError) as raised:
-        records.parse("\n".join(bad[:1] + bad[3:4]) + "\n", "records/aws.jsonl", "aws")
+        status_records.parse("\n".join(bad[:1] + bad[3:4]) + "\n", "records/aws.jsonl", "aws")
     assert [str(p) for p in raised.value.problems] == [
         "records/aws.jsonl:2: gateways.0.sync: expected one of Synced, OutOfSync, Missing, Unknown",
         "records/aws.jsonl:2: state: expected one of synced, out-of-sync, degraded, renewal-due",
     ]
     with pytest.raises(InvalidInputError) as raised:
-        records.parse("\n".join(bad) + "\n", "records/aws.jsonl", "aws")
+        status_records.parse("\n".join(bad) + "\n", "records/aws.jsonl", "aws")
     assert [str(p) for p in raised.value.problems] == [
         "records/aws.jsonl:3: and 6 more line(s) that are not records: 3, 4, 5, 6, 7, 8",
         "records/aws.jsonl:2: not a JSON object (one record per line)",
@@ -135,5 +135,5 @@ def test_the_reader_sorts_by_time_and_names_each_bad_line() -> None:
         ),
     ]:
         with pytest.raises(InvalidInputError) as raised:
-            records.parse(bad[index], "records/aws.jsonl", "aws")
+            status_records.parse(bad[index], "records/aws.jsonl", "aws")
         assert [str(p) for p in raised.value.problems] == problems

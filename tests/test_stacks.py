@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import json
+from typing import Any
 
 import pytest
 
@@ -16,8 +17,9 @@ IBM_BASE = "hysh-ibm-01-4c28435107377e996c6eb39230b7bcf5-0000.us-east.containers
 INTERNAL = "image-registry.openshift-image-registry.svc:5000/openshift/"
 
 
-def plan(stack: str) -> dict:
-    return json.loads(rendered(stack).files["plan.json"])
+def plan(stack: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(rendered(stack).files["plan.json"])
+    return document
 
 
 def containers(r: Rendered) -> list[str]:

@@ -57,6 +57,7 @@ class FakeAdmin(http.server.BaseHTTPRequestHandler):
 
     routes: ClassVar[dict[tuple[str, str], tuple[int, Any]]] = {}
     seen: ClassVar[list[tuple[str, str, Any]]] = []
+    url: ClassVar[str] = ""
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -87,14 +88,14 @@ def fake() -> Iterator[type[FakeAdmin]]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeAdmin)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    FakeAdmin.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
+    FakeAdmin.url = f"http://127.0.0.1:{server.server_address[1]}"
     yield FakeAdmin
     server.shutdown()
 
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory, fake: type[FakeAdmin]) -> Iterator[Plugin]:
-    env = {URLS_ENV: json.dumps({URL: fake.url})}  # type: ignore[attr-defined]
+    env = {URLS_ENV: json.dumps({URL: fake.url})}
     config = {
         "url": URL,
         "realm": "r",
@@ -190,7 +191,8 @@ def test_diff_replaces_on_the_force_new_table_and_updates_the_rest(plugin: Plugi
     assert list(moved_role.replaces) == ["roleId"]
     # The offline prediction reads the same table.
     assert predict_one(ROLE, {"clientId": "c"}, {"clientId": "c2"}) == ("replace", ("clientId",))
-    assert predict_one(GROUP_ROLES, {"roleIds": ["a"]}, {"roleIds": ["a", "b"]})[0] == "update"
+    predicted = predict_one(GROUP_ROLES, {"roleIds": ["a"]}, {"roleIds": ["a", "b"]})
+    assert predicted is not None and predicted[0] == "update"
 
 
 def test_preview_leaves_the_computed_outputs_unknown_and_the_secret_secret(

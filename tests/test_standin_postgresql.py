@@ -397,7 +397,8 @@ def test_diff_replaces_as_the_schema_says(admin: Plugin) -> None:
     assert list(moved.replaces) == ["role"]
     # The offline prediction reads the same table.
     assert predict_one(GRANT, {"role": "public"}, {"role": "gw_alpha"}) == ("replace", ("role",))
-    assert predict_one(ROLE, {"password": "a"}, {"password": "b"})[0] == "update"
+    predicted = predict_one(ROLE, {"password": "a"}, {"password": "b"})
+    assert predicted is not None and predicted[0] == "update"
 
 
 def test_unknown_configuration_previews_unknown_outputs(lane: Lane, tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ def sdks(modules: set[str]) -> list[str]:
         ["render", "--help"],
         ["schema"],
         ["schema", "--markdown"],
+        ["schema", "--stack-file", "--markdown"],
         ["explain", "spec.credentials.vault"],
         ["completion", "bash"],
         ["graph", "--all"],

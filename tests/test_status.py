@@ -14,7 +14,7 @@ import pytest
 
 from gatewayctl.status import certificates, core, health, inputs, selfheal
 from gatewayctl.status.core import state
-from gatewayctl.status.models import PreviewDigest, ResourceV3
+from gatewayctl.status.models import PreviewDigest, ResourceV3, UnreadableError, UntypedDeployment
 from gatewayctl.status.tree import Tree
 from tests.builders import copy_project, edited_config
 from tests.hostile_helpers import run_cli, unlocated
@@ -47,6 +47,7 @@ def status_json(*files: str, now: str = NOW, root: Path | None = None) -> tuple[
 
 
 def gateway(document: dict[str, Any], name: str) -> dict[str, Any]:
+    found: dict[str, Any]
     (found,) = [g for g in document["gateways"] if g["name"] == name]
     return found
 
@@ -389,7 +390,7 @@ def test_certificate_days_and_window() -> None:
     ready = {**no_window, "readyForRenewal": True}
     cert = certificates.certificate("u", "n", {}, ready, _now("2026-01-01T00:00:00Z"))
     assert cert is not None and cert.due is True
-    with pytest.raises(certificates.UnreadableError) as missing:
+    with pytest.raises(UnreadableError) as missing:
         certificates.certificate("u", "n", {}, {}, _now(NOW))
     assert (missing.value.field, missing.value.reason) == (
         "outputs.validityEndTime",
@@ -402,7 +403,7 @@ def test_certificate_days_and_window() -> None:
 
 def _build(checkpoint: dict[str, Any], refresh: dict[str, Any] | None = None) -> core.StackStatus:
     parsed = inputs.Inputs(
-        checkpoint=inputs.UntypedDeployment.model_validate(checkpoint).deployment,
+        checkpoint=UntypedDeployment.model_validate(checkpoint).deployment,
         refresh=PreviewDigest.model_validate(refresh) if refresh is not None else None,
     )
     return core.build("ibm", parsed, _now(NOW))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,7 @@ def test_times_and_windows_that_overflow_are_bad_input(
     assert (code, err) == (2, _problem(path, field, message))
     text = f"{path}: {field}: {message}"
     entry = {"column": None, "field": field, "line": None, "message": message, "path": str(path)}
-    documents = {"json": json.loads, "yaml": yaml.safe_load}
+    documents: dict[str, Callable[[str], Any]] = {"json": json.loads, "yaml": yaml.safe_load}
     parsed = documents[fmt](out) if fmt in documents else out
     assert parsed == ({"problems": [{**entry, "text": text}]} if fmt in documents else "")
 

@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.text import Text
 
 from gatewayctl import printing
-from gatewayctl.inputs import rotation
+from gatewayctl.inputs import rotation_secrets
 from gatewayctl.status import certificates, core, formats, inputs, selfheal, view
-from gatewayctl.status.models import PreviewDigest
+from gatewayctl.status.models import PreviewDigest, UntypedDeployment
 from tests.status_builders import (
     digest,
     export,
@@ -63,7 +63,7 @@ def test_show_escapes_a_line_that_starts_a_workflow_command() -> None:
 
 def _built(resources: list[dict[str, Any]]) -> core.StackStatus:
     parsed = inputs.Inputs(
-        checkpoint=inputs.UntypedDeployment.model_validate(export(resources)).deployment,
+        checkpoint=UntypedDeployment.model_validate(export(resources)).deployment,
         refresh=PreviewDigest.model_validate(digest([refresh_step(r) for r in resources])),
     )
     return core.build("ibm", parsed, NOW)
@@ -116,7 +116,7 @@ def test_a_merged_change_awaiting_its_deploy_opens_no_second_renewal() -> None:
         for r in resources
     ]
     parsed = inputs.Inputs(
-        checkpoint=inputs.UntypedDeployment.model_validate(export(resources)).deployment,
+        checkpoint=UntypedDeployment.model_validate(export(resources)).deployment,
         refresh=PreviewDigest.model_validate(digest([refresh_step(r) for r in resources])),
         preview=PreviewDigest.model_validate(digest(preview)),
     )
@@ -159,7 +159,7 @@ def test_a_ca_due_is_renewed_by_the_ca_alone() -> None:
 
 def test_every_certificate_the_program_makes_is_renewed_by_a_rotation() -> None:
     # The golden plans are the program's render (`make golden`): each tls certificate of a
-    # gateway has the name gatewayctl.inputs.rotation expects, so none is left unrenewed.
+    # gateway has the name gatewayctl.inputs.rotation_secrets expects, so none is left unrenewed.
     found = {}
     for plan in sorted((ROOT / "tests" / "golden").glob("*/plan.json")):
         document = json.loads(plan.read_text(encoding="utf-8"))
@@ -167,7 +167,7 @@ def test_every_certificate_the_program_makes_is_renewed_by_a_rotation() -> None:
         for r in document["resources"]:
             if r["type"] in certificates.TYPES:
                 (gateway,) = [g for g in gateways if r["name"].startswith(f"{g}-pki-")]
-                secret = rotation.for_certificate(gateway, r["name"])
+                secret = rotation_secrets.for_certificate(gateway, r["name"])
                 found[r["name"].removeprefix(gateway)] = secret.name if secret else None
     assert found == {
         "-pki-ca": "ca",

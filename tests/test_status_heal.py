@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from gatewayctl.status import core, formats, heal, inputs, live, selfheal
-from gatewayctl.status.models import PreviewDigest
+from gatewayctl.status.models import PreviewDigest, UntypedDeployment
 from gatewayctl.status.sync import Change
 from tests.hostile_helpers import run_cli
 from tests.status_builders import digest, export, gateway_resources, refresh_step, stack_resources
@@ -63,7 +63,7 @@ def build(items: list[dict[str, Any]]) -> core.StackStatus:
     deploy["inputs"] = copy.deepcopy(DECLARED)
     deploy["outputs"] = copy.deepcopy(DECLARED)
     parsed = inputs.Inputs(
-        checkpoint=inputs.UntypedDeployment.model_validate(export(resources)).deployment,
+        checkpoint=UntypedDeployment.model_validate(export(resources)).deployment,
         refresh=PreviewDigest.model_validate(digest([refresh_step(r) for r in resources])),
     )
     objects = live.LiveObjects(

@@ -12,7 +12,7 @@ import pytest
 
 from gatewayctl.status import core, formats, inputs, live, selfheal
 from gatewayctl.status.formats import change_line
-from gatewayctl.status.models import PreviewDigest
+from gatewayctl.status.models import PreviewDigest, UntypedDeployment
 from gatewayctl.status.tampering import differences, quantity
 from tests.status_builders import digest, export, gateway_resources, refresh_step, stack_resources
 
@@ -303,7 +303,7 @@ def test_an_addition_is_drift_the_self_heal_leaves_alone() -> None:
     deploy["inputs"] = workload(["gateway"], ["tmp"])
     deploy["outputs"] = workload(["gateway", "miner"], ["tmp"])
     parsed = inputs.Inputs(
-        checkpoint=inputs.UntypedDeployment.model_validate(export(resources)).deployment,
+        checkpoint=UntypedDeployment.model_validate(export(resources)).deployment,
         refresh=PreviewDigest.model_validate(digest([refresh_step(r) for r in resources])),
     )
     status = core.build("ibm", parsed, datetime(2026, 6, 1, tzinfo=UTC))
@@ -343,7 +343,7 @@ def test_live_objects_are_compared_and_the_undeclared_named_in_the_gateway() -> 
         context="ctx",
     )
     parsed = inputs.Inputs(
-        checkpoint=inputs.UntypedDeployment.model_validate(export(resources)).deployment,
+        checkpoint=UntypedDeployment.model_validate(export(resources)).deployment,
         refresh=PreviewDigest.model_validate(digest([refresh_step(r) for r in resources])),
     )
     now = datetime(2026, 6, 1, 5, tzinfo=UTC)
@@ -376,7 +376,10 @@ def test_live_objects_are_compared_and_the_undeclared_named_in_the_gateway() -> 
 
 
 def test_labels_or_annotations_on_an_object_that_declares_none_are_named() -> None:
-    declared = {"metadata": {"name": "svc"}, "spec": {"selector": {"app": "gw"}, "ports": []}}
+    declared: dict[str, Any] = {
+        "metadata": {"name": "svc"},
+        "spec": {"selector": {"app": "gw"}, "ports": []},
+    }
     live_ = copy.deepcopy(declared)
     live_["metadata"]["annotations"] = {
         "exposed-by": "intruder",
@@ -397,7 +400,7 @@ def test_a_secret_key_another_manager_wrote_is_named_without_its_value() -> None
         }
 
     ours = "pulumi-kubernetes-1b841d5a"
-    secret = {
+    secret: dict[str, Any] = {
         "kind": "Secret",
         "metadata": {"managedFields": [owned(ours, "url", "password")]},
         "data": {"url": "", "password": ""},
@@ -423,14 +426,14 @@ def test_a_secret_key_another_manager_wrote_is_named_without_its_value() -> None
     ],
 )
 def test_kubeconfigs_for_the_live_read(entries: list[str], expected: dict[str, Any]) -> None:
-    from gatewayctl.status.command import kubeconfigs
+    from gatewayctl.status.status_command import kubeconfigs
 
     assert kubeconfigs(entries, ["east", "west"]) == expected
 
 
 def test_a_kubeconfig_for_a_cluster_the_stack_lacks_is_refused() -> None:
     from gatewayctl.errors import UsageError
-    from gatewayctl.status.command import kubeconfigs
+    from gatewayctl.status.status_command import kubeconfigs
 
     with pytest.raises(UsageError, match="the stack has no cluster 'north'; its clusters: east"):
         kubeconfigs(["north=/k/n"], ["east"])

@@ -135,9 +135,10 @@ def test_a_cell_longer_than_the_terminal_widens_its_column_and_is_never_folded(
     assert len(lines[4]) > 200 and len({len(line.rstrip()) for line in lines[1:]}) > 1
     # On a narrow console too: padded, not wrapped, not cropped.
     built = core.build("ibm", inputs.read([Path(DRIFT), Path(STATE)]), _utc(NOW))
-    narrow = Console(file=io.StringIO(), width=30, color_system=None)
+    written = io.StringIO()
+    narrow = Console(file=written, width=30, color_system=None)
     printing.show(narrow, view.list_lines(built, wide=False))
-    assert narrow.file.getvalue() == DRIFT_LIST  # type: ignore[attr-defined]
+    assert written.getvalue() == DRIFT_LIST
 
 
 def test_every_declared_gateway_is_listed_and_missing_when_the_state_lacks_it(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gatewayctl.inputs.clusters import StackConfig
-from gatewayctl.inputs.gateway import GatewayDeclaration
+from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
 from gatewayctl.typos import closest, field_names
 from tests.builders import (
     API_VERSION,

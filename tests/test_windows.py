@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
@@ -264,17 +265,17 @@ def test_an_update_in_a_closed_window_is_refused_unless_a_reason_overrides_it(
 def test_the_program_asks_only_for_an_update_not_a_preview(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gatewayctl.engine import program
+    from gatewayctl.engine import drain, program, sdk_debug
 
     asked: list[str] = []
     monkeypatch.setattr(program, "window_open", lambda root, stack, now, env: asked.append(stack))
     monkeypatch.setattr(program, "main", lambda root: None)
-    monkeypatch.setattr(program.drain, "install", lambda: None)
-    monkeypatch.setattr(program.sdk_debug, "install", lambda: None)
-    monkeypatch.setattr(program.pulumi, "get_stack", lambda: "ibm")
+    monkeypatch.setattr(drain, "install", lambda: None)
+    monkeypatch.setattr(sdk_debug, "install", lambda: None)
+    monkeypatch.setattr(pulumi, "get_stack", lambda: "ibm")
     for dry_run, expected in ((True, []), (False, ["ibm"])):
         asked.clear()
-        monkeypatch.setattr(program.pulumi.runtime, "is_dry_run", lambda d=dry_run: d)
+        monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda d=dry_run: d)
         program.run(tmp_path)
         assert asked == expected
 

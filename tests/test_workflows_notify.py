@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gatewayctl.deploy.notify import HEADLINES
+from gatewayctl.deploy.notify import HEADLINES, Event
 from tests.support import ROOT
 from tests.test_workflows import triggers
 from tests.workflow_helpers import fake, index_of, load, needs_bash, run_script, step, steps_of
@@ -131,7 +131,7 @@ def test_the_notify_step_sends_the_commit_status_and_the_webhook_message_alone(
     name: str,
     job: str,
     env: dict[str, str],
-    event: str,
+    event: Event,
     state: str,
     posted: bool,
 ) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from gatewayctl import lazy
 from gatewayctl.errors import InvalidInputError, Problem, UsageError
 
 EPILOG = """\
@@ -62,8 +63,6 @@ def project_root(start: Path, *, required: bool = True) -> Path:
     a ``gatewayctl`` on PATH works on the clone it is run in. :class:`UsageError` when there is
     none, or the nearest is another project's; with ``required`` false (a command that reads
     no project: ``schema``, ``explain``, ``completion``) ``start`` instead."""
-    from gatewayctl.errors import printable
-    from gatewayctl.inputs.stackfile import PROJECT
 
     start = start.absolute()
     for directory in (start, *start.parents):
@@ -71,20 +70,22 @@ def project_root(start: Path, *, required: bool = True) -> Path:
         if not candidate.is_file():
             continue
         name = _project_name(candidate)
-        if name == PROJECT:
+        if name == lazy.stackfile.PROJECT:
             return directory
         if not required:
             return start
-        shown = repr(printable(name)[:128]) if name else "no name"
+        shown = repr(lazy.errors.printable(name)[:128]) if name else "no name"
+        project = lazy.stackfile.PROJECT
         raise UsageError(
-            f"{printable(str(candidate))} is of project {shown}, not {PROJECT!r}: run in a"
-            f" checkout of {PROJECT} or give --root"
+            f"{lazy.errors.printable(str(candidate))} is of project {shown}, not {project!r}:"
+            f" run in a checkout of {project} or give --root"
         )
     if not required:
         return start
+    where = lazy.errors.printable(str(start))
     raise UsageError(
-        f"no {PROJECT_FILE} of project {PROJECT!r} in {printable(str(start))} or above it: run in a"
-        " checkout of the project or give --root"
+        f"no {PROJECT_FILE} of project {lazy.stackfile.PROJECT!r} in {where} or above it:"
+        " run in a checkout of the project or give --root"
     )
 
 
@@ -134,11 +135,10 @@ def stack_arguments(command: argparse.ArgumentParser, all_help: str) -> None:
 
 def stacks(args: argparse.Namespace, root: Path) -> list[str]:
     """The stacks :func:`stack_arguments` select: STACK, or every stack with ``--all``."""
-    from gatewayctl.inputs import stackfile
 
     if args.all == bool(args.stack):
         raise UsageError("name one STACK or pass --all")
-    return stackfile.requested_stacks(root, None if args.all else args.stack)
+    return lazy.stackfile.requested_stacks(root, None if args.all else args.stack)
 
 
 def many_stacks_arguments(command: argparse.ArgumentParser) -> None:
@@ -185,10 +185,9 @@ def jobs_argument(command: argparse.ArgumentParser, verb: str) -> None:
 
 def jobs(args: argparse.Namespace, stacks: int) -> int:
     """``--jobs``, or as many workers as there are cores and stacks."""
-    from gatewayctl.engine import parallel
 
     jobs = getattr(args, "jobs", None)
-    return parallel.default_jobs(stacks) if jobs is None else min(jobs, max(stacks, 1))
+    return lazy.parallel.default_jobs(stacks) if jobs is None else min(jobs, max(stacks, 1))
 
 
 def quiet_argument(command: argparse.ArgumentParser, help: str = QUIET_HELP) -> None:
@@ -208,19 +207,17 @@ def output_argument(
 
 def check_directories(root: Path, outs: Iterable[Path]) -> None:
     """Every output directory is checked before anything is rendered or written."""
-    from gatewayctl.engine import outputs
 
-    if problems := outputs.directories_problems(outs, root):
+    if problems := lazy.write_guard.directories_problems(outs, root):
         raise InvalidInputError(problems)
 
 
 def check_file(
     out: Path, root: Path, *, ours: Callable[[str], bool], kind: str, flag: str = "--out"
 ) -> None:
-    """The output file ``out`` may be written (``gatewayctl.engine.outputs.file_problems``)."""
-    from gatewayctl.engine import outputs
+    """The output file ``out`` may be written (``gatewayctl.engine.write_guard.file_problems``)."""
 
-    if problems := outputs.file_problems(out, root, ours=ours, kind=kind, flag=flag):
+    if problems := lazy.write_guard.file_problems(out, root, ours=ours, kind=kind, flag=flag):
         raise InvalidInputError(problems)
 
 

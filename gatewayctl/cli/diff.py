@@ -9,6 +9,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_CHANGES, EXIT_OK, EXIT_REFUSED
 from gatewayctl.cli.prepared import _prepare_all
@@ -41,21 +42,17 @@ examples:
 
 
 def _diff_description() -> str:
-    from gatewayctl.diff.report import REPORT_LIMIT
-
     return (
         "Render the stack at --base (from a temporary git worktree, with that"
         " ref's own program) and in this working tree, and print a Markdown report: the risks"
         " first (what is destroyed, replaced, flipped to Delete, granted, adopted, not"
         " committed), a summary (gateways, Kubernetes objects per kind, other resources),"
         " then per-object unified diffs in collapsible sections, at most"
-        f" {REPORT_LIMIT:,} characters (--no-limit: all of them). Secrets never appear."
+        f" {lazy.report.REPORT_LIMIT:,} characters (--no-limit: all of them). Secrets never appear."
     )
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     dif = commands.add_parser(
         "diff",
         help="Markdown report of what changes against a git ref (for PR comments)",
@@ -88,7 +85,7 @@ def add(commands: arguments.Commands) -> None:
         help="also write the predicted step of every resource (by URN) and the changed"
         " objects to FILE as JSON",
     )
-    printing.format_option(
+    lazy.printing.format_option(
         dif,
         ["markdown", "json", "yaml"],
         short=False,  # --output names the report's file here
@@ -99,49 +96,40 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_diff(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.diff import cache as diff_cache
-    from gatewayctl.diff import command as diff
-    from gatewayctl.diff import steps
-    from gatewayctl.diff.report import is_report
-    from gatewayctl.engine import outputs
-
     root = args.root
     prepared = _prepare_all(root, arguments.stacks(args, root))
     # Every output path before anything is rendered: the report, and the base renders' cache.
-    problems = diff_cache.problems(root)
+    problems = lazy.cache.problems(root)
     if args.output is not None:
-        problems += outputs.file_problems(
-            args.output, root, ours=is_report, kind="a diff report", flag="--output"
+        problems += lazy.write_guard.file_problems(
+            args.output, root, ours=lazy.report.is_report, kind="a diff report", flag="--output"
         )
     if args.json is not None:
-        problems += outputs.file_problems(
-            args.json, root, ours=steps.is_document, kind="a diff steps file", flag="--json"
+        problems += lazy.write_guard.file_problems(
+            args.json, root, ours=lazy.steps.is_document, kind="a diff steps file", flag="--json"
         )
-    cache = ("the diff cache", root / diff_cache.DIRECTORY)
+    cache = ("the diff cache", root / lazy.cache.DIRECTORY)
     problems += arguments.distinct_problems(
         [cache, ("--output", args.output), ("--json", args.json)]
     )
     if problems:
         raise InvalidInputError(problems)
     limit = 0 if args.no_limit else None
-    result = diff.run(
+    result = lazy.diff_command.run(
         root, prepared, args.base, every_stack=args.all, limit=limit, replace=args.replace
     )
-    if printing.is_document(args):
-        from gatewayctl.diff import summary as diff_summary
-
-        printing.print_document(diff_summary.document(result, args.base), args.format)
+    if lazy.printing.is_document(args):
+        lazy.printing.print_document(lazy.summary.document(result, args.base), args.format)
     else:
-        printing.write(result.report)  # raw: rich would read `[secret]` as markup
+        lazy.printing.write(result.report)  # raw: rich would read `[secret]` as markup
     if args.output is not None:
-        outputs.write_file(args.output, result.report)
+        lazy.write_guard.write_file(args.output, result.report)
     if args.json is not None:
-        text = json.dumps(steps.document(result.diffs), indent=2, sort_keys=True) + "\n"
-        outputs.write_file(args.json, text)
+        text = json.dumps(lazy.steps.document(result.diffs), indent=2, sort_keys=True) + "\n"
+        lazy.write_guard.write_file(args.json, text)
     if result.refused:
         for refusal in result.refused:  # names and paths only: nothing secret
-            sys.stderr.write(printing.inert(f"gatewayctl diff: {refusal.message()}") + "\n")
+            sys.stderr.write(lazy.printing.inert(f"gatewayctl diff: {refusal.message()}") + "\n")
         sys.stderr.flush()
         return EXIT_REFUSED
     return EXIT_CHANGES if result.changed else EXIT_OK

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.errors import InvalidInputError, Problem
@@ -47,19 +48,16 @@ examples:
 
 
 def _driver_description() -> str:
-
-    from gatewayctl.inputs import operator_settings
-
     return (
         f"Print who runs `pulumi up`, refresh and drift correction for each STACK:"
-        f" `operator` for the stacks {operator_settings.SETTINGS} gives the operator, `ci` for the"
-        " others (all of them without that file). The workflows skip the operator's stacks."
+        f" `operator` for the stacks {lazy.operator_settings.SETTINGS} gives the operator,"
+        " `ci` for the others (all of them without that file). The workflows skip the"
+        " operator's stacks."
     )
 
 
 def add(commands: arguments.Commands) -> None:
     """``stacks``, then ``driver``."""
-    from gatewayctl import printing
 
     lst = commands.add_parser(
         "stacks",
@@ -78,7 +76,9 @@ def add(commands: arguments.Commands) -> None:
     )
     _deployed_option(lst)
     _changed_option(lst)
-    printing.format_option(lst, ["json", "yaml"], help="json (default: a list on one line) or yaml")
+    lazy.printing.format_option(
+        lst, ["json", "yaml"], help="json (default: a list on one line) or yaml"
+    )
     lst.set_defaults(func=cmd_stacks)
 
     drv = commands.add_parser(
@@ -96,7 +96,7 @@ def add(commands: arguments.Commands) -> None:
         help="print only a JSON list of the STACKs with this driver (a workflow matrix)",
     )
     _changed_option(drv)
-    printing.format_option(
+    lazy.printing.format_option(
         drv,
         ["text", "json", "yaml"],
         help="text (default: `stack: driver` lines), json or yaml ({drivers: {stack: driver}});"
@@ -117,12 +117,11 @@ def _deployed_option(parser: argparse.ArgumentParser) -> None:
 def _chosen(args: argparse.Namespace, everything: Sequence[str] | None) -> list[str]:
     """The STACKs named, the deployed ones (``--deployed``), else ``everything`` (None: one
     of the two is required)."""
-    from gatewayctl.deploy.deployed import deployed_stacks
 
     if args.deployed and args.stacks:
         raise InvalidInputError([Problem("--deployed", "", "takes the place of STACKs: not both")])
     if args.deployed:
-        return deployed_stacks(args.root)
+        return lazy.deployed.deployed_stacks(args.root)
     if args.stacks:
         known_stacks(args.root, args.stacks)
         return list(dict.fromkeys(args.stacks))
@@ -145,20 +144,20 @@ def _changed_option(parser: argparse.ArgumentParser) -> None:
 def cmd_stacks(args: argparse.Namespace, console: Console) -> int:
     """Every stack here (or those named), as a JSON list (a workflow matrix: one job per
     stack); with ``--changed``, those whose recorded offline diff changes."""
-    from gatewayctl.inputs import stackfile
 
-    stacks = _chosen(args, stackfile.requested_stacks(args.root, None))
+    stacks = _chosen(args, lazy.stackfile.requested_stacks(args.root, None))
     _list(_only_changed(args, stacks), args.format)
     return EXIT_OK
 
 
 def known_stacks(root: Path, stacks: Sequence[str]) -> None:
-    from gatewayctl.inputs import stackfile
-    from gatewayctl.inputs.stackfile import stack_file
-
-    known = stackfile.all_stacks(root)
+    known = lazy.stackfile.all_stacks(root)
     unknown = [
-        Problem(stack_file(stack), "", f"no such stack; the stacks here are {', '.join(known)}")
+        Problem(
+            lazy.stackfile.stack_file(stack),
+            "",
+            f"no such stack; the stacks here are {', '.join(known)}",
+        )
         for stack in stacks
         if stack not in known
     ]
@@ -169,17 +168,13 @@ def known_stacks(root: Path, stacks: Sequence[str]) -> None:
 def _only_changed(args: argparse.Namespace, stacks: Sequence[str]) -> list[str]:
     if args.changed is None:
         return list(stacks)
-    from gatewayctl.deploy.changed import changed_stacks
 
     directory = args.changed if args.changed.is_absolute() else Path.cwd() / args.changed
-    return changed_stacks(directory, stacks)
+    return lazy.changed.changed_stacks(directory, stacks)
 
 
 def cmd_driver(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.inputs import operator_settings
-
-    drivers = operator_settings.drivers(args.root, _chosen(args, None))
+    drivers = lazy.operator_settings.drivers(args.root, _chosen(args, None))
     if args.changed is not None and args.list is None:
         raise InvalidInputError(
             [Problem("--changed", "", "filters a list: use it with --list ci or --list operator")]
@@ -187,8 +182,8 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
     if args.list is not None:
         listed = [stack for stack in drivers if drivers[stack] == args.list]
         _list(_only_changed(args, listed), args.format)
-    elif printing.is_document(args):
-        printing.print_document({"drivers": drivers}, args.format)
+    elif lazy.printing.is_document(args):
+        lazy.printing.print_document({"drivers": drivers}, args.format)
     else:
         for stack, driver in drivers.items():
             console.print(f"{stack}: {driver}", markup=False, soft_wrap=True)
@@ -198,9 +193,8 @@ def cmd_driver(args: argparse.Namespace, console: Console) -> int:
 def _list(items: Sequence[str], format: str) -> None:
     """A list for a workflow matrix: JSON on one line (``$GITHUB_OUTPUT`` takes one), or
     YAML."""
-    from gatewayctl import printing
 
     if format == "yaml":
-        printing.print_document(list(items), format)
+        lazy.printing.print_document(list(items), format)
     else:
-        printing.write(json.dumps(list(items), separators=(",", ":")) + "\n")
+        lazy.printing.write(json.dumps(list(items), separators=(",", ":")) + "\n")

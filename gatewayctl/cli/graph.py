@@ -7,7 +7,7 @@ domains, never a secret, and is the same byte for byte for the same input whatev
 of the files: every list is sorted.
 
 A database server is its ``adminHost:adminPort`` and a realm its server URL and name, as
-``gatewayctl.resolve.inventory`` and ``gatewayctl.resolve.identity`` compare them, so clusters of
+``gatewayctl.resolve.inventory`` and ``gatewayctl.resolve.signin_plan`` compare them, so clusters of
 different stacks that share one point at one node. Node ids are built from the names with every byte
 outside ``a-z0-9`` escaped (``_`` and two hex digits), which keeps them valid in Mermaid and
 DOT and tells distinct names apart; labels are escaped for each format.
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all
@@ -82,7 +83,6 @@ def node_id(kind: Kind, *parts: str) -> str:
 def build(stacks: Iterable[LoadedStack]) -> Graph:
     """The graph of validated stacks, sorted: stacks by name, their clusters by key, the
     gateways of each cluster by name; then the shared nodes by kind and id."""
-    from gatewayctl.resolve.identity import realm_of
 
     nodes: list[Node] = []
     edges: list[Edge] = []
@@ -106,7 +106,7 @@ def build(stacks: Iterable[LoadedStack]) -> Graph:
                 Node(id=node_id("database", server), kind="database", lines=("PostgreSQL", server))
             ]
             if config.identity.keycloak is not None:
-                url, realm = realm_of(config.identity.keycloak)
+                url, realm = lazy.signin_plan.realm_of(config.identity.keycloak)
                 used.append(
                     Node(
                         id=node_id("realm", url, realm),
@@ -210,15 +210,14 @@ def is_graph(text: str) -> bool:
 def requested(root: Path, names: Sequence[str]) -> list[str]:
     """The stacks named (each checked as ``validate`` checks its one), sorted and once each;
     every stack when none is named."""
-    from gatewayctl.inputs import stackfile
 
     if not names:
-        return stackfile.requested_stacks(root, None)
+        return lazy.stackfile.requested_stacks(root, None)
     found: list[str] = []
     problems: list[Problem] = []
     for name in dict.fromkeys(names):
         try:
-            found += stackfile.requested_stacks(root, name)
+            found += lazy.stackfile.requested_stacks(root, name)
         except InvalidInputError as error:
             problems += error.problems
     if problems:
@@ -279,7 +278,6 @@ def add(commands: arguments.Commands) -> None:
 
 def cmd_graph(args: argparse.Namespace, console: Console) -> int:
     """Stacks, clusters, gateways and what they share, as a Mermaid or DOT graph."""
-    from gatewayctl.engine import outputs
 
     arguments.check_many_stacks(args)
     names = requested(args.root, args.stacks)
@@ -291,6 +289,6 @@ def cmd_graph(args: argparse.Namespace, console: Console) -> int:
     if args.output is None:
         sys.stdout.write(text)  # raw: rich would read `[` as markup
     else:
-        outputs.write_file(args.output, text)
+        lazy.write_guard.write_file(args.output, text)
         console.print(f"{args.output}", markup=False, soft_wrap=True)
     return EXIT_OK

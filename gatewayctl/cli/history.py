@@ -1,5 +1,5 @@
 """``gatewayctl history``: record an ``up`` of a stack, or show what each ``up`` applied and
-how healthy it has been since (``gatewayctl.deploy.history``; docs/history.md).
+how healthy it has been since (``gatewayctl.deploy.deploy_history``; docs/history.md).
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.notify import URL
 from gatewayctl.cli.status import utc
@@ -48,8 +49,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     his = commands.add_parser(
         "history",
         help="what each up of a stack applied (commit, releases, declarations) and its health",
@@ -96,32 +95,27 @@ def add(commands: arguments.Commands) -> None:
     his.add_argument(
         "--now", type=utc, metavar="TIME", help="with --record: when the up ended (default now)"
     )
-    printing.format_option(his, ["text", "json", "yaml"], help="text (default), json or yaml")
+    lazy.printing.format_option(his, ["text", "json", "yaml"], help="text (default), json or yaml")
     his.set_defaults(func=cmd_history)
 
 
 def cmd_history(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.cli.driver import known_stacks
-    from gatewayctl.deploy import history, soak
-    from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError, printable
-    from gatewayctl.inputs import history as entries
-    from gatewayctl.inputs import records
-
-    known_stacks(args.root, [args.stack])
+    lazy.cli_driver.known_stacks(args.root, [args.stack])
     recording = [f for f in ("outcome", "rollout", "run_url", "now") if getattr(args, f)]
     if args.record is None:
         if recording:
             flags = ", ".join(f"--{f.replace('_', '-')}" for f in recording)
-            raise UsageError(f"{flags}: only with --record FILE")
+            raise lazy.errors.UsageError(f"{flags}: only with --record FILE")
     else:
         if args.outcome is None:
-            raise UsageError("--record needs --outcome succeeded|failed|stopped")
+            raise lazy.errors.UsageError("--record needs --outcome succeeded|failed|stopped")
         if args.gateway or args.records or args.ref:
-            raise UsageError("--record takes no --gateway, --records or --ref")
+            raise lazy.errors.UsageError("--record takes no --gateway, --records or --ref")
         if args.run_url is not None and not URL.fullmatch(args.run_url):
-            raise UsageError(f"--run-url {printable(args.run_url)!r}: expected one http(s) address")
-        made = history.entry(
+            raise lazy.errors.UsageError(
+                f"--run-url {lazy.errors.printable(args.run_url)!r}: expected one http(s) address"
+            )
+        made = lazy.deploy_history.entry(
             args.root,
             args.stack,
             outcome=args.outcome,
@@ -130,25 +124,29 @@ def cmd_history(args: argparse.Namespace, console: Console) -> int:
             run=args.run_url,
             rollout=args.rollout,
         )
-        entries.append(args.record, made)
+        lazy.history_records.append(args.record, made)
         return EXIT_OK
-    (text, display, missing), (status, shown, _) = history.sources(
-        args.root, args.stack, args.records, args.ref or soak.REF
+    (text, display, missing), (status, shown, _) = lazy.deploy_history.sources(
+        args.root, args.stack, args.records, args.ref or lazy.soak.REF
     )
     if text is None and "does not exist" not in missing:
-        raise ToolError(missing)
-    found = entries.parse(text, display, args.stack) if text is not None else []
-    checks = records.parse(status, shown, args.stack) if status is not None else []
+        raise lazy.errors.ToolError(missing)
+    found = lazy.history_records.parse(text, display, args.stack) if text is not None else []
+    checks = lazy.status_records.parse(status, shown, args.stack) if status is not None else []
     named = {g.name for e in found for g in e.gateways}
     if args.gateway and found and args.gateway not in named:
-        raise InvalidInputError(
-            [Problem(display, "gateways", f"no up of gateway {args.gateway!r} is recorded")]
+        raise lazy.errors.InvalidInputError(
+            [
+                lazy.errors.Problem(
+                    display, "gateways", f"no up of gateway {args.gateway!r} is recorded"
+                )
+            ]
         )
-    joined = history.join(found, checks, args.gateway)
-    if printing.is_document(args):
-        printing.print_document(history.document(args.stack, joined), args.format)
+    joined = lazy.deploy_history.join(found, checks, args.gateway)
+    if lazy.printing.is_document(args):
+        lazy.printing.print_document(lazy.deploy_history.document(args.stack, joined), args.format)
         return EXIT_OK
-    lines = history.lines(args.stack, joined)
+    lines = lazy.deploy_history.lines(args.stack, joined)
     if text is None:
         lines = [f"history of {args.stack}: {missing}"]
     for line in lines:

@@ -8,6 +8,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all
@@ -26,8 +27,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     imp = commands.add_parser(
         "import-file",
         help="pulumi import file for gateways adopted from the upstream controller",
@@ -42,7 +41,7 @@ def add(commands: arguments.Commands) -> None:
     arguments.output_argument(
         imp, "--out", metavar="FILE", help="default build/import/<stack>.json"
     )
-    printing.format_option(
+    lazy.printing.format_option(
         imp,
         ["text", "json", "yaml"],
         help="text (default: the file and the commands to run), json or yaml",
@@ -51,36 +50,31 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_import_file(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.deploy import adoption
-    from gatewayctl.engine import outputs, render
-    from gatewayctl.inputs import stackfile
-
-    (prepared,) = _prepare_all(args.root, stackfile.requested_stacks(args.root, args.stack))
+    (prepared,) = _prepare_all(args.root, lazy.stackfile.requested_stacks(args.root, args.stack))
     out = args.out or args.root / "build" / "import" / f"{args.stack}.json"
-    arguments.check_file(out, args.root, ours=adoption.is_import_file, kind="an import file")
-    document = adoption.import_file(render.execute(prepared))
+    arguments.check_file(out, args.root, ours=lazy.adoption.is_import_file, kind="an import file")
+    document = lazy.adoption.import_file(lazy.render.execute(prepared))
     imported = sum(1 for r in document["resources"] if "id" in r)
     commands: list[str] = []
     if document["resources"]:
-        outputs.write_file(out, json.dumps(document, indent=2) + "\n")
-        targets = adoption.targets(document)
+        lazy.write_guard.write_file(out, json.dumps(document, indent=2) + "\n")
+        targets = lazy.adoption.targets(document)
         # The program declares them already; code generated from URN-keyed entries would
         # not bind.
         commands = [
             "pulumi up " + " ".join(f"--target '{urn}'" for urn in targets),
             f"pulumi import --file {out} --protect=false --generate-code=false",
         ]
-    if printing.is_document(args):
+    if lazy.printing.is_document(args):
         written = bool(document["resources"])
         made = {
             "stack": args.stack,
             "file": str(out) if written else None,
             "resources": imported,
-            "targets": adoption.targets(document) if written else [],
+            "targets": lazy.adoption.targets(document) if written else [],
             "commands": commands,
         }
-        printing.print_document(made, args.format)
+        lazy.printing.print_document(made, args.format)
     elif not commands:
         console.print(
             f"stack {args.stack}: no declaration adopts an existing namespace (spec.namespace);"

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gatewayctl import interrupts, printing
+from gatewayctl import interrupts, lazy, printing
 from gatewayctl.cli import (
     arguments,
     completion,
@@ -66,11 +66,12 @@ DISTRIBUTION = "hypershell-gateways"
 
 def version() -> str:
     """The installed project's version (``[project] version``; ``uv sync`` installs it)."""
-    from importlib import metadata
 
     try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:  # modules run from a checkout nothing installed
+        return lazy.importlib_metadata.version(DISTRIBUTION)
+    except (
+        lazy.importlib_metadata.PackageNotFoundError
+    ):  # modules run from a checkout nothing installed
         raise ToolError(f"{DISTRIBUTION} is not installed here; run `make setup`") from None
 
 
@@ -134,10 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             printing.print_document(printing.usage_document(safe(refused)), format)
         raise
     # Full-width tables in logs and CI, where there is no terminal to measure.
-    from rich.console import Console
 
-    console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
-    errors = Console(stderr=True, highlight=False, emoji=False)
+    console = lazy.rich_console.Console(
+        highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160
+    )
+    errors = lazy.rich_console.Console(stderr=True, highlight=False, emoji=False)
     # The one place an error becomes an exit code (gatewayctl.errors: the kinds).
     try:
         if args.root is None:  # never the checkout the tool is installed from
@@ -181,7 +183,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _annotate(problems: Sequence[Problem], root: Path) -> None:
     """One GitHub Actions annotation per problem, on its file's line (the runner reads workflow
     commands from stderr as from stdout); paths are the workspace's, where the checkout is."""
-    from gatewayctl.errors import annotation
 
     workspace = os.path.abspath(os.environ.get("GITHUB_WORKSPACE") or os.getcwd())
     for problem in problems:
@@ -189,7 +190,7 @@ def _annotate(problems: Sequence[Problem], root: Path) -> None:
         relative = os.path.relpath(path, workspace)
         outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
         inside = os.path.isfile(path) and not outside
-        line = annotation(problem, Path(relative).as_posix() if inside else None)
+        line = lazy.errors.annotation(problem, Path(relative).as_posix() if inside else None)
         sys.stderr.write(line + "\n")
     sys.stderr.flush()
 

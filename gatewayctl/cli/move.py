@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 
@@ -24,8 +25,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     mov = commands.add_parser(
         "move",
         help="move a gateway to another stack of its cluster, keeping the tenant (state move)",
@@ -40,23 +39,19 @@ def add(commands: arguments.Commands) -> None:
     mov.add_argument("gateway", help="the gateway's name (metadata.name)")
     mov.add_argument("--from", dest="source", required=True, metavar="STACK", help="its stack now")
     mov.add_argument("--to", dest="dest", required=True, metavar="STACK", help="its new stack")
-    printing.format_option(
+    lazy.printing.format_option(
         mov, ["text", "json", "yaml"], help="text (default: the procedure), json or yaml"
     )
     mov.set_defaults(func=cmd_move)
 
 
 def cmd_move(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.deploy import move
-    from gatewayctl.inputs import stackfile
-
     for stack in (args.source, args.dest):
-        stackfile.requested_stacks(args.root, stack)
-    plan = move.plan_move(args.root, args.gateway, args.source, args.dest)
-    if printing.is_document(args):
-        printing.print_document(plan.document(), args.format)
+        lazy.stackfile.requested_stacks(args.root, stack)
+    plan = lazy.move.plan_move(args.root, args.gateway, args.source, args.dest)
+    if lazy.printing.is_document(args):
+        lazy.printing.print_document(plan.document(), args.format)
     else:
-        for line in move.procedure(plan):
+        for line in lazy.move.procedure(plan):
             console.print(line, markup=False, soft_wrap=True)
     return EXIT_OK

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.errors import InvalidInputError, Problem, UsageError, printable
@@ -40,8 +41,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl.deploy.notify import EVENTS
-
     ntf = commands.add_parser(
         "notify",
         help="the commit status and webhook message of a deploy or drift check, as JSON",
@@ -51,7 +50,7 @@ def add(commands: arguments.Commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ntf.add_argument("stack", help=arguments.STACK_HELP)
-    ntf.add_argument("--event", required=True, choices=EVENTS, help="what happened")
+    ntf.add_argument("--event", required=True, choices=lazy.notify.EVENTS, help="what happened")
     ntf.add_argument("--run-url", required=True, metavar="URL", help="the run's address")
     ntf.add_argument(
         "--workflow", required=True, metavar="NAME", help="deploy or drift: the status context"
@@ -72,19 +71,17 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_notify(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.cli.driver import known_stacks
-    from gatewayctl.deploy import notify
-
     if not URL.fullmatch(args.run_url):
         raise UsageError(f"--run-url {printable(args.run_url)!r}: expected one http(s) address")
     if not WORKFLOW.fullmatch(args.workflow):
         raise UsageError(f"--workflow {printable(args.workflow)!r}: expected a name (a-z, 0-9, -)")
-    known_stacks(args.root, [args.stack])
+    lazy.cli_driver.known_stacks(args.root, [args.stack])
     status = _status(args.status, "gateways") if args.status is not None else None
     rollout = _status(args.rollout, "waves") if args.rollout is not None else None
-    document = notify.payloads(args.stack, args.event, args.run_url, status, args.workflow, rollout)
-    printing.write(printing.json_text(document))
+    document = lazy.notify.payloads(
+        args.stack, args.event, args.run_url, status, args.workflow, rollout
+    )
+    lazy.printing.write(lazy.printing.json_text(document))
     return EXIT_OK
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all
@@ -26,12 +27,10 @@ examples:
 
 
 def _operator_description() -> str:
-    from gatewayctl.inputs import operator_settings
-
     return (
         f"Write one pulumi.com/v1 Stack per stack the operator owns in"
-        f" {operator_settings.SETTINGS} (git source, refresh, resync, Secret references, the"
-        f" workspace image pinned to {operator_settings.PULUMI_VERSION_FILE}), so each stack"
+        f" {lazy.operator_settings.SETTINGS} (git source, refresh, resync, Secret references, the"
+        f" workspace image pinned to {lazy.operator_settings.PULUMI_VERSION_FILE}), so each stack"
         " runs in its own workspace pod, and the workspaces' ServiceAccount with its"
         " system:auth-delegator binding. Each owned stack must pass `validate --deploy` first."
         " The output directory is replaced whole."
@@ -51,13 +50,10 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_operator_manifests(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl.deploy import operator
-    from gatewayctl.engine import outputs
-
-    files = operator.operator_manifests(args.root, _prepare_all)
+    files = lazy.operator.operator_manifests(args.root, _prepare_all)
     out = args.out or args.root / "build" / "operator"
     arguments.check_directories(args.root, [out])
-    outputs.write_tree(out, files)
+    lazy.write_guard.write_tree(out, files)
     for name in sorted(files):
         console.print(f"{out / name}", markup=False, soft_wrap=True)
     return EXIT_OK

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli.exits import EXIT_CLOSED, EXIT_OK
 from gatewayctl.cli.status import utc
 from gatewayctl.errors import UsageError, printable
@@ -48,8 +49,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     pro = commands.add_parser(
         "promote",
         help="bind a release to a stack's clusters (or one cluster), keeping the file's layout",
@@ -83,7 +82,7 @@ def add(commands: arguments.Commands) -> None:
     pro.add_argument(
         "--now", type=utc, metavar="TIME", help="ISO 8601 time of the override (default: now)"
     )
-    printing.format_option(
+    lazy.printing.format_option(
         pro,
         ["text", "json", "yaml"],
         help="text (default), json or yaml (each binding moved and each gateway's images)",
@@ -103,33 +102,29 @@ def _reason(reason: str | None) -> str | None:
 
 
 def cmd_promote(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.deploy import promote, soak
-    from gatewayctl.inputs import promotion as plan
-
     reason = _reason(args.override_soak)
-    steps = plan.read(args.root)  # deploy/rollout.yaml's promotion: problems exit 2
-    promotion = promote.promote(args.root, args.release, args.to)
-    gate = soak.NO_SOAK
+    steps = lazy.promotion.read(args.root)  # deploy/rollout.yaml's promotion: problems exit 2
+    promotion = lazy.promote.promote(args.root, args.release, args.to)
+    gate = lazy.soak.NO_SOAK
     if promotion.changed:
-        gate = soak.gate(args.root, steps, promotion.stack, args.release, args.records)
-    lines = soak.refusal(gate) if gate.required else []
+        gate = lazy.soak.gate(args.root, steps, promotion.stack, args.release, args.records)
+    lines = lazy.soak.refusal(gate) if gate.required else []
     if not gate.met:
         if reason is None:
             return _refused(args, promotion, gate, lines, console)
         gate = dataclasses.replace(gate, override=reason)
-        note = soak.comment(gate, reason, args.now or datetime.now(UTC))
-        promotion = promote.promote(args.root, args.release, args.to, note)
+        note = lazy.soak.comment(gate, reason, args.now or datetime.now(UTC))
+        promotion = lazy.promote.promote(args.root, args.release, args.to, note)
         lines.append(f"soak not met; overridden, in {promotion.path}: {note}")
     elif gate.required:
         lines.append("soak met")
     if not args.dry_run:
-        promote.write(args.root, promotion)
-    if printing.is_document(args):
-        document = promote.document(promotion, dry_run=args.dry_run)
-        printing.print_document({**document, "soak": soak.document(gate)}, args.format)
+        lazy.promote.write(args.root, promotion)
+    if lazy.printing.is_document(args):
+        document = lazy.promote.document(promotion, dry_run=args.dry_run)
+        lazy.printing.print_document({**document, "soak": lazy.soak.document(gate)}, args.format)
         return EXIT_OK
-    for line in [*lines, *promote.report(promotion)]:
+    for line in [*lines, *lazy.promote.report(promotion)]:
         console.print(line, markup=False, soft_wrap=True)
     if args.dry_run and promotion.changed:
         console.print(f"dry run: {promotion.path} not written", markup=False, soft_wrap=True)
@@ -144,12 +139,10 @@ def _refused(
     console: Console,
 ) -> int:
     """The soak is not met and not overridden: nothing is written (exit 6)."""
-    from gatewayctl import printing
-    from gatewayctl.deploy import promote, soak
 
-    if printing.is_document(args):
-        document = {**promote.document(promotion, dry_run=args.dry_run), "written": False}
-        printing.print_document({**document, "soak": soak.document(gate)}, args.format)
+    if lazy.printing.is_document(args):
+        document = {**lazy.promote.document(promotion, dry_run=args.dry_run), "written": False}
+        lazy.printing.print_document({**document, "soak": lazy.soak.document(gate)}, args.format)
         return EXIT_CLOSED
     lines.append(
         f"refused: the soak is not met; {promotion.path} not written (a reason with"

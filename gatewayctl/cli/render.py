@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, assert_never
 
-from gatewayctl import interrupts
+from gatewayctl import interrupts, lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all, warn
@@ -41,8 +41,6 @@ def sign_in_shown(sign_in: SignIn) -> str:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     rend = commands.add_parser(
         "render",
         help="run the program offline and write manifests and plan.json",
@@ -59,7 +57,7 @@ def add(commands: arguments.Commands) -> None:
         "--out",
         help="output directory (default build/rendered/<stack>; with --all, DIR/<stack>)",
     )
-    printing.format_option(
+    lazy.printing.format_option(
         rend,
         ["table", "wide", "json", "yaml"],
         help="the summary: table (default: one row per gateway), wide (also address, console"
@@ -72,15 +70,12 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.engine import outputs, parallel
-
     root = args.root
     stacks = arguments.stacks(args, root)
     # Not capped by the stacks: one large stack's gateways are split over the workers, and
     # gatewayctl.engine.shares decides from the work how many run (small work stays in this
     # process).
-    jobs = args.jobs if args.jobs is not None else parallel.available_cores()
+    jobs = args.jobs if args.jobs is not None else lazy.parallel.available_cores()
     prepared = _prepare_all(root, stacks, jobs)
     base = args.out if args.out is not None else root / DEFAULT_OUT
     outs = {
@@ -89,7 +84,7 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     }
     arguments.check_directories(root, outs.values())
     # The notes once the input is known to be usable: a run that exits 2 prints its problems.
-    notes = printing.Notes(args.quiet)
+    notes = lazy.printing.Notes(args.quiet)
     if placeholders := sum(p.secure_placeholders for p in prepared):
         notes(
             f"{placeholders} `secure:` config values cannot be decrypted offline; rendered"
@@ -99,18 +94,20 @@ def cmd_render(args: argparse.Namespace, console: Console) -> int:
     # Every stack's new tree is staged beside its output and written where it is rendered (by
     # the workers); all of them move into place once every stack has rendered, or none does.
     with interrupts.transaction():
-        staging = {stack: outputs.staging_tree(out) for stack, out in outs.items()}
+        staging = {stack: lazy.write_guard.staging_tree(out) for stack, out in outs.items()}
         rendered = _render_all(prepared, notes.console, not args.quiet, jobs, staging)
         written = []
         for item in rendered:
             stack = item.prepared.loaded.name
-            outputs.finish_tree(outs[stack], staging[stack], item.written)
+            lazy.write_guard.finish_tree(outs[stack], staging[stack], item.written)
             written.append((item, outs[stack]))
-    removed = list(outputs.remove_stale_outputs(base, keep=outs.keys())) if args.all else []
+    removed = (
+        list(lazy.write_guard.remove_stale_outputs(base, keep=outs.keys())) if args.all else []
+    )
     for gone in removed:
         notes.line(f"removed {gone} (no such stack any more)")
-    if printing.is_document(args):
-        printing.print_document(_render_document(written, notes.shown, removed), args.format)
+    if lazy.printing.is_document(args):
+        lazy.printing.print_document(_render_document(written, notes.shown, removed), args.format)
     elif not args.quiet:
         for item, out in written:
             _summary(console, item, out, wide=args.format == "wide")
@@ -123,16 +120,13 @@ def _render_all(
     show_progress: bool,
     jobs: int,
     into: Mapping[str, Path] | None = None,
-) -> list[parallel.StackRender]:
-    from gatewayctl.cli.progress import RenderProgress
-    from gatewayctl.engine import parallel
-
+) -> list[lazy.parallel.StackRender]:
     if not show_progress:
-        return parallel.render_stacks(prepared, jobs=jobs, into=into)
-    progress = RenderProgress(console, prepared, PROGRESS_MIN_GATEWAYS)
+        return lazy.parallel.render_stacks(prepared, jobs=jobs, into=into)
+    progress = lazy.cli_progress.RenderProgress(console, prepared, PROGRESS_MIN_GATEWAYS)
     with interrupts.on_interrupt(progress.stop):  # the terminal gets its cursor back
         try:
-            return parallel.render_stacks(prepared, jobs=jobs, reporter=progress, into=into)
+            return lazy.parallel.render_stacks(prepared, jobs=jobs, reporter=progress, into=into)
         finally:
             progress.stop()
 
@@ -142,15 +136,13 @@ def _summary(
 ) -> None:
     """One stack's summary: its name, one row per gateway (never folded; ``wide`` adds the
     long columns: address, console, release), and the totals."""
-    from gatewayctl import printing
-    from gatewayctl.resolve import releases
 
     header = ["NAME", "CLUSTER", "MODE", "SIGN-IN", "OVERRIDES", "RESOURCES"]
     if wide:
         header += ["ADDRESS", "CONSOLE", "RELEASE"]
     rows = []
     for gw in rendered.gateways:
-        release, overrides = releases.summary_cells(
+        release, overrides = lazy.release_bindings.summary_cells(
             gw.release, gw.release_pinned, gw.image_overrides
         )
         row = [
@@ -165,11 +157,11 @@ def _summary(
             row += [gw.address or "-", gw.console or "-", release]
         rows.append(row)
     where = f" → {out}" if out is not None else ""
-    printing.show(
+    lazy.printing.show(
         console,
         [
             f"stack {rendered.prepared.loaded.name}",
-            *printing.columns(header, rows),
+            *lazy.printing.columns(header, rows),
             f"{len(rendered.gateways)} gateways, {rendered.resources} resources,"
             f" {rendered.manifests} manifests{where}",
         ],

@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gatewayctl import lazy
 from gatewayctl.cli.exits import EXIT_OK
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     rol = commands.add_parser(
         "rollback",
         help="the git change returning gateways (or a wave, or a stack) to a commit's"
@@ -79,7 +78,7 @@ def add(commands: arguments.Commands) -> None:
     out = rol.add_mutually_exclusive_group()
     out.add_argument("--branch", metavar="NAME", help="write the commit as this new branch")
     out.add_argument("--patch", type=Path, metavar="FILE", help="write the commit as a patch")
-    printing.format_option(rol, ["text", "json", "yaml"], help="text (default), json or yaml")
+    lazy.printing.format_option(rol, ["text", "json", "yaml"], help="text (default), json or yaml")
     rol.set_defaults(func=cmd_rollback)
 
 
@@ -113,28 +112,21 @@ def _document(rollback: Rollback, written: dict[str, Any]) -> dict[str, Any]:
 
 
 def cmd_rollback(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.cli import arguments
-    from gatewayctl.cli.driver import known_stacks
-    from gatewayctl.deploy import rollback
-    from gatewayctl.deploy.gitrepo import Repository
-    from gatewayctl.engine import outputs
-
-    known_stacks(args.root, [args.stack])
-    repo = Repository(args.root)
+    lazy.cli_driver.known_stacks(args.root, [args.stack])
+    repo = lazy.gitrepo.Repository(args.root)
     if args.branch is not None:
         repo.check_branch_name(args.branch)
     if args.patch is not None:
-        arguments.check_file(
+        lazy.cli_arguments.check_file(
             args.patch,
             args.root,
             ours=lambda text: PATCH_MARK in text,
             kind="a patch",
             flag="--patch",
         )
-    made = rollback.plan(args.root, args.stack, args.to, args.gateway, args.wave)
+    made = lazy.rollback.plan(args.root, args.stack, args.to, args.gateway, args.wave)
     written: dict[str, Any] = {"branch": None, "patch": None, "commit": None}
-    lines = rollback.report(made)
+    lines = lazy.rollback.report(made)
     if made.changed and (args.branch or args.patch):
         commit = repo.make_commit(made.head, made.files, made.message())
         written["commit"] = commit
@@ -146,13 +138,13 @@ def cmd_rollback(args: argparse.Namespace, console: Console) -> int:
                 f" (gatewayctl diff {args.stack} --base <its base> on the branch)"
             )
         else:
-            outputs.write_file(args.patch, repo.patch(commit))
+            lazy.write_guard.write_file(args.patch, repo.patch(commit))
             written["patch"] = str(args.patch)
             lines.append(f"patch {args.patch}: apply it with `git am {args.patch}`")
     elif made.changed:
         lines.append("nothing written: give --branch NAME or --patch FILE")
-    if printing.is_document(args):
-        printing.print_document(_document(made, written), args.format)
+    if lazy.printing.is_document(args):
+        lazy.printing.print_document(_document(made, written), args.format)
     else:
         for line in lines:
             console.print(line, markup=False, soft_wrap=True, highlight=False)

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_DEGRADED, EXIT_OK
 
@@ -40,8 +41,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     rol = commands.add_parser(
         "rollout",
         help="apply a stack wave after wave (deploy/rollout.yaml), each Healthy before the next",
@@ -69,7 +68,7 @@ def add(commands: arguments.Commands) -> None:
     )
     rol.add_argument("--policy-pack", metavar="DIR", help="given to every pulumi up")
     rol.add_argument("--policy-pack-config", metavar="FILE", help="given to every pulumi up")
-    printing.format_option(rol, ["text", "json", "yaml"], help="text (default), json or yaml")
+    lazy.printing.format_option(rol, ["text", "json", "yaml"], help="text (default), json or yaml")
     rol.set_defaults(func=cmd_rollout)
 
 
@@ -105,31 +104,22 @@ def _document(outcome: Outcome) -> dict[str, Any]:
 
 
 def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
-    from rich.console import Console as Rich
-
-    from gatewayctl import printing
-    from gatewayctl.cli.driver import known_stacks
-    from gatewayctl.deploy import pulumicli
-    from gatewayctl.errors import UsageError
-    from gatewayctl.inputs import rollout
-    from gatewayctl.resolve import waves
-    from gatewayctl.resolve.stack import load_stack
-    from gatewayctl.status import progression
-
     if not 0 < args.poll <= 3600:
-        raise UsageError("--poll takes 1 to 3600 seconds")
-    known_stacks(args.root, [args.stack])
-    loaded = load_stack(args.root, args.stack)
-    planned = waves.plan(loaded, rollout.read(args.root).get(args.stack))
+        raise lazy.errors.UsageError("--poll takes 1 to 3600 seconds")
+    lazy.cli_driver.known_stacks(args.root, [args.stack])
+    loaded = lazy.stack.load_stack(args.root, args.stack)
+    planned = lazy.waves.plan(loaded, lazy.rollout.read(args.root).get(args.stack))
     if args.plan:
-        if printing.is_document(args):
-            printing.print_document({"stack": args.stack, "waves": _waves(planned)}, args.format)
+        if lazy.printing.is_document(args):
+            lazy.printing.print_document(
+                {"stack": args.stack, "waves": _waves(planned)}, args.format
+            )
         else:
             for wave in planned:
                 what = ", ".join(wave.gateways) or "the stack's shared resources"
                 console.print(f"{wave.label()}: {what}", markup=False, soft_wrap=True)
         return EXIT_OK
-    notes = Rich(stderr=True, highlight=False, emoji=False)
+    notes = lazy.rich_console.Console(stderr=True, highlight=False, emoji=False)
 
     def log(line: str) -> None:
         notes.print(f"{args.stack}: {line}", markup=False, soft_wrap=True)
@@ -139,13 +129,13 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
             ("--policy-pack", args.policy_pack),
             ("--policy-pack-config", args.policy_pack_config),
         ]
-        engine = pulumicli.PulumiCli(
+        engine = lazy.pulumicli.PulumiCli(
             stack=args.pulumi_stack or args.stack,
             cwd=args.root,
             workdir=Path(work) / "run",
             up_args=[arg for flag, value in policy if value for arg in (flag, value)],
         )
-        outcome = progression.run(
+        outcome = lazy.progression.run(
             args.stack,
             planned,
             engine,
@@ -153,8 +143,8 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
             log=log,
             poll=args.poll,
         )
-    if printing.is_document(args):
-        printing.print_document(_document(outcome), args.format)
+    if lazy.printing.is_document(args):
+        lazy.printing.print_document(_document(outcome), args.format)
     else:
         console.print(outcome.summary(), markup=False, soft_wrap=True)
     return EXIT_OK if outcome.stopped is None else EXIT_DEGRADED

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 
@@ -33,9 +34,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-    from gatewayctl.inputs.rotation import BY_NAME
-
     rot = commands.add_parser(
         "rotate",
         help="ask for new secrets of a gateway: raise its spec.rotation counters (a PR)",
@@ -52,9 +50,9 @@ def add(commands: arguments.Commands) -> None:
     rot.add_argument(
         "secrets",
         nargs="+",
-        choices=list(BY_NAME),
+        choices=list(lazy.rotation_secrets.BY_NAME),
         metavar="SECRET",
-        help=f"what to rotate: {', '.join(BY_NAME)}",
+        help=f"what to rotate: {', '.join(lazy.rotation_secrets.BY_NAME)}",
     )
     rot.add_argument(
         "--stack", metavar="STACK", help="the gateway's stack (default: the one declaring it)"
@@ -67,15 +65,12 @@ def add(commands: arguments.Commands) -> None:
         action="store_true",
         help="required with kek: the credentials the gateway's users stored are lost",
     )
-    printing.format_option(rot, ["text", "json", "yaml"], help="text (default), json or yaml")
+    lazy.printing.format_option(rot, ["text", "json", "yaml"], help="text (default), json or yaml")
     rot.set_defaults(func=cmd_rotate)
 
 
 def cmd_rotate(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.deploy import rotate
-
-    rotation = rotate.rotate(
+    rotation = lazy.rotate.rotate(
         args.root,
         args.gateway,
         args.secrets,
@@ -83,16 +78,16 @@ def cmd_rotate(args: argparse.Namespace, console: Console) -> int:
         accept_loss=args.accept_credential_loss,
     )
     if not args.dry_run:
-        rotate.write(args.root, rotation)
-    if printing.is_document(args):
-        document = rotate.document(rotation, dry_run=args.dry_run)
-        printing.print_document(document, args.format)
+        lazy.rotate.write(args.root, rotation)
+    if lazy.printing.is_document(args):
+        document = lazy.rotate.document(rotation, dry_run=args.dry_run)
+        lazy.printing.print_document(document, args.format)
         return EXIT_OK
-    lines = rotate.report(rotation)
+    lines = lazy.rotate.report(rotation)
     if args.dry_run:
-        lines += [*rotate.diff(rotation).splitlines(), f"dry run: {rotation.path} not written"]
+        lines += [*lazy.rotate.diff(rotation).splitlines(), f"dry run: {rotation.path} not written"]
     else:
-        lines.append(rotate.NEXT.format(path=rotation.path, stack=rotation.stack))
+        lines.append(lazy.rotate.NEXT.format(path=rotation.path, stack=rotation.stack))
     for line in lines:
         console.print(line, markup=False, soft_wrap=True, highlight=False)
     return EXIT_OK

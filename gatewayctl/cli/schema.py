@@ -1,6 +1,7 @@
 """``gatewayctl schema`` and ``gatewayctl explain``: the declaration file's JSON Schema (or its
 field reference) and one field of it, from the models that validate it
-(``gatewayctl.inputs.schema``).
+(``gatewayctl.inputs.schema``); with ``--stack-file``, the same of a stack's settings
+(``gatewayctl.inputs.stackschema``).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli.exits import EXIT_OK
 
 if TYPE_CHECKING:
@@ -22,6 +24,8 @@ exit codes: 0 ok; 1 any other error.
 examples:
   gatewayctl schema > schemas/gateway.schema.json
   gatewayctl schema --markdown > docs/reference.md
+  gatewayctl schema --stack-file > schemas/stack.schema.json
+  gatewayctl schema --stack-file --markdown > docs/stack-reference.md
 """
 
 
@@ -43,7 +47,9 @@ def add(commands: arguments.Commands) -> None:
         " generated from the models that validate it, with a description for every field."
         " The committed schemas/gateway.schema.json is this output; every sample declaration"
         " names it in a first-line `# yaml-language-server: $schema=...` comment, so editors"
-        " with the YAML language server complete and check the fields.",
+        " with the YAML language server complete and check the fields. With --stack-file, the"
+        " same of a stack's settings: the keys of Pulumi.<stack>.yaml in the project's"
+        " namespace (schemas/stack.schema.json, docs/stack-reference.md).",
         epilog=SCHEMA_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -52,6 +58,13 @@ def add(commands: arguments.Commands) -> None:
         action="store_true",
         help="print the field reference instead (docs/reference.md): one table per object of"
         " the schema, with each field's type, default and description",
+    )
+    sch.add_argument(
+        "--stack-file",
+        action="store_true",
+        help="describe a stack's settings instead of a declaration: the keys of"
+        " Pulumi.<stack>.yaml under hypershell-gateways: (schemas/stack.schema.json; with"
+        " --markdown, the key reference docs/stack-reference.md)",
     )
     sch.set_defaults(func=cmd_schema, reads_project=False)
     exp = commands.add_parser(
@@ -70,21 +83,25 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_schema(args: argparse.Namespace, console: Console) -> int:
-    """The declaration file's JSON Schema on stdout (``schemas/gateway.schema.json``)."""
-    from gatewayctl.inputs import schema
-
+    """The declaration file's JSON Schema on stdout (``schemas/gateway.schema.json``), or its
+    reference; with ``--stack-file``, those of a stack's settings."""
+    if args.stack_file:
+        settings = lazy.stackschema.stack_schema()
+        if args.markdown:
+            text = lazy.stackschema.markdown(settings)
+        else:
+            text = lazy.stackschema.schema_text()
+        sys.stdout.write(text)
+        return EXIT_OK
     if args.markdown:
-        from gatewayctl.inputs import reference
-
-        sys.stdout.write(reference.markdown(schema.declaration_schema()))
+        sys.stdout.write(lazy.reference.markdown(lazy.schema.declaration_schema()))
     else:
-        sys.stdout.write(schema.schema_text())
+        sys.stdout.write(lazy.schema.schema_text())
     return EXIT_OK
 
 
 def cmd_explain(args: argparse.Namespace, console: Console) -> int:
     """One field of the declaration file, from the same schema."""
-    from gatewayctl.inputs import schema
 
-    sys.stdout.write(schema.explain(args.field))  # raw: rich would read `[x]` as markup
+    sys.stdout.write(lazy.schema.explain(args.field))  # raw: rich would read `[x]` as markup
     return EXIT_OK

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_CHANGES, EXIT_DEGRADED, EXIT_OK, EXIT_RENEWAL
 
@@ -49,8 +50,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     sta = commands.add_parser(
         "status",
         help="per-gateway sync, health, certificates and address from the Pulumi CLI's JSON",
@@ -79,7 +78,7 @@ def add(commands: arguments.Commands) -> None:
         metavar="FILE",
         help="a JSON file the CLI wrote; repeat, or give several",
     )
-    printing.format_option(
+    lazy.printing.format_option(
         sta,
         ["table", "wide", "json", "yaml", "markdown"],
         help="table (default: one row per gateway), wide (also address, console and release),"
@@ -130,14 +129,12 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl.status import command
-
     return {
         "degraded": EXIT_DEGRADED,
         "out-of-sync": EXIT_CHANGES,
         "renewal-due": EXIT_RENEWAL,
         "synced": EXIT_OK,
-    }[command.run(args, console)]
+    }[lazy.status_command.run(args, console)]
 
 
 def utc(value: str) -> datetime:

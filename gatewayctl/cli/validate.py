@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_OK
 from gatewayctl.cli.prepared import _prepare_all, warn
@@ -28,8 +29,6 @@ DEPLOY_HELP = (
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     val = commands.add_parser(
         "validate",
         help="check config and declarations only (fast; for pre-commit and PR checks)",
@@ -41,7 +40,7 @@ def add(commands: arguments.Commands) -> None:
     )
     arguments.stack_arguments(val, "validate every Pulumi.*.yaml stack")
     val.add_argument("--deploy", action="store_true", help=DEPLOY_HELP)
-    printing.format_option(
+    lazy.printing.format_option(
         val,
         ["text", "json", "yaml"],
         help="text (default: one line per stack), json or yaml (each stack's gateways and"
@@ -53,11 +52,6 @@ def add(commands: arguments.Commands) -> None:
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.errors import InvalidInputError
-    from gatewayctl.inputs import decommissions, promotion, rollout, windows
-    from gatewayctl.resolve import readiness, waves
-
     names = arguments.stacks(args, args.root)
     jobs = arguments.jobs(args, len(names))
     # deploy/windows.yaml, deploy/rollout.yaml (waves, promotion) and deploy/decommissions.yaml:
@@ -67,32 +61,32 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     def read(reader: Callable[[Path], T]) -> T | None:
         try:
             return reader(args.root)
-        except InvalidInputError as error:
+        except lazy.errors.InvalidInputError as error:
             problems.extend(error.problems)
             return None
 
-    read(windows.read)
-    read(promotion.read)
-    plans = read(rollout.read) or {}
-    records = read(decommissions.read) or {}
+    read(lazy.windows.read)
+    read(lazy.promotion.read)
+    plans = read(lazy.rollout.read) or {}
+    records = read(lazy.decommissions.read) or {}
     if problems:
-        raise InvalidInputError(problems)
+        raise lazy.errors.InvalidInputError(problems)
 
     def prepare_all(root: Path, stacks: Sequence[str]) -> list[preparation.Prepared]:
         return _prepare_all(root, stacks, jobs)
 
     if args.deploy:
-        stacks = readiness.check(args.root, names, prepare_all)
+        stacks = lazy.readiness.check(args.root, names, prepare_all)
     else:
         stacks = prepare_all(args.root, names)
     for item in stacks:  # the gateways and clusters the plan names are the stack's
-        waves.plan(item.loaded, plans.get(item.loaded.name))
+        lazy.waves.plan(item.loaded, plans.get(item.loaded.name))
     declared = {i.loaded.name: [g.name for g in i.loaded.gateways] for i in stacks}
-    if stale := decommissions.declared_problems(records, declared):
-        raise InvalidInputError(stale)
-    notes = printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
+    if stale := lazy.decommissions.declared_problems(records, declared):
+        raise lazy.errors.InvalidInputError(stale)
+    notes = lazy.printing.Notes(args.quiet)  # once valid: a run that exits 2 prints its problems
     warn(notes, args.root, stacks)
-    if printing.is_document(args):
+    if lazy.printing.is_document(args):
         document = {
             "deploy": args.deploy,
             "notes": notes.shown,
@@ -106,7 +100,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
                 for item in stacks
             ],
         }
-        printing.print_document(document, args.format)
+        lazy.printing.print_document(document, args.format)
         return EXIT_OK
     for prepared in stacks:
         loaded = prepared.loaded

@@ -8,6 +8,7 @@ import argparse
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from gatewayctl import lazy
 from gatewayctl.cli import arguments
 from gatewayctl.cli.exits import EXIT_CLOSED, EXIT_OK
 from gatewayctl.cli.status import utc
@@ -36,8 +37,6 @@ examples:
 
 
 def add(commands: arguments.Commands) -> None:
-    from gatewayctl import printing
-
     win = commands.add_parser(
         "window",
         help="whether CI may change a stack now: its allow and deny windows (deploy/windows.yaml)",
@@ -54,23 +53,19 @@ def add(commands: arguments.Commands) -> None:
         help="an emergency change while closed: exit 0, the reason in the output (the"
         " workflows write it into the run's summary)",
     )
-    printing.format_option(win, ["text", "json", "yaml"], help="text (default), json or yaml")
+    lazy.printing.format_option(win, ["text", "json", "yaml"], help="text (default), json or yaml")
     win.set_defaults(func=cmd_window)
 
 
 def cmd_window(args: argparse.Namespace, console: Console) -> int:
-    from gatewayctl import printing
-    from gatewayctl.cli.driver import known_stacks
-    from gatewayctl.inputs import windows
-
     reason = args.override
     if reason is not None and (not reason.strip() or len(reason) > OVERRIDE_LONGEST):
         raise UsageError(f"--override needs a reason of 1 to {OVERRIDE_LONGEST} characters")
-    known_stacks(args.root, [args.stack])
+    lazy.cli_driver.known_stacks(args.root, [args.stack])
     at = args.at or datetime.now(UTC)
-    settings = windows.read(args.root).get(args.stack)
+    settings = lazy.windows.read(args.root).get(args.stack)
     try:
-        decision = windows.decide(settings, at)
+        decision = lazy.windows.decide(settings, at)
     except OverflowError:
         raise UsageError(f"--at {at.isoformat()}: too near the end of the calendar") from None
     overridden = not decision.open and reason is not None
@@ -83,8 +78,8 @@ def cmd_window(args: argparse.Namespace, console: Console) -> int:
         "overridden": overridden,
         "overrideReason": printable(reason) if overridden else None,
     }
-    if printing.is_document(args):
-        printing.print_document(document, args.format)
+    if lazy.printing.is_document(args):
+        lazy.printing.print_document(document, args.format)
     else:
         state = "open" if decision.open else "closed"
         line = f"{args.stack}: {state} ({decision.why})"

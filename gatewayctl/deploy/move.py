@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components import tokens
+from gatewayctl import lazy
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
@@ -114,11 +115,10 @@ def _same_cluster(source: ClusterConfig, dest: ClusterConfig) -> list[str]:
 def plan_move(root: Path, gateway: str, source: str, dest: str) -> MovePlan:
     """Check that ``gateway`` can move from ``source`` to ``dest`` with its state (module
     docstring) and return the plan; InvalidInputError naming each problem."""
-    from gatewayctl.resolve.stack import load_stack
 
     if source == dest:
         raise InvalidInputError([Problem("--from", "", f"the gateway is already in {dest!r}")])
-    loaded = load_stack(root, dest)  # validates the destination with the gateway in it
+    loaded = lazy.stack.load_stack(root, dest)  # validates the destination with the gateway in it
     found = [g for g in loaded.gateways if g.name == gateway]
     if not found:
         raise InvalidInputError(
@@ -133,7 +133,7 @@ def plan_move(root: Path, gateway: str, source: str, dest: str) -> MovePlan:
             ]
         )
     (resolved,) = found
-    source_loaded = load_stack(root, source)
+    source_loaded = lazy.stack.load_stack(root, source)
     if any(g.name == gateway for g in source_loaded.gateways):
         raise InvalidInputError(
             [

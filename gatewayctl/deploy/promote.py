@@ -31,11 +31,11 @@ from gatewayctl.deploy.textedit import value as _value
 from gatewayctl.errors import InvalidInputError, Problem, ToolError, UsageError
 from gatewayctl.inputs.environment import KEY as ENVIRONMENT_KEY
 from gatewayctl.inputs.environment import environment_file
-from gatewayctl.inputs.releases import RELEASES_DIR, known, load_releases
+from gatewayctl.inputs.release_files import RELEASES_DIR, known, load_releases
 from gatewayctl.inputs.stackfile import PROJECT, all_stacks, read_stack_config, requested_stacks
 from gatewayctl.inputs.yamlfile import parse_yaml_mapping
 from gatewayctl.resolve import preparation
-from gatewayctl.resolve.releases import history_problems
+from gatewayctl.resolve.release_bindings import history_problems
 from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
 from gatewayctl.resolve.stack import load_stack
 

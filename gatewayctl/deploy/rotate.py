@@ -1,6 +1,6 @@
 """``gatewayctl rotate <gateway> <secret>...``: raise a declaration's rotation counters by one.
 
-A counter of ``spec.rotation`` (:mod:`gatewayctl.inputs.rotation`) feeds its secret's
+A counter of ``spec.rotation`` (:mod:`gatewayctl.inputs.rotation_secrets`) feeds its secret's
 replacement trigger: raised in a pull request, the offline diff previews the replacement and
 the merge's ``pulumi up`` carries it out, so a rotation is a reviewed change, not a laptop's.
 The declaration is edited as text (:mod:`.textedit`): each counter's value replaced, or a
@@ -37,8 +37,8 @@ from gatewayctl.errors import (
 )
 from gatewayctl.inputs.clusters import StackConfig
 from gatewayctl.inputs.declarations import DECLARATION_SUFFIXES
-from gatewayctl.inputs.gateway import GatewayDeclaration
-from gatewayctl.inputs.rotation import BY_NAME, SECRETS, Secret
+from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
+from gatewayctl.inputs.rotation_secrets import BY_NAME, SECRETS, Secret
 from gatewayctl.inputs.stackfile import (
     all_stacks,
     parse_stack_config,

@@ -2,7 +2,7 @@
 ``gatewayctl promote`` binds a release in a stack of the plan's entry i > 0
 (``deploy/rollout.yaml``, :mod:`gatewayctl.inputs.promotion`), every deployed stack of entry
 i - 1 must have run it Healthy for the plan's soak, as its recorded status says
-(:mod:`gatewayctl.inputs.records`), never a person's word.
+(:mod:`gatewayctl.inputs.status_records`), never a person's word.
 
 Healthy since: the first record of the latest unbroken run of records, counted back from the
 newest one, in which at least one gateway runs the release and every gateway that runs it is
@@ -23,7 +23,7 @@ from gatewayctl import interrupts
 from gatewayctl.deploy.deployed import SETTINGS as DEPLOYED_SETTINGS
 from gatewayctl.deploy.deployed import deployed_stacks
 from gatewayctl.inputs.promotion import SETTINGS, Plan
-from gatewayctl.inputs.records import Record, parse
+from gatewayctl.inputs.status_records import Record, parse
 from gatewayctl.inputs.windows import duration_text
 
 BRANCH = "hypershell-records"

@@ -14,7 +14,7 @@ from pathlib import Path
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from gatewayctl import interrupts
-from gatewayctl.engine import outputs
+from gatewayctl.engine import write_guard
 from gatewayctl.errors import InvalidInputError, Problem
 
 
@@ -57,7 +57,7 @@ def replace(root: Path, display: str, text: str, by_hand: str) -> None:
     if path.is_symlink():
         raise InvalidInputError([Problem(display, "", f"is a symbolic link; {by_hand}")])
     mode = stat.S_IMODE(path.stat().st_mode)
-    # As outputs.write_file, but keeping the file's mode: a temporary file beside it, renamed
+    # As write_guard.write_file, but keeping the file's mode: a temporary file beside it, renamed
     # over the old one in one rename (undone if the command fails later).
     with interrupts.transaction():
         with interrupts.deferred():
@@ -69,4 +69,4 @@ def replace(root: Path, display: str, text: str, by_hand: str) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         temporary.chmod(mode)
-        outputs.replace_file(temporary, path)
+        write_guard.replace_file(temporary, path)

@@ -28,9 +28,9 @@ from gatewayctl.diff.plan import (
     owning_gateway,
     urn_key,
 )
-from gatewayctl.diff.releases import ReleaseMove, release_moves
+from gatewayctl.diff.release_changes import ReleaseMove, release_moves
 from gatewayctl.diff.removals import key_only_copies
-from gatewayctl.diff.rotation import RotationChange, changes
+from gatewayctl.diff.rotation_risks import RotationChange, changes
 from gatewayctl.diff.rules import is_component
 from gatewayctl.diff.sides import Side
 from gatewayctl.diff.steps import Step, predicted_steps
@@ -98,7 +98,7 @@ class StackDiff:
     """A plaintext ``clusterSecrets`` value differs (the render redacts it, so nothing else
     shows it)."""
     releases: tuple[ReleaseMove, ...] = ()
-    """Gateways whose release differs (:mod:`gatewayctl.diff.releases`)."""
+    """Gateways whose release differs (:mod:`gatewayctl.diff.release_changes`)."""
     operations: tuple[Operation, ...] = ()
     """What the providers will do with each changed plan resource (:mod:`.operations`)."""
     hazards: tuple[str, ...] = ()
@@ -115,7 +115,7 @@ class StackDiff:
     Secret, is deleted (:func:`.removals.key_only_copies`): refused unless recorded."""
     decommissions: tuple[str, ...] = ()
     """What ``deploy/decommissions.yaml`` says of each of :attr:`key_only_copies`, or that it
-    says nothing (:func:`gatewayctl.diff.command.run` fills it in)."""
+    says nothing (:func:`gatewayctl.diff.diff_command.run` fills it in)."""
     delete_flips: tuple[str, ...] = ()
     """Databases retained on delete at the base and not in the working tree
     (:func:`.losses.deletion_flips`)."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components import naming
+from gatewayctl import lazy
 from gatewayctl.diff.compare import StackDiff
 from gatewayctl.diff.risks import code_span
 from gatewayctl.errors import InvalidInputError
@@ -71,7 +72,6 @@ def _moved_to(root: Path, stack: str, gateway: str, namespace: str, cluster: str
     cluster ``cluster``, the removed gateway's own: a move between shards (``gatewayctl move``,
     docs/scale-out.md), whose state move keeps the KEK Secret and the database. Read only for a
     removal that would be refused: loading every stack costs what ``validate --all`` does."""
-    from gatewayctl.resolve.stack import load_stack
 
     def where(config: StackConfig, cluster: str) -> tuple[object, ...] | None:
         found = config.clusters.get(cluster)
@@ -80,14 +80,14 @@ def _moved_to(root: Path, stack: str, gateway: str, namespace: str, cluster: str
         return (found.kubeconfig_context, found.database.admin_host, found.database.admin_port)
 
     try:
-        source = load_stack(root, stack)
+        source = lazy.stack.load_stack(root, stack)
     except InvalidInputError:
         return None
     for other in all_stacks(root):
         if other == stack:
             continue
         try:
-            loaded = load_stack(root, other)
+            loaded = lazy.stack.load_stack(root, other)
         except InvalidInputError:
             continue  # its own diff and `validate` say why
         for declared in loaded.gateways:

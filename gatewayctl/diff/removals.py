@@ -12,7 +12,7 @@ For each gateway the base declares and the working tree does not, in this order:
   route served, which DNS still resolves (the base domain's wildcard record, or a record of the
   tenant's own).
 
-:func:`key_only_copies` names the removals :mod:`gatewayctl.diff.command` refuses unless
+:func:`key_only_copies` names the removals :mod:`gatewayctl.diff.diff_command` refuses unless
 ``deploy/decommissions.yaml`` records them: the database stays and the only copy of its key goes.
 """
 

@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gatewayctl.diff import credentials, releases, risks
 from gatewayctl.diff import operations as ops
+from gatewayctl.diff import orphaned_credentials, release_changes, risks
 from gatewayctl.diff.access import access_lines
 from gatewayctl.diff.compare import STATUSES, GatewayChange, ObjectChange, StackDiff, Status
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
@@ -142,8 +142,8 @@ def _summary(diff: StackDiff, base_label: str) -> str:
         ]
         table += _more_gateways(diff.gateways[GATEWAY_ROWS:])
         lines += details(f"Per gateway ({len(diff.gateways)})", table)
-    lines += releases.summary_lines(diff.releases, GATEWAY_ROWS)
-    lines += credentials.summary_lines(diff)
+    lines += release_changes.summary_lines(diff.releases, GATEWAY_ROWS)
+    lines += orphaned_credentials.summary_lines(diff)
     lines += access_lines(diff.access, diff.sign_in)
     if diff.waves:
         lines += ["**Rollout** (deploy/rollout.yaml), wave after wave, each Healthy first:", ""]

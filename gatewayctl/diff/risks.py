@@ -38,7 +38,7 @@ import yaml
 from gatewayctl.diff import repository
 from gatewayctl.diff.compare import StackDiff
 from gatewayctl.diff.operations import REPLACE_FLAG
-from gatewayctl.diff.rotation import risk_lines
+from gatewayctl.diff.rotation_risks import risk_lines
 from gatewayctl.errors import printable
 
 RISK_ROWS = 20

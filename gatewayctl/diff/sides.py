@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gatewayctl import interrupts
+from gatewayctl import interrupts, lazy
 from gatewayctl.diff.cache import INVALID, RENDERED, Cache, Entry
 from gatewayctl.diff.cache import key as entry_key
 from gatewayctl.diff.repository import DiffError, git
-from gatewayctl.engine import outputs
+from gatewayctl.engine import write_guard
 from gatewayctl.engine.redaction import scrub
 from gatewayctl.inputs.secrets import SecretPath, is_secure, plaintext_leaves, secure_leaves
 from gatewayctl.inputs.stackfile import PROJECT, all_stacks, stack_file
@@ -67,7 +67,7 @@ def read_tree(directory: Path) -> dict[str, str]:
     return {
         p.relative_to(directory).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.relative_to(directory).as_posix() != outputs.MARKER
+        if p.is_file() and p.relative_to(directory).as_posix() != write_guard.MARKER
     }
 
 
@@ -356,10 +356,10 @@ def render_base(project: Path, stacks: Sequence[str]) -> dict[str, Side]:
 
 def render_head(prepared: preparation.Prepared) -> Side:
     """Render a validated working-tree stack in process."""
-    from gatewayctl.engine import render  # the program and its SDKs: only when a side renders
+    # the program and its SDKs: only when a side renders
 
     stack = prepared.loaded.name
-    return stack_side(prepared.root, stack, render.execute(prepared).files)
+    return stack_side(prepared.root, stack, lazy.render.execute(prepared).files)
 
 
 def head_side(rendered: parallel.StackRender) -> Side:

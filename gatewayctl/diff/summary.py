@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from gatewayctl.diff import credentials
+from gatewayctl.diff import orphaned_credentials
 from gatewayctl.diff.compare import STATUSES, StackDiff
 
 if TYPE_CHECKING:
-    from gatewayctl.diff.command import Result
+    from gatewayctl.diff.diff_command import Result
 
 
 def _counts(items: Any) -> dict[str, int]:
@@ -27,7 +27,7 @@ def _counts(items: Any) -> dict[str, int]:
     return {status: counted[status] for status in STATUSES}
 
 
-def _store(store: credentials.Store) -> dict[str, str]:
+def _store(store: orphaned_credentials.Store) -> dict[str, str]:
     # The location is written for the report (Markdown code spans): its text without them.
     return {"driver": store.driver, "location": store.location.replace("`", "")}
 
@@ -71,7 +71,7 @@ def stack_summary(diff: StackDiff) -> dict[str, Any]:
                 "from": _store(c.old),
                 "to": _store(c.new),
             }
-            for c in credentials.store_changes(diff.objects)
+            for c in orphaned_credentials.store_changes(diff.objects)
         ],
         "access": [
             {"gateway": a.gateway, "principal": a.principal, "role": a.role, "change": a.change}

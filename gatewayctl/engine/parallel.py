@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gatewayctl import lazy
 from gatewayctl.engine.workers import OnRegister, Pool, Reporter, Task, peak_kib
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.resolve import preparation
@@ -62,7 +63,7 @@ def light(
     rendered: render.Rendered, peak_kib: int | None = None, into: Path | None = None
 ) -> StackRender:
     """What the writer and the summary need of ``rendered``; with ``into``, its files written
-    into that directory (``outputs.write_files``) and only their paths kept."""
+    into that directory (``write_guard.write_files``) and only their paths kept."""
     files, written = _kept(rendered.files, into)
     return StackRender(
         prepared=rendered.prepared,
@@ -77,9 +78,8 @@ def light(
 def _kept(files: dict[str, str], into: Path | None) -> tuple[dict[str, str], tuple[str, ...]]:
     if into is None:
         return files, ()
-    from gatewayctl.engine import outputs
 
-    outputs.write_files(into, files)
+    lazy.write_guard.write_files(into, files)
     return {}, tuple(sorted(files))
 
 
@@ -104,20 +104,19 @@ def render_stacks(
 ) -> list[StackRender]:
     """Render every validated stack, ``jobs`` at a time; the results in the order given.
 
-    ``into``: stack name → an empty directory (``outputs.staging_tree``) that stack's files are
+    ``into``: stack name → an empty directory (``write_guard.staging_tree``) that stack's files are
     written into where they are made, by the workers (spreading the writes over the cores, and
     sending the parent nothing but paths); its ``StackRender`` then holds the paths written."""
     into = into or {}
     # Imported here, before any worker is forked: the workers share the program and its SDKs
     # with this process (copy-on-write) instead of importing them each.
-    from gatewayctl.engine import program, shares
 
-    program.load_ahead()
+    lazy.program.load_ahead()
 
     reporter = reporter or Reporter()
     # A large stack is split into shares of its gateways (gatewayctl.engine.shares), decided from
     # the work: small work stays in this process, as with jobs=1.
-    counts = shares.share_counts([len(p.loaded.gateways) for p in prepared], jobs)
+    counts = lazy.shares.share_counts([len(p.loaded.gateways) for p in prepared], jobs)
     if jobs <= 1 or sum(counts) <= 1:
         return [_in_process(item, reporter, into.get(item.loaded.name)) for item in prepared]
     # The largest pieces of work first (by gateways): a large one started last would leave the
@@ -151,7 +150,7 @@ def render_stacks(
                 key=_share_key(stack, index),
                 starts=gateways if index == 0 else None,
             )
-            for index, part in enumerate(shares.split(names, count))
+            for index, part in enumerate(lazy.shares.split(names, count))
         ]
     results = Pool(tasks, jobs, reporter, _work).run()
     rendered = []
@@ -171,7 +170,7 @@ def render_stacks(
             )
             continue
         parts = [results[_share_key(stack, index)] for index in range(count)]
-        merged = shares.merge(item, [share for share, _ in parts])
+        merged = lazy.shares.merge(item, [share for share, _ in parts])
         # The stack-level manifests and plan.json, made here from the shares'.
         files, written = _kept(merged.files, into.get(stack))
         rendered.append(
@@ -222,15 +221,13 @@ def _prepared(root: Path, stack: str) -> Validated:
 def _in_process(
     prepared: preparation.Prepared, reporter: Reporter, into: Path | None
 ) -> StackRender:
-    from gatewayctl.engine import render
-
     reporter.start(prepared.loaded.name, len(prepared.loaded.gateways))
     stack = prepared.loaded.name
 
     def on_register(_: RecordedResource) -> None:
         reporter.advance(stack, 1)
 
-    return light(render.execute(prepared, on_register if reporter.wanted else None), into=into)
+    return light(lazy.render.execute(prepared, on_register if reporter.wanted else None), into=into)
 
 
 # --- what a worker does -----------------------------------------------------------------------
@@ -254,13 +251,10 @@ def _work(task: Task, on_register: OnRegister | None) -> Any:
             result = ("invalid", result.problems)
         return result
     if task.kind == _SHARE:
-        from gatewayctl.engine import shares
-
         prepared, _, names, directory = task.payload
-        share = shares.execute_share(prepared, names, on_register, directory)
+        share = lazy.shares.execute_share(prepared, names, on_register, directory)
         return (share, peak_kib())
-    from gatewayctl.engine import render
 
     prepared, directory = task.payload
-    done = light(render.execute(prepared, on_register), peak_kib(), directory)
+    done = light(lazy.render.execute(prepared, on_register), peak_kib(), directory)
     return (done.files, done.written, done.gateways, done.resources, done.peak_kib)

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from gatewayctl import lazy
 from gatewayctl.inputs.secrets import REDACTED
 from gatewayctl.inputs.yamlwrite import dump_yaml
 
@@ -46,9 +47,8 @@ def clean(value: Any) -> Any:
     # Imported here, not at the top: the wire form of a secret is a Pulumi SDK internal that
     # only the offline engine reads, and the diff (which imports this module for its
     # Scrubber) must not load the SDK to compare two renders.
-    from gatewayctl.engine.offline import is_secret
 
-    return _clean(value, is_secret)
+    return _clean(value, lazy.offline.is_secret)
 
 
 # --- scrubbing ------------------------------------------------------------------------------

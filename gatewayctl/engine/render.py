@@ -33,10 +33,10 @@ from gatewayctl.inputs.secrets import REDACTED
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.inputs.yamlwrite import dump_yaml
-from gatewayctl.resolve.console import console_cell, console_entry
-from gatewayctl.resolve.identity import access_entry
+from gatewayctl.resolve.console_plan import console_cell, console_entry
 from gatewayctl.resolve.preparation import Prepared
 from gatewayctl.resolve.resolved import LoadedStack, SignIn
+from gatewayctl.resolve.signin_plan import access_entry
 
 CLUSTER_SCOPED = "_cluster"
 _K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -54,7 +54,7 @@ class GatewaySummary:
     image_overrides: tuple[str, ...] = ()
     sign_in: SignIn = "unset"
     """How people sign in: keycloak, oidc, none (declared) or unset
-    (``gatewayctl.resolve.identity``)."""
+    (``gatewayctl.resolve.signin_plan``)."""
     console: str | None = None
     """The web console's address, ``port-forward`` when it is not exposed, None without one."""
 
@@ -188,7 +188,8 @@ def plan_entry(r: RecordedResource) -> dict[str, Any]:
 
 def rotation_entry(counters: Rotation) -> dict[str, Any]:
     """``{"rotation": {counter: n}}`` by the declaration's names, when one is raised (none
-    while all are 0: a plan without counters reads as all 0, :mod:`gatewayctl.diff.rotation`)."""
+    while all are 0: a plan without counters reads as all 0,
+    :mod:`gatewayctl.diff.rotation_risks`)."""
     values = {DECLARED_FIELDS[f.name]: getattr(counters, f.name) for f in fields(counters)}
     return {"rotation": values} if any(values.values()) else {}
 
@@ -217,8 +218,8 @@ def plan_of(
                 # Adopts the upstream controller's namespace (spec.namespace): the diff says
                 # "adopts", not "added" (gatewayctl.diff.risks).
                 "adopted": gateway.adopted,
-                # Releases (gatewayctl.resolve.releases): the one its images come from, whether the
-                # gateway pins it itself, and the images its declaration overrides.
+                # Releases (gatewayctl.resolve.release_bindings): the one its images come from,
+                # whether the gateway pins it itself, and the images its declaration overrides.
                 "release": gateway.release,
                 "releasePinned": gateway.release_pinned,
                 "imageOverrides": list(gateway.image_overrides),

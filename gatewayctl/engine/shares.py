@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gatewayctl.engine import outputs, render
+from gatewayctl.engine import render, write_guard
 from gatewayctl.engine.offline import OnRegister
 from gatewayctl.resolve.preparation import Prepared
 
@@ -91,7 +91,7 @@ def execute_share(
     if into is not None:
         shared = render.stack_level_paths(recording)
         own = {path: text for path, text in manifests.items() if path not in shared}
-        outputs.write_files(into, own)
+        write_guard.write_files(into, own)
         manifests = {path: manifests[path] for path in sorted(shared)}
         written = tuple(sorted(own))
     return Share(

@@ -30,7 +30,7 @@ from multiprocessing.context import ForkContext, SpawnContext
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
-from gatewayctl import interrupts
+from gatewayctl import interrupts, lazy
 from gatewayctl.errors import InvalidInputError, ToolError
 
 if TYPE_CHECKING:
@@ -100,14 +100,13 @@ def _prctl() -> Callable[[int, int, int, int, int], int] | None:
     """libc's prctl(2) (Linux), or None; looked up in the parent, which its workers inherit."""
     if not sys.platform.startswith("linux"):
         return None
-    import ctypes
 
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl = lazy.ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    prctl.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
-    prctl.restype = ctypes.c_int
+    prctl.argtypes = [lazy.ctypes.c_int, *[lazy.ctypes.c_ulong] * 4]
+    prctl.restype = lazy.ctypes.c_int
     return prctl
 
 
@@ -125,9 +124,9 @@ def _end_with(parent: int) -> None:
     thread watches ``os.getppid()`` instead."""
     prctl = _prctl()
     if prctl is None or prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-        import threading
-
-        threading.Thread(target=_watch, args=(parent,), name="parent-watch", daemon=True).start()
+        lazy.threading.Thread(
+            target=_watch, args=(parent,), name="parent-watch", daemon=True
+        ).start()
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGKILL)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, assert_never
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from components.hostnames import check_dns_name, check_host
 from components.images import parse_image
@@ -22,6 +22,8 @@ from gatewayctl.inputs import reserved
 from gatewayctl.inputs.model import (
     DnsLabel,
     ImageReference,
+    JsonSchema,
+    KeysByPattern,
     LabelKey,
     LabelValue,
     Model,
@@ -54,6 +56,9 @@ MirrorName = Annotated[str, BeforeValidator(_mirror_name)]
 
 
 class Capabilities(Model):
+    """What the cluster serves: ``ingress.mode`` ``auto`` resolves by it, ``route`` and
+    ``gateway-api`` require it."""
+
     openshift: bool = False
     """The cluster serves ``route.openshift.io/v1`` (OpenShift)."""
     gateway_api: bool = Field(False, alias="gatewayApi")
@@ -61,9 +66,16 @@ class Capabilities(Model):
 
 
 class SharedGatewayRef(Model):
+    """The shared Gateway (Gateway API) the cluster's gateways attach their routes to."""
+
     name: DnsLabel
+    """The shared Gateway's name: every gateway's GRPCRoute (and console's HTTPRoute) names it
+    as its parent."""
     namespace: DnsLabel = "openshift-ingress"
+    """The shared Gateway's namespace: each gateway's NetworkPolicy admits ingress from it; no
+    gateway may take it."""
     section_name: DnsLabel = Field("grpc", alias="sectionName")
+    """The listener the gateways' GRPCRoutes attach to (TLS for ``*.<baseDomain>``)."""
     https_section_name: DnsLabel = Field("https", alias="httpsSectionName")
     """The HTTPS listener web consoles attach to (upstream's GATEWAY_API_HTTP_LISTENER_NAME)."""
 
@@ -78,19 +90,43 @@ class SharedGatewayRef(Model):
 
 
 class IngressConfig(Model):
-    mode: Annotated[IngressSetting, BeforeValidator(_ingress_mode)] = AUTO
+    """How the cluster's gateways are reached from outside it (docs/upstream-differences.md,
+    "5. Ingress modes are chosen per cluster")."""
+
+    mode: Annotated[
+        IngressSetting,
+        BeforeValidator(_ingress_mode),
+        WithJsonSchema({"enum": [*IngressMode, AUTO], "type": "string"}),
+    ] = AUTO
+    """``route``: an OpenShift Route with TLS passthrough per gateway (needs
+    ``capabilities.openshift``); ``gateway-api``: a GRPCRoute on the shared Gateway
+    ``ingress.gateway`` (needs ``capabilities.gatewayApi``); ``none``: no external access;
+    ``auto``: ``gateway-api`` if ``capabilities.gatewayApi``, else ``route`` if
+    ``capabilities.openshift``, else ``none``. Upstream's spellings (``routes``,
+    ``gatewayapi``, ``off``, ``disabled``) are read too, in any case."""
     router_namespace: DnsLabel = Field("openshift-ingress", alias="routerNamespace")
+    """The OpenShift router's namespace (mode ``route``): each gateway's NetworkPolicy admits
+    ingress from it; no gateway may take it. Unused in the other modes."""
     gateway: SharedGatewayRef | None = None
+    """The shared Gateway; required when the mode resolves to ``gateway-api``, unused in the
+    other modes."""
 
 
 class DatabaseServer(Model):
+    """The cluster's PostgreSQL server: Pulumi makes each gateway's role and database there."""
+
     admin_host: str = Field(alias="adminHost", min_length=1)
     """Host Pulumi connects to as admin (verify-full: must match the server certificate)."""
     admin_port: int = Field(5432, alias="adminPort", ge=1, le=65535)
+    """Port Pulumi connects to as admin."""
     admin_user: str = Field(alias="adminUser", min_length=1)
+    """The role Pulumi logs in as to make the gateways' roles and databases (its password:
+    ``clusterSecrets.<cluster>.dbAdminPassword``): no reserved role, and no gateway's role may be
+    it."""
     host: str = Field(min_length=1)
     """Host the gateway pods connect to."""
     port: int = Field(5432, ge=1, le=65535)
+    """Port the gateway pods connect to."""
     ssl_root_cert: ProjectPath | None = Field(None, alias="sslRootCert")
     """CA bundle for the admin connection, a file of the project (``pulumi up`` reads it from
     there; a path outside could point the provider at any file of the machine running it);
@@ -111,15 +147,30 @@ class DatabaseServer(Model):
 
 
 class ClusterConfig(Model):
+    """One cluster of the stack; declarations name it in ``spec.cluster``."""
+
     kubeconfig_context: str | None = Field(None, alias="kubeconfigContext")
+    """The context of the kubeconfig that Pulumi's Kubernetes provider and ``status --live``
+    use for this cluster; None: the kubeconfig's current context."""
     capabilities: Capabilities = Capabilities()
+    """What the cluster serves, as said here: the tool does not probe the cluster."""
     ingress: IngressConfig = IngressConfig()
+    """How the gateways are reached from outside the cluster."""
     base_domain: str | None = Field(None, alias="baseDomain")
+    """Each exposed gateway's host is ``gw-<namespace>.<baseDomain>`` unless it sets
+    ``spec.exposure.host`` (a host under this domain must be that slot), a console's
+    ``console-<namespace>.<baseDomain>``. None: every exposed gateway sets its host."""
     registry_mirrors: dict[MirrorName, MirrorName] = Field(
         default_factory=dict, alias="registryMirrors"
     )
+    """Repository prefix to the prefix that replaces it in every image the cluster's gateways
+    and consoles run (tag and digest kept): the longest prefix, on ``/`` boundaries, wins;
+    registry hosts compare case-insensitively. No tag or digest in either."""
     database: DatabaseServer
+    """The PostgreSQL server of the cluster's gateways."""
     storage_class: DnsLabel | None = Field(None, alias="storageClass")
+    """Checked (a DNS-1123 label) but read by nothing yet: no object the program makes claims a
+    volume."""
     metrics_namespace: DnsLabel | None = Field(None, alias="metricsNamespace")
     """Namespace allowed to scrape the gateways' metrics port."""
     release: ReleaseName | None = None
@@ -238,15 +289,23 @@ class ClusterConfig(Model):
 
 
 class ImageDefaults(Model):
+    """The stack's images for a gateway whose release (``spec.release``, else its cluster's
+    ``release``) and ``spec.images`` name none; None: the built-in default."""
+
     gateway: ImageReference | None = None
+    """The gateway's image reference."""
     supervisor: ImageReference | None = None
+    """The supervisor's image reference."""
     sandbox: ImageReference | None = None
+    """The sandboxes' base image reference."""
 
 
 class Selector(Model):
     """Which gateways of a shared inventory belong to this stack (docs/scale-out.md)."""
 
-    match_labels: dict[LabelKey, LabelValue] = Field(default_factory=dict, alias="matchLabels")
+    match_labels: Annotated[dict[LabelKey, LabelValue], KeysByPattern()] = Field(
+        default_factory=dict, alias="matchLabels"
+    )
     """Every label must be on the declaration; {} selects all on the stack's clusters."""
 
 
@@ -260,20 +319,32 @@ def _cli_bool(value: object) -> object:
     return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
 
 
-CliBool = Annotated[bool, BeforeValidator(_cli_bool)]
+CliBool = Annotated[
+    bool,
+    BeforeValidator(_cli_bool),
+    JsonSchema({"type": ["boolean", "string"], "enum": [True, False, "true", "false"]}),
+]
 UnmanagedPattern = Annotated[
     str, Field(pattern=r"^[A-Za-z][A-Za-z0-9]*/[^/\s]+$", description="Kind/name pattern")
 ]
 
 
 class StackConfig(Model):
+    """A stack's settings: its project keys (``hypershell-gateways:<key>``), as
+    :func:`gatewayctl.inputs.stackfile.parse_stack_config` reads them."""
+
     declarations_dir: ProjectPath = Field(alias="declarationsDir", min_length=1)
-    """Relative to the project root, and inside it."""
+    """The directory of the stack's declarations (``<name>.yaml``, one per gateway), relative
+    to the project root, and inside it."""
     images: ImageDefaults = ImageDefaults()
-    clusters: dict[DnsLabel, ClusterConfig] = Field(min_length=1)
+    """The stack's default images."""
+    clusters: Annotated[dict[DnsLabel, ClusterConfig], KeysByPattern(key="cluster")] = Field(
+        min_length=1
+    )
+    """The stack's clusters by name, at least one."""
     production: CliBool = False
     """Only releases, pinned by digest, on every cluster, and no per-gateway image without a
-    digest (gatewayctl.inputs.releases; the policy pack's ``images-pinned-by-digest``)."""
+    digest (gatewayctl.inputs.release_files; the policy pack's ``images-pinned-by-digest``)."""
     selector: Selector | None = None
     """Set when ``declarationsDir`` is an inventory shared by several stacks: the stack takes
     the declarations on its clusters whose labels match; each must be taken by one stack."""

@@ -1,5 +1,5 @@
 """The declaration's ``spec.rotation``: one counter per secret a gateway holds
-(:mod:`gatewayctl.inputs.rotation` names them; kept apart so ``--help`` loads no model)."""
+(:mod:`gatewayctl.inputs.rotation_secrets` names them; kept apart so ``--help`` loads no model)."""
 
 from __future__ import annotations
 

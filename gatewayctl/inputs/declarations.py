@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from gatewayctl.errors import InvalidInputError, Problem, from_validation_error
-from gatewayctl.inputs.gateway import GatewayDeclaration
+from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
 DECLARATION_SUFFIXES = (".yaml", ".yml")

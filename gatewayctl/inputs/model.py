@@ -127,7 +127,7 @@ ReleaseName = Annotated[
     BeforeValidator(_release_name),
     JsonSchema({"pattern": "^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$", "maxLength": RELEASE_NAME_MAX}),
 ]
-"""The name of a release, ``releases/<name>.yaml`` (gatewayctl.inputs.releases)."""
+"""The name of a release, ``releases/<name>.yaml`` (gatewayctl.inputs.release_files)."""
 DnsLabel = Annotated[str, BeforeValidator(check_dns_label), dns_label_schema()]
 
 
@@ -226,16 +226,20 @@ LabelValue = Annotated[
 class KeysByPattern:
     """A map whose keys have a pattern: pydantic writes the key's pattern as
     ``patternProperties``, which lets every other key through unchecked; this writes it as
-    ``propertyNames`` (every key must match) with the values' schema for every key."""
+    ``propertyNames`` (every key must match) with the values' schema for every key. ``key``,
+    if given, is the keys' ``title``: the word a reference shows for a key (``<cluster>``)."""
+
+    key: str | None = None
 
     def __get_pydantic_json_schema__(
         self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         schema = dict(handler(core_schema))
         ((pattern, values),) = schema.pop("patternProperties").items()
+        names = {"type": "string", "pattern": pattern, **schema.pop("propertyNames", {})}
         return {
             **schema,
-            "propertyNames": {"type": "string", "pattern": pattern},
+            "propertyNames": names if self.key is None else {**names, "title": self.key},
             "additionalProperties": values,
         }
 

@@ -14,7 +14,7 @@ gateway deletes it). So every field that names one of these is checked here:
   Gateway, metrics, the in-cluster database and Keycloak services) are the cluster's:
   ``ClusterConfig.referenced_namespaces``, checked beside these (:func:`namespace_owner`);
   so are those of the in-cluster services a declaration names (its Vault, its issuer):
-  ``gatewayctl.resolve.gateway.service_namespaces``. A host is in a cluster when a pod's
+  ``gatewayctl.resolve.per_gateway.service_namespaces``. A host is in a cluster when a pod's
   resolver finds it there, in any of its spellings (:func:`service_namespace`);
 - PostgreSQL roles and databases (``spec.databaseName``, ``database.adminUser``): PostgreSQL's
   own, and those of the managed services the stacks run on, Amazon RDS / Aurora and IBM Cloud
@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from components import naming
+from gatewayctl import lazy
 from gatewayctl.errors import InvalidInputError
 from gatewayctl.inputs.yamlfile import read_yaml_mapping
 
@@ -77,9 +78,8 @@ OPERATOR_SETTINGS = "deploy/operator.yaml"
 
 def system_namespace_schema() -> dict[str, object]:
     """:func:`system_namespace` as JSON Schema keywords (``gatewayctl.inputs.model.none_of``)."""
-    from gatewayctl.inputs.model import none_of
 
-    return none_of(_SYSTEM_NAMESPACES, _SYSTEM_NAMESPACE_PREFIXES)
+    return lazy.model.none_of(_SYSTEM_NAMESPACES, _SYSTEM_NAMESPACE_PREFIXES)
 
 
 def system_namespace(name: str) -> bool:
@@ -229,11 +229,10 @@ def role_problem(name: str, *, login: bool = False) -> str | None:
 def gateway_database_schema() -> dict[str, object]:
     """JSON Schema keywords refusing what :func:`database_problem` or :func:`role_problem`
     (not a login) refuses: the name of a gateway's database is its role's too."""
-    from gatewayctl.inputs.model import none_of
 
     names = {*POSTGRES_ROLES, *MANAGED_ROLES, *MANAGED_LOGINS}
     names |= POSTGRES_DATABASES | set(MANAGED_DATABASES)
-    return none_of(names, {"pg_", *MANAGED_ROLE_PREFIXES})
+    return lazy.model.none_of(names, {"pg_", *MANAGED_ROLE_PREFIXES})
 
 
 def database_problem(name: str) -> str | None:

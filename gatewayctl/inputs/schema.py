@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from gatewayctl import lazy
 from gatewayctl.errors import UsageError
 
 SCHEMA_FILE = "schemas/gateway.schema.json"
@@ -24,9 +25,10 @@ Node = dict[str, Any]
 
 def declaration_schema() -> Node:
     """The JSON Schema of one declaration file (``gateways/<stack>/<name>.yaml``)."""
-    from gatewayctl.inputs.gateway import GatewayDeclaration
 
-    generated = GatewayDeclaration.model_json_schema(by_alias=True, mode="validation")
+    generated = lazy.gateway_declaration.GatewayDeclaration.model_json_schema(
+        by_alias=True, mode="validation"
+    )
     return {
         "$schema": DIALECT,
         "title": "HyperShell Gateway declaration",

@@ -51,7 +51,10 @@ class ClusterSecrets(Model):
     """Per-cluster secrets, read only from the secret config object ``clusterSecrets``."""
 
     db_admin_password: str = Field(alias="dbAdminPassword", min_length=1)
+    """The password of ``database.adminUser``, the role Pulumi logs in as."""
     kubeconfig: str | None = None
+    """A whole kubeconfig for the cluster's Kubernetes provider (with ``kubeconfigContext``);
+    None: the kubeconfig of the machine running Pulumi."""
     keycloak_admin_client_secret: str | None = Field(
         None, alias="keycloakAdminClientSecret", min_length=1
     )

@@ -34,7 +34,7 @@ BOOL_KEYS = ("production", "selfHeal", "selfHealUnmanaged")
 CONFIG_KEYS = STRING_KEYS + OBJECT_KEYS + BOOL_KEYS
 STACK_FILE_SUFFIXES = (".yaml", ".yml")
 """Endings of a file named like a stack file: this tool reads the first; no output of it may
-take a name with either (:mod:`gatewayctl.engine.outputs`)."""
+take a name with either (:mod:`gatewayctl.engine.write_guard`)."""
 
 
 def stack_file(stack: str, suffix: str = STACK_FILE_SUFFIXES[0]) -> str:

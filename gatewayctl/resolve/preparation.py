@@ -23,7 +23,7 @@ from gatewayctl.inputs.secrets import (
 )
 from gatewayctl.inputs.stackfile import PROJECT, read_stack_config
 from gatewayctl.inputs.yamlfile import SECRETS_KEY
-from gatewayctl.resolve.releases import history_problems
+from gatewayctl.resolve.release_bindings import history_problems
 from gatewayctl.resolve.resolved import LoadedStack
 from gatewayctl.resolve.stack import load_stack
 

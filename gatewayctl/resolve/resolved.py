@@ -15,11 +15,11 @@ from components.gateway_types import GatewayArgs
 from components.hostnames import grpcs_address
 from components.ingress import IngressMode
 from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
-from gatewayctl.inputs.releases import ReleaseFile
+from gatewayctl.inputs.release_files import ReleaseFile
 from gatewayctl.inputs.signin import KeycloakImportIds
 
 SignIn = Literal["keycloak", "oidc", "none", "unset"]
-"""How people sign in to a gateway (``gatewayctl.resolve.identity`` decides it)."""
+"""How people sign in to a gateway (``gatewayctl.resolve.signin_plan`` decides it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,7 +51,7 @@ class ResolvedGateway:
     image_overrides: tuple[str, ...] = ()
     """The images the declaration sets itself (``spec.images``), in place of the release's."""
     sign_in: SignIn = "unset"
-    """How people sign in (``gatewayctl.resolve.identity``); the args carry what the component
+    """How people sign in (``gatewayctl.resolve.signin_plan``); the args carry what the component
     needs."""
     keycloak_import_ids: KeycloakImportIds | None = None
     """Keycloak's ids of an adopted gateway's client and roles, for ``import-file``."""

@@ -26,9 +26,9 @@ from gatewayctl.inputs.declarations import real_path
 from gatewayctl.inputs.stackfile import (
     all_stacks,
 )
-from gatewayctl.resolve import credentials
-from gatewayctl.resolve.identity import Realm, clients_of, realm_of
+from gatewayctl.resolve import credential_drivers
 from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
+from gatewayctl.resolve.signin_plan import Realm, clients_of, realm_of
 from gatewayctl.resolve.stack import load_stack
 
 
@@ -238,7 +238,7 @@ def shared_problems(
             if other.stack != item.cluster.stack:
                 problems += _trespasses(item, other)
                 problems += _credential_trespasses(item, other)
-    problems += credentials.shared_clashes(
+    problems += credential_drivers.shared_clashes(
         placed,
         lambda p: p.gateway,
         lambda p: f"{p.gateway.source} (cluster {p.cluster.key!r} of {p.cluster.config_path})",
@@ -246,7 +246,7 @@ def shared_problems(
         lambda p: p.cluster.stack in wanted,
     )
     problems += _client_clashes(clusters, placed, wanted)
-    problems += credentials.vault_clashes(
+    problems += credential_drivers.vault_clashes(
         placed,
         lambda p: p.gateway,
         lambda p: f"{p.gateway.source} (of {p.cluster.config_path})",
@@ -262,7 +262,8 @@ def _client_clashes(
 ) -> list[Problem]:
     """Stacks whose clusters name one Keycloak server and realm share its client ids: a
     gateway's clients (its own, its console's) may be neither another stack's gateway's nor
-    another stack's admin client (``gatewayctl.resolve.identity.client_clashes`` within a stack)."""
+    another stack's admin client (``gatewayctl.resolve.signin_plan.client_clashes`` within a
+    stack)."""
     owners: dict[tuple[Realm, str], list[tuple[_Placed, str, str]]] = {}
     for item in placed:
         server = item.cluster.config.identity.keycloak
@@ -283,7 +284,7 @@ def _client_clashes(
                 continue
             for other, _, what in members:
                 if other.cluster.stack == item.cluster.stack or other.file == item.file:
-                    continue  # within a stack: gatewayctl.resolve.identity; one file: coverage
+                    continue  # within a stack: gatewayctl.resolve.signin_plan; one file: coverage
                 problems.append(
                     Problem(
                         item.gateway.source,
@@ -295,7 +296,7 @@ def _client_clashes(
                 )
             for cluster in admins.get(key, []):
                 if cluster.stack == item.cluster.stack:
-                    continue  # within a stack: gatewayctl.resolve.identity
+                    continue  # within a stack: gatewayctl.resolve.signin_plan
                 problems.append(
                     Problem(
                         item.gateway.source,
@@ -323,6 +324,6 @@ def _credential_trespasses(item: _Placed, other: _Cluster) -> list[Problem]:
         return []
     where = f"{other.config_path}, one cluster by {reason}"
     gateway = item.gateway
-    return credentials.trespasses(
+    return credential_drivers.trespasses(
         gateway.source, gateway.credentials, gateway.namespace, [(other.key, other.config, where)]
     )

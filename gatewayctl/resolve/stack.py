@@ -1,5 +1,5 @@
 """Resolve a stack: its config and its declarations, validated together before any resource
-(one declaration at a time by :mod:`gatewayctl.resolve.gateway`, then the rules across them).
+(one declaration at a time by :mod:`gatewayctl.resolve.per_gateway`, then the rules across them).
 
 Every problem of every file is collected and raised at once as ``InvalidInputError``; nothing is
 returned half-valid. Cross-file rules: the cluster exists (or is the only one), names,
@@ -19,21 +19,21 @@ from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.clusters import StackConfig
 from gatewayctl.inputs.declarations import load_declarations
-from gatewayctl.inputs.gateway import GatewayDeclaration
+from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
 from gatewayctl.inputs.model import is_inside_project
-from gatewayctl.inputs.releases import load_releases
+from gatewayctl.inputs.release_files import load_releases
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config, stack_file
-from gatewayctl.resolve import credentials
-from gatewayctl.resolve.gateway import pick_cluster, resolve_gateway, service_namespaces
-from gatewayctl.resolve.identity import (
+from gatewayctl.resolve import credential_drivers
+from gatewayctl.resolve.per_gateway import pick_cluster, resolve_gateway, service_namespaces
+from gatewayctl.resolve.release_bindings import binding_problems
+from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
+from gatewayctl.resolve.signin_plan import (
     client_clashes,
     kept_client_problem,
     no_sign_in,
     no_sign_in_problem,
     read_bundles,
 )
-from gatewayctl.resolve.releases import binding_problems
-from gatewayctl.resolve.resolved import LoadedStack, ResolvedGateway
 
 
 def selects(config: StackConfig, declaration: GatewayDeclaration) -> bool:
@@ -139,7 +139,8 @@ def _declaration_problems(root: Path, display: str, raw_config: Mapping[str, Any
 
 
 def validate_rules(root: Path, stack: str) -> list[Problem]:
-    """``validate``'s own rules (``gatewayctl.resolve.identity.validate_rules``: nobody can sign in,
+    """``validate``'s own rules (``gatewayctl.resolve.signin_plan.validate_rules``:
+    nobody can sign in,
     an adopted client without its ids) for a stack that does not load: every declaration valid on
     its own whose cluster is known, so that the rules are reported with the stack's other
     problems, not only once they are fixed."""
@@ -209,8 +210,8 @@ def load_stack(root: Path, stack: str, raw_config: Mapping[str, Any] | None = No
         if gateway is not None:
             gateways.append(gateway)
     problems += _duplicates(gateways, config)
-    problems += credentials.clashes(gateways, lambda g: g.cluster)
-    problems += credentials.vault_clashes(
+    problems += credential_drivers.clashes(gateways, lambda g: g.cluster)
+    problems += credential_drivers.vault_clashes(
         gateways, lambda g: g, lambda g: g.source, lambda a, b: a.cluster == b.cluster
     )
     problems += client_clashes(gateways, config)

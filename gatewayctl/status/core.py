@@ -25,7 +25,7 @@ from typing import Any, Literal
 from components import tokens
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs.stackfile import PROJECT
-from gatewayctl.status import age, certificates, health, live, resources, tampering
+from gatewayctl.status import age, certificates, health, live, resource_tree, tampering
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.health import Health, PartHealth
 from gatewayctl.status.inputs import Inputs
@@ -48,7 +48,7 @@ class GatewayStatus:
     address: str | None
     console: str | None = None
     """The web console's address (the stack output ``consoleAddress``)."""
-    resources: tuple[resources.ResourceStatus, ...] = ()
+    resources: tuple[resource_tree.ResourceStatus, ...] = ()
     """Its resource tree (:mod:`.resources`), built for the gateway ``build`` details."""
 
     @property
@@ -249,14 +249,14 @@ def build(
             state = health.worst([p.health for p in parts]) if source != "none" else "Unknown"
         if source == "none" and inputs.preview is None:
             sync = "Unknown"
-        rows: tuple[resources.ResourceStatus, ...] = ()
+        rows: tuple[resource_tree.ResourceStatus, ...] = ()
         if name == detail:
             # Also what only a digest holds (a preview's new components), for the tree's shape.
             extra = [
                 u for u in _mentioned(inputs) if u not in live_states and tree.gateway_of(u) == name
             ]
-            rows = resources.tree(
-                resources.Root(name=name, sync=sync, health=state, message=why),
+            rows = resource_tree.tree(
+                resource_tree.Root(name=name, sync=sync, health=state, message=why),
                 members.get(name, ()),
                 _states(inputs, live_states),
                 own,

@@ -14,7 +14,7 @@ from gatewayctl.errors import printable
 from gatewayctl.status import age, heal
 from gatewayctl.status.certificates import Certificate
 from gatewayctl.status.core import GatewayStatus, StackStatus
-from gatewayctl.status.resources import ResourceStatus, kind
+from gatewayctl.status.resource_tree import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
 from gatewayctl.status.sync import OP_ADDITION, OP_UNMANAGED, Change, paths_text
 

@@ -16,7 +16,7 @@ and corrects its stacks itself, and a second driver would race it
   refresh sees. Whenever nothing from git is pending, degraded or not: the addition can be what
   degrades a gateway (a container added rolls its Deployment out).
 - ``reissue``: otherwise, when certificates are inside their renewal window: the same reviewed
-  change as any rotation (``gatewayctl rotate``, :mod:`gatewayctl.inputs.rotation`). Per
+  change as any rotation (``gatewayctl rotate``, :mod:`gatewayctl.inputs.rotation_secrets`). Per
   declared gateway with certificates due, the rotation counters that reissue them
   (``serverCertificate``, ``clientCertificate``; ``ca`` alone when the CA is due: a new CA
   reissues both certificates it signs) and the command that raises them; the drift workflow
@@ -36,8 +36,8 @@ from typing import Literal
 
 from components import naming
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.inputs import operator_settings, rotation
-from gatewayctl.inputs.rotation import Secret
+from gatewayctl.inputs import operator_settings, rotation_secrets
+from gatewayctl.inputs.rotation_secrets import Secret
 from gatewayctl.inputs.stackfile import PROJECT, parse_stack_config, read_stack_config
 from gatewayctl.status import heal
 from gatewayctl.status.certificates import Certificate
@@ -118,19 +118,21 @@ def renewals(
         )
         secrets = set()
         for cert in gateway.due:
-            secret = rotation.for_certificate(gateway.name, cert.name) if known else None
+            secret = rotation_secrets.for_certificate(gateway.name, cert.name) if known else None
             if secret is None:
                 left.append(cert)
             else:
                 secrets.add(secret)
-        if rotation.BY_NAME["ca"] in secrets:  # a new CA reissues both certificates it signs
-            secrets = {rotation.BY_NAME["ca"]}
+        if (
+            rotation_secrets.BY_NAME["ca"] in secrets
+        ):  # a new CA reissues both certificates it signs
+            secrets = {rotation_secrets.BY_NAME["ca"]}
         if secrets:
             found.append(
                 Renewal(
                     stack=status.stack,
                     gateway=gateway.name,
-                    secrets=tuple(s for s in rotation.SECRETS if s in secrets),
+                    secrets=tuple(s for s in rotation_secrets.SECRETS if s in secrets),
                     certificates=tuple(c for c in gateway.due if c not in left),
                 )
             )

@@ -37,7 +37,7 @@ from gatewayctl.status.formats import (
     live_note,
     renewal_lines,
 )
-from gatewayctl.status.resources import ResourceStatus, kind
+from gatewayctl.status.resource_tree import ResourceStatus, kind
 from gatewayctl.status.selfheal import Remedy
 
 if TYPE_CHECKING:

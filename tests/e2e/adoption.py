@@ -105,7 +105,7 @@ def ksuid_namespace(ksuid: str) -> str:
 NAMESPACE = ksuid_namespace(KSUID)
 
 
-def _pem_key(key: Any) -> str:
+def _pem_key(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> str:
     return key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,

@@ -13,7 +13,7 @@ stack's ``up`` therefore needs: ``lane_keycloak``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +121,7 @@ def cluster(paths: dict[str, dict[str, Any]], workdir: Path) -> Iterator[Cluster
         yield live
 
 
-def shared_gateway(namespace: str, name: str) -> list[dict[str, Any]]:
+def shared_gateway(namespace: str, name: str) -> list[Mapping[str, Any]]:
     """The cluster's shared Gateway (and its class) in ``openshift-ingress``, as the aws
     stack expects it (Pulumi.aws.yaml: ingress.gateway): listeners ``grpc`` and ``https``."""
     return [

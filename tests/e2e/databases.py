@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
+from psycopg.rows import TupleRow
 
 from e2e import pgtls
 from e2e.project import LaneDatabase
@@ -33,7 +34,7 @@ class StackDatabase:
     admins: dict[str, str]
     """Admin user → password."""
 
-    def superuser(self, dbname: str = "postgres") -> psycopg.Connection[tuple[object, ...]]:
+    def superuser(self, dbname: str = "postgres") -> psycopg.Connection[TupleRow]:
         return self.server.superuser(dbname)
 
     def login(self, ca: Path, user: str, password: str, dbname: str) -> str:

@@ -105,7 +105,8 @@ def deploy(engine: Engine, project: E2EProject, env: Mapping[str, str]) -> Deplo
 
 
 def export(engine: Engine, project: E2EProject, env: Mapping[str, str]) -> dict[str, Any]:
-    return pulumi(engine, project, env, "stack", "export", program=False).json()
+    exported: dict[str, Any] = pulumi(engine, project, env, "stack", "export", program=False).json()
+    return exported
 
 
 def rendered(project: E2EProject) -> render.Rendered:

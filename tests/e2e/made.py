@@ -49,7 +49,8 @@ def is_made(obj: Mapping[str, Any], field: tuple[Any, ...], value: Any) -> bool:
     """A rendered value only a provider can make, or one derived from such values."""
     if isinstance(value, str) and PLACEHOLDER_MARK in value:
         return True
-    return obj["kind"] == "Deployment" and field[-1] == naming.CONFIG_HASH_ANNOTATION
+    kind: str = obj["kind"]
+    return kind == "Deployment" and field[-1] == naming.CONFIG_HASH_ANNOTATION
 
 
 def _data(live: Live, kind: str, namespace: str, name: str, key: str) -> str:

@@ -71,6 +71,26 @@ def login(databases: LaneDatabases, project: E2EProject, user: str, password: st
     return databases.by_stack[project.stack].login(project.root / DATABASE_CA, user, password, db)
 
 
+def assert_password_rotated(
+    databases: LaneDatabases,
+    project: E2EProject,
+    before: dict[str, str],
+    after: dict[str, str],
+) -> None:
+    """gw_dev's credentials Secret changed its password and nothing else but the URI that holds
+    it, the server refuses the old password and accepts the new one."""
+    assert after["password"] != before["password"]
+    assert {k: after[k] for k in ("user", "dbname", "host", "port")} == {
+        k: before[k] for k in ("user", "dbname", "host", "port")
+    }
+    assert urllib.parse.quote(after["password"], safe="") in after["uri"]
+    assert (
+        login(databases, project, "gw_dev", before["password"], "gw_dev")
+        == "password authentication failed"
+    )
+    assert login(databases, project, "gw_dev", after["password"], "gw_dev") == "gw_dev@gw_dev"
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_roles_databases_and_grants_are_in_the_state_and_on_the_server(
     deployed: dict[str, Deployed],
@@ -216,16 +236,7 @@ def test_db_password_rotation_by_the_documented_command(
     summary = up_summary(up)
     assert summary.get("replace") == 1, summary
     after = credentials(cluster, project)["gw_dev"]
-    assert after["password"] != before["password"]
-    assert {k: after[k] for k in ("user", "dbname", "host", "port")} == {
-        k: before[k] for k in ("user", "dbname", "host", "port")
-    }
-    assert urllib.parse.quote(after["password"], safe="") in after["uri"]
-    assert (
-        login(databases, project, "gw_dev", before["password"], "gw_dev")
-        == "password authentication failed"
-    )
-    assert login(databases, project, "gw_dev", after["password"], "gw_dev") == "gw_dev@gw_dev"
+    assert_password_rotated(databases, project, before, after)
     # The owner's provider logs in with the new password: its Grant still reads.
     refresh_changes_nothing(engine, project, kube_env)
     figure(f"e2e-local: db password rotated with up --replace: {summary}")

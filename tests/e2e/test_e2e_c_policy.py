@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from e2e.cluster import Cluster, KubectlError
-from e2e.engine import Engine
+from e2e.engine import Engine, Result
 from e2e.project import ROOT
 from tests.e2e.conftest import E2E_STACKS
 from tests.e2e.lane import Deployed, pulumi
@@ -45,7 +45,9 @@ def analyzer(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _preview(engine: Engine, deployed: Deployed, env: dict[str, str], analyzer: Path, source: str):
+def _preview(
+    engine: Engine, deployed: Deployed, env: dict[str, str], analyzer: Path, source: str
+) -> Result:
     return pulumi(
         engine,
         deployed.project,

@@ -239,7 +239,7 @@ def test_without_manage_users_the_roles_cannot_be_granted(
 KC_STACK = "e2e-kc"
 KC_REALM = "kc"
 KC_GATEWAY = "kc-gw"
-KC_CLIENT = f"openshell-{KC_GATEWAY}"  # gatewayctl/resolve/identity.py: openshell-<name>
+KC_CLIENT = f"openshell-{KC_GATEWAY}"  # gatewayctl/resolve/signin_plan.py: openshell-<name>
 KC_NAMESPACE = f"openshell-{KC_GATEWAY}"
 FRONT = "https://keycloak.hypershell.localhost"  # Pulumi.local.yaml: identity.keycloak.url
 CLIENT_TYPE = "keycloak:openid/client:Client"

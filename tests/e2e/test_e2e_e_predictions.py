@@ -60,7 +60,7 @@ OAUTH2_PROXY = (
     "quay.io/oauth2-proxy/oauth2-proxy:v7.7.1@sha256:"
     "1047dd64f2a4cc0b8bfee83c350bc687ac8fc073b175afa507a70a5898d518f7"
 )
-VAULT = {
+VAULT: dict[str, Any] = {
     "driver": "vault",
     "vault": {
         "address": "https://vault.research.example.org:8200",

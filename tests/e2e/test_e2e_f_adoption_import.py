@@ -17,9 +17,10 @@ from typing import Any
 from e2e.cluster import Cluster
 from e2e.engine import package_of
 from e2e.keycloak import Keycloak
-from tests.e2e.adoption import DATABASE, GATEWAY, REALM, STACK, UPSTREAM_CLIENT, Adoption, ok
+from tests.e2e.adoption import DATABASE, GATEWAY, REALM, STACK, UPSTREAM_CLIENT, Adoption
 from tests.e2e.databases import LaneDatabases
 from tests.e2e.lane import figure
+from tests.e2e.realms import ok
 
 
 def _documents(text: str) -> list[dict[str, Any]]:

@@ -263,7 +263,7 @@ class Browser:
 
     def __init__(self, keycloak: Keycloak) -> None:
         self.url = keycloak.url
-        self.cookies: dict[str, str] = {}
+        self.cookies: dict[str, str | None] = {}
 
     def _local(self, url: str) -> str:
         return self.url + url if url.startswith("/") else url.replace(FRONT, self.url, 1)
@@ -289,6 +289,7 @@ def _form(page: str, marker: str) -> str:
     """The action of the page's form holding ``marker`` (Keycloak's login and consent pages)."""
     for form in re.findall(r"<form\b[^>]*>.*?</form>", page, re.S):
         if marker in form:
+            # Keycloak's login and consent forms carry an action.
             return html.unescape(re.search(r'action="([^"]+)"', form).group(1))  # type: ignore[union-attr]
     raise AssertionError(f"no form with {marker!r} in: {page[:1500]}")
 

@@ -571,7 +571,8 @@ def browser() -> Iterator[webdriver.Chrome]:
 def statuses(driver: webdriver.Chrome) -> list[tuple[str, int]]:
     """Every document response the browser received since the last call: (url, status)."""
     found = []
-    for entry in driver.get_log("performance"):
+    # selenium's get_log is not annotated
+    for entry in driver.get_log("performance"):  # type: ignore[no-untyped-call]
         message = json.loads(entry["message"])["message"]
         if message["method"] == "Network.responseReceived":
             params = message["params"]

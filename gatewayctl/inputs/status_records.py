@@ -78,7 +78,7 @@ def append(path: Path, record: Record) -> None:
 
 def append_line(path: Path, text: str) -> None:
     """Append ``text`` and a line break to ``path`` as :func:`append` does (also the deploy
-    history's lines, :mod:`gatewayctl.inputs.history`)."""
+    history's lines, :mod:`gatewayctl.inputs.history_records`)."""
     data = (text + "\n").encode("ascii")
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     shown = printable(str(path))

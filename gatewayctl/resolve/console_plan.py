@@ -5,7 +5,7 @@ which images it runs.
   confidential client next to the gateway's; a gateway with its own issuer or ``signIn: none``
   has no such client) and a gateway that is not deliberately hidden (``spec.exposure.enabled:
   false`` refuses a console: the operator said the gateway is not reached from outside).
-- The cluster's ingress mode decides the exposure (``gatewayctl.resolve.exposure``): ``route``
+- The cluster's ingress mode decides the exposure (``gatewayctl.resolve.exposure_plan``): ``route``
   an edge Route, ``gateway-api`` an HTTPRoute on the shared Gateway's HTTPS listener, both at
   ``console-<namespace>.<baseDomain>`` (a base domain is required); ``none`` deploys the console
   unexposed, reached with ``kubectl port-forward`` at ``http://localhost:4180`` (what a cluster
@@ -28,9 +28,9 @@ from components.images import ImageReferenceError
 from components.ingress import reaches_outside
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
-from gatewayctl.inputs.gateway import GatewaySpec
-from gatewayctl.inputs.releases import ReleaseFile
-from gatewayctl.resolve.exposure import console_exposure
+from gatewayctl.inputs.gateway_declaration import GatewaySpec
+from gatewayctl.inputs.release_files import ReleaseFile
+from gatewayctl.resolve.exposure_plan import console_exposure
 from gatewayctl.resolve.resolved import ResolvedGateway, SignIn
 
 DEFAULT_DASHBOARD_IMAGE = (

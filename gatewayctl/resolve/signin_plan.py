@@ -35,7 +35,7 @@ from components.settings import from_fields
 from gatewayctl.errors import Problem
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
-from gatewayctl.inputs.gateway import GatewaySpec
+from gatewayctl.inputs.gateway_declaration import GatewaySpec
 from gatewayctl.inputs.pem import bundle_problem
 from gatewayctl.inputs.signin import KeycloakImportIds, KeycloakServer
 from gatewayctl.inputs.stackfile import PROJECT

@@ -1,7 +1,7 @@
 """Releases as decisions: which release a stack's clusters bind and what a production stack
 refuses (:func:`binding_problems`, :func:`override_problems`), whether each release is still the
 content it was first committed with (:func:`history_problems`), and the render summary's cells.
-The release files themselves are read by ``gatewayctl.inputs.releases``.
+The release files themselves are read by ``gatewayctl.inputs.release_files``.
 
 A cluster binds a release in its stack file (``clusters.<name>.release``), a gateway may pin
 another (``spec.release``, a canary); ``python -m gatewayctl promote`` moves a binding.
@@ -25,7 +25,7 @@ from components.images import parse_image
 from gatewayctl import interrupts
 from gatewayctl.errors import InvalidInputError, Problem
 from gatewayctl.inputs.clusters import ImageDefaults, StackConfig
-from gatewayctl.inputs.releases import RELEASE_SUFFIXES, RELEASES_DIR, ReleaseFile, known
+from gatewayctl.inputs.release_files import RELEASE_SUFFIXES, RELEASES_DIR, ReleaseFile, known
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.inputs.yamlfile import parse_yaml_mapping
 

@@ -23,7 +23,7 @@ Rules, each a problem ``path: field: problem`` (exit 2): the file is read by the
 reader and parsed into :class:`Release` (unknown fields, a malformed digest, a tag without a
 digest); its name is its file name, so two files cannot hold one release (``x.yaml`` and
 ``x.yml``). Which release a gateway runs, and that a release's content is the content it was
-first committed with, are decided in ``gatewayctl.resolve.releases``.
+first committed with, are decided in ``gatewayctl.resolve.release_bindings``.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class ReleaseImages(Model):
     """gateway.toml's ``default_image``, the sandboxes' base."""
     console: PinnedImage | None = None
     """The web console's dashboard (optional: releases cut before the console have none,
-    and their gateways' consoles run the built-in default; ``gatewayctl.resolve.console``)."""
+    and their gateways' consoles run the built-in default; ``gatewayctl.resolve.console_plan``)."""
     oauth2_proxy: PinnedImage | None = Field(None, alias="oauth2Proxy")
     """The web console's oauth2-proxy sidecar (optional, as ``console``)."""
 

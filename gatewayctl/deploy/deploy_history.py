@@ -1,13 +1,13 @@
 """``gatewayctl history``: what each ``up`` of a stack applied (docs/history.md).
 
-Recording (``history STACK --record FILE``, after the deploy workflow's rollout): the entry of
-:mod:`gatewayctl.inputs.history` for the checkout as it is, the stack resolved offline as the
-``up`` resolved it: per gateway its release, images and the git blob of its declaration file
+Recording (``history STACK --record FILE``, after the deploy workflow's rollout): the entry
+of :mod:`gatewayctl.inputs.history_records` for the checkout as it is, the stack resolved offline
+as the ``up`` resolved it: per gateway its release, images and the git blob of its declaration file
 (``git hash-object``: in CI's clean checkout, ``git rev-parse HEAD:<file>``), with the
 rollout's outcome per wave when ``--rollout`` gives its ``-o json``.
 
 Reading: the entries newest first, each joined with the status records the drift check wrote
-after it (:mod:`gatewayctl.inputs.records`) up to the next ``up``: per gateway (and for the
+after it (:mod:`gatewayctl.inputs.status_records`) up to the next ``up``: per gateway (and for the
 ``up`` as a whole) since when it has been Synced and Healthy without a break, counted back from
 the last record before the next ``up`` (or the newest record), or its last status when that
 record shows it otherwise.
@@ -26,8 +26,8 @@ from typing import Any
 from gatewayctl import interrupts
 from gatewayctl.deploy import soak
 from gatewayctl.errors import InvalidInputError, Problem, UsageError
-from gatewayctl.inputs.history import IMAGES, OUTCOMES, Entry, GatewayEntry
-from gatewayctl.inputs.records import GatewayRecord, Record
+from gatewayctl.inputs.history_records import IMAGES, OUTCOMES, Entry, GatewayEntry
+from gatewayctl.inputs.status_records import GatewayRecord, Record
 from gatewayctl.reading import read_text
 from gatewayctl.resolve.stack import load_stack
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gatewayctl.diff import decommission, risks, rotation
+from gatewayctl import lazy
+from gatewayctl.diff import decommission, risks, rotation_risks
 from gatewayctl.diff import report as markdown
 from gatewayctl.diff.compare import StackDiff, compare
 from gatewayctl.diff.operations import REPLACE_FLAG
@@ -56,18 +57,18 @@ def _incremental(
     """The working-tree render of each stack that can reuse its cached base render."""
     if not any(p.loaded.name in cached for p in present):
         return {}
-    from gatewayctl.diff import incremental  # the program and its SDKs
+    # the program and its SDKs
 
-    changed = incremental.changed_paths(root, commit)
+    changed = lazy.incremental.changed_paths(root, commit)
     rendered = {}
     for item in present:
         stack = item.loaded.name
-        names = incremental.affected(item, changed) if stack in cached else None
+        names = lazy.incremental.affected(item, changed) if stack in cached else None
         if names is None:
             continue
         try:
-            rendered[stack] = incremental.head_render(item, cached[stack], names)
-        except incremental.NotReusableError:
+            rendered[stack] = lazy.incremental.head_render(item, cached[stack], names)
+        except lazy.incremental.NotReusableError:
             continue  # rendered whole, with the others
     return rendered
 
@@ -118,7 +119,7 @@ def run(
     diffs = [compare(stack, bases[stack], heads[stack], secrets, replace) for stack in names]
     diffs = _with_waves(root, prepared, diffs)
     sources = {g.name: g.source for p in head for g in p.loaded.gateways}
-    problems = rotation.lowered([c for d in diffs for c in d.rotations], sources)
+    problems = rotation_risks.lowered([c for d in diffs for c in d.rotations], sources)
     if problems:
         raise InvalidInputError(problems)
     directories = {name: p.loaded.config.declarations_dir for name, p in prepared.items()}
@@ -163,11 +164,9 @@ def _with_waves(
 ) -> list[StackDiff]:
     """Each stack diff with the rollout waves its change goes through, for the stacks the
     rollout plan names (``deploy/rollout.yaml``, :mod:`gatewayctl.resolve.waves`)."""
-    from gatewayctl.inputs import rollout
-    from gatewayctl.resolve import waves
 
     try:
-        plans = rollout.read(root)
+        plans = lazy.rollout.read(root)
     except InvalidInputError:
         return diffs  # `validate` names the plan's problems; the diff shows no waves
     found = []
@@ -175,7 +174,7 @@ def _with_waves(
         if diff.stack in plans and diff.stack in prepared and diff.rendered_changed:
             touched: set[str | None] = {o.gateway for o in diff.operations}
             touched |= {g.name for g in diff.gateways}
-            planned = waves.plan(prepared[diff.stack].loaded, plans[diff.stack])
-            diff = dataclasses.replace(diff, waves=tuple(waves.lines(planned, touched)))
+            planned = lazy.waves.plan(prepared[diff.stack].loaded, plans[diff.stack])
+            diff = dataclasses.replace(diff, waves=tuple(lazy.waves.lines(planned, touched)))
         found.append(diff)
     return found

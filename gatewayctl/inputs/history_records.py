@@ -1,7 +1,7 @@
 """The deploy history: one JSON line per ``up`` of a stack (``gatewayctl history STACK --record
 FILE``), appended by the deploy workflow (and the drift check's self-heal) to
 ``history/<stack>.jsonl`` on the branch ``hypershell-records``, beside the status records
-(:mod:`gatewayctl.inputs.records`), and read back by ``gatewayctl history`` and
+(:mod:`gatewayctl.inputs.status_records`), and read back by ``gatewayctl history`` and
 ``gatewayctl rollback`` (docs/history.md).
 
 A line holds when the ``up`` ended, the stack, the workflow and its run, the program commit,
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gatewayctl.errors import InvalidInputError, Problem
-from gatewayctl.inputs import records
+from gatewayctl.inputs import status_records
 
 OUTCOMES = ("succeeded", "failed", "stopped")
 WORKFLOWS = ("deploy", "drift", "manual")
@@ -95,21 +95,24 @@ def line(entry: Entry) -> str:
 
 
 def append(path: Path, entry: Entry) -> None:
-    """Append the entry's line to ``path`` as :func:`gatewayctl.inputs.records.append` does."""
-    records.append_line(path, line(entry))
+    """Append the entry's line to ``path`` as :func:`gatewayctl.inputs.status_records.append`
+    does."""
+    status_records.append_line(path, line(entry))
 
 
 def parse(text: str, display: str, stack: str | None = None) -> list[Entry]:
     """Every line of ``text`` (the file ``display``) as an entry, oldest first; the strict
-    reader of :func:`gatewayctl.inputs.records.parse` (file, line number and field of the
+    reader of :func:`gatewayctl.inputs.status_records.parse` (file, line number and field of the
     first bad line, the numbers of the others)."""
-    found = records.parse_lines(text, display, lambda item, problem: _entry(item, stack, problem))
+    found = status_records.parse_lines(
+        text, display, lambda item, problem: _entry(item, stack, problem)
+    )
     return sorted(found, key=lambda e: e.recorded)
 
 
 def _entry(value: dict[str, Any], stack: str | None, problem: Any) -> Entry | None:
-    records.unknown_keys(value, "", KEYS, problem)
-    recorded = records.aware_time(value.get("recorded"))
+    status_records.unknown_keys(value, "", KEYS, problem)
+    recorded = status_records.aware_time(value.get("recorded"))
     if recorded is None:
         problem("recorded", "expected an ISO 8601 time with its UTC offset")
     name = value.get("stack")
@@ -156,7 +159,7 @@ def _gateways(value: Any, problem: Any) -> tuple[GatewayEntry, ...] | None:
         if not isinstance(item, dict):
             problem(field, f"expected an object: {', '.join(GATEWAY_KEYS)}")
             continue
-        records.unknown_keys(item, f"{field}.", GATEWAY_KEYS, problem)
+        status_records.unknown_keys(item, f"{field}.", GATEWAY_KEYS, problem)
         name, release, images = item.get("name"), item.get("release"), item.get("images")
         declaration, wave = item.get("declaration"), item.get("wave")
         good = True

@@ -32,7 +32,7 @@ from gatewayctl.inputs.model import (
     check_dns_label,
     dns_label_schema,
 )
-from gatewayctl.inputs.resources import ResourcesSpec
+from gatewayctl.inputs.quantities import ResourcesSpec
 from gatewayctl.inputs.signin import AccessSpec, KeycloakClientSpec, OidcSpec
 
 API_VERSION = "hypershell.redhat.io/v1alpha1"

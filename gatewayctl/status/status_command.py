@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.text import Text
 
-from gatewayctl import printing
+from gatewayctl import lazy, printing
 from gatewayctl.errors import ToolError, UsageError, printable
-from gatewayctl.inputs import records
-from gatewayctl.inputs.records import GatewayRecord, Record
+from gatewayctl.inputs import status_records
+from gatewayctl.inputs.status_records import GatewayRecord, Record
 from gatewayctl.resolve.resolved import LoadedStack
 from gatewayctl.status import core, formats, heal, inputs, live, selfheal, view
 from gatewayctl.status.core import State, state
@@ -32,19 +32,16 @@ def _release(release: str, pinned: bool) -> str:
 
 
 def run(args: argparse.Namespace, console: Console) -> State:
-    from gatewayctl.inputs.stackfile import PROJECT
-    from gatewayctl.resolve.stack import load_stack
-
     if args.heal and (not args.live or args.gateway is not None):
         raise UsageError("--heal needs --live (it heals what kubectl read) and no GATEWAY")
     if args.record is not None and args.gateway is not None:
         raise UsageError("--record records the whole stack; give no GATEWAY")
     self_heal = selfheal.enabled(args.root, args.stack)
     files = [path for group in args.sources for path in group]
-    read = inputs.read(files, stack=args.stack, project=PROJECT)
+    read = inputs.read(files, stack=args.stack, project=lazy.stackfile.PROJECT)
     now = args.now or datetime.now(UTC)
     # The gateways the stack declares, too: a preview lists only what it changes.
-    loaded = load_stack(args.root, args.stack)
+    loaded = lazy.stack.load_stack(args.root, args.stack)
     declared = [g.name for g in loaded.gateways]
     releases = {g.name: (g.release, g.release_pinned) for g in loaded.gateways if g.release}
     objects, namespaces, kubectl = _live(args, loaded, now) if args.live else (None, None, {})
@@ -65,7 +62,7 @@ def run(args: argparse.Namespace, console: Console) -> State:
     remedy = selfheal.remedy(result, self_heal, plan, declared)
     overall = state(result)
     if args.record is not None:
-        records.append(args.record, _record(result, overall, releases))
+        status_records.append(args.record, _record(result, overall, releases))
     if args.heal:
         _heal(remedy, kubectl, notes)
     if args.format in {"table", "wide"}:

@@ -30,7 +30,7 @@ from components.hostnames import endpoint
 from components.settings import from_fields
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
-from gatewayctl.inputs.gateway import CredentialsSpec
+from gatewayctl.inputs.gateway_declaration import CredentialsSpec
 from gatewayctl.inputs.reserved import namespace_owner
 
 FIELD = "spec.credentials.kubernetesSecrets.namespace"

@@ -21,17 +21,17 @@ from components.settings import from_fields
 from gatewayctl.errors import Problem
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.clusters import ClusterConfig, StackConfig
-from gatewayctl.inputs.gateway import GatewayDeclaration
-from gatewayctl.inputs.releases import ReleaseFile, known
+from gatewayctl.inputs.gateway_declaration import GatewayDeclaration
+from gatewayctl.inputs.release_files import ReleaseFile, known
 from gatewayctl.inputs.stackfile import PROJECT
-from gatewayctl.resolve import credentials
-from gatewayctl.resolve.console import resolve_console
-from gatewayctl.resolve.exposure import gateway_exposure, outside_listener
-from gatewayctl.resolve.identity import (
+from gatewayctl.resolve import credential_drivers
+from gatewayctl.resolve.console_plan import resolve_console
+from gatewayctl.resolve.exposure_plan import gateway_exposure, outside_listener
+from gatewayctl.resolve.release_bindings import override_problems
+from gatewayctl.resolve.resolved import ClusterBundles, ResolvedGateway
+from gatewayctl.resolve.signin_plan import (
     resolve_sign_in,
 )
-from gatewayctl.resolve.releases import override_problems
-from gatewayctl.resolve.resolved import ClusterBundles, ResolvedGateway
 
 
 def pick_cluster(
@@ -94,8 +94,10 @@ def resolve_gateway(
         production=config.production,
     )
     problems += found
-    stored = credentials.resolve(spec.credentials, namespace)
-    problems += credentials.reserved(display, stored, namespace, cluster_name, cluster, project)
+    stored = credential_drivers.resolve(spec.credentials, namespace)
+    problems += credential_drivers.reserved(
+        display, stored, namespace, cluster_name, cluster, project
+    )
 
     # An explicit host is checked whenever it is written, even if unused (exposure disabled or
     # mode none), so a declaration stays valid when it moves to another cluster.
