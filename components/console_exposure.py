@@ -9,24 +9,22 @@ waits until every condition holds.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 import pulumi
 from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_kubernetes.core.v1 import Service
 
 from components.console_network import allow_router
-from components.console_types import (
-    HTTPROUTE_READY,
-    NAME,
-    PROXY_PORT,
+from components.console_types import HTTPROUTE_READY, NAME, PROXY_PORT, selector_labels
+from components.exposure_types import (
+    ROUTE_ADMITTED,
+    WAIT_FOR,
     ConsoleExposure,
     ConsoleHttpRoute,
     ConsolePortForward,
     ConsoleRoute,
-    selector_labels,
 )
-from components.exposure_types import ROUTE_ADMITTED, WAIT_FOR
 from components.wire import wire
 
 
@@ -63,7 +61,7 @@ def console_ingress(
     """The Route or HTTPRoute of ``exposure``, after the NetworkPolicy admitting its source."""
     match exposure:
         case ConsoleRoute() as route:
-            allow_router(name, meta, route.router_namespace, openshift_router=True, opts=opts)
+            allow_router(name, meta, route, opts=opts)
             CustomResource(
                 f"{name}-route",
                 api_version="route.openshift.io/v1",
@@ -82,7 +80,7 @@ def console_ingress(
             )
         case ConsoleHttpRoute() as http_route:
             shared = http_route.gateway
-            allow_router(name, meta, shared.namespace, openshift_router=False, opts=opts)
+            allow_router(name, meta, http_route, opts=opts)
             CustomResource(
                 f"{name}-httproute",
                 api_version="gateway.networking.k8s.io/v1",
@@ -103,3 +101,5 @@ def console_ingress(
             )
         case ConsolePortForward():
             pass
+        case _:
+            assert_never(exposure)

@@ -12,7 +12,7 @@ from pulumi_kubernetes.networking.v1 import NetworkPolicy
 
 from components import naming
 from components.console_types import ALLOW_CONSOLE, ALLOW_ROUTER, PROXY_PORT, selector_labels
-from components.network import OPENSHIFT_INGRESS_POLICY_GROUP
+from components.exposure_types import ConsoleExposure, ingress_peers
 from components.wire import wire
 
 
@@ -41,18 +41,12 @@ def allow_console(
 def allow_router(
     name: str,
     meta: Callable[..., Any],
-    source: str,
+    exposure: ConsoleExposure,
     *,
-    openshift_router: bool,
     opts: pulumi.ResourceOptions,
 ) -> NetworkPolicy:
-    """Ingress to the proxy from namespace ``source`` and, for OpenShift's router, from the
-    namespaces of its ingress policy group."""
-    peers: list[dict[str, Any]] = [
-        {"namespaceSelector": {"matchLabels": {naming.NAMESPACE_NAME_LABEL: source}}}
-    ]
-    if openshift_router:
-        peers.append({"namespaceSelector": {"matchLabels": {OPENSHIFT_INGRESS_POLICY_GROUP: ""}}})
+    """Ingress to the proxy from what reaches the console (``exposure_types.ingress_peers``)."""
+    peers = ingress_peers(exposure)
     return NetworkPolicy(
         f"{name}-netpol-allow-router",
         metadata=meta(ALLOW_ROUTER),

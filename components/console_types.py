@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from components.exposure_types import SharedGateway
+from components.exposure_types import ConsoleExposure
 from components.rotation import NO_ROTATION, Rotation
 
 if TYPE_CHECKING:
@@ -54,34 +54,6 @@ def console_host(namespace: str, base_domain: str) -> str:
 def console_client_id(gateway_client_id: str) -> str:
     """The console's Keycloak client: the gateway's client id and ``-console``."""
     return f"{gateway_client_id}-console"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConsoleRoute:
-    """An OpenShift Route, TLS terminated at the router (edge), HTTP redirected to HTTPS."""
-
-    host: str
-    router_namespace: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConsoleHttpRoute:
-    """An HTTPRoute on the shared Gateway's HTTPS listener (``gateway.section_name``)."""
-
-    host: str
-    gateway: SharedGateway
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConsolePortForward:
-    """No ingress on the cluster: deployed, reached with ``kubectl port-forward``."""
-
-    @property
-    def host(self) -> None:
-        return None
-
-
-ConsoleExposure = ConsoleRoute | ConsoleHttpRoute | ConsolePortForward
 
 
 def console_url(exposure: ConsoleExposure) -> str:

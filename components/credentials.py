@@ -21,6 +21,12 @@ The pure checks here are upstream's validation (hypershell, internal/gateway/val
 ValidateCredentialDriverConfig and validateIdentifier) plus what the gateway's own Vault driver
 refuses at start (NVIDIA/OpenShell, crates/openshell-driver-vault/src/lib.rs, vault_address and
 validate_secret_path), so a declaration the gateway would reject is rejected before ``up``.
+
+The one declaration of the drivers: :data:`CredentialDriver` names each (the declaration's
+``spec.credentials.driver``) and :data:`GatewayCredentials` holds the settings of each (its
+``driver`` one of them). Every choice among the drivers is a ``match`` that ends in
+``assert_never``, so a driver added here fails type checking at each place that must handle it
+(tests/test_exhaustive.py names them).
 """
 
 from __future__ import annotations
@@ -29,14 +35,22 @@ import ipaddress
 import re
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, assert_never, get_args
 
 from components.hostnames import check_dns_name
 
+CredentialDriver = Literal["kek", "kubernetes-secrets", "vault"]
+"""Where a gateway keeps its users' credentials (``spec.credentials.driver``)."""
+DRIVERS: Final[tuple[CredentialDriver, ...]] = get_args(CredentialDriver)
 KEK: Final = "kek"
 KUBERNETES_SECRETS: Final = "kubernetes-secrets"
 VAULT: Final = "vault"
-DRIVERS: Final = (KEK, KUBERNETES_SECRETS, VAULT)
+
+
+def known_driver(name: object) -> CredentialDriver | None:
+    """``name`` as a driver (a rendered ``gateway.toml`` names it), None when it names none."""
+    return next((driver for driver in DRIVERS if driver == name), None)
+
 
 KEK_ENV: Final = "OPENSHELL_GATEWAY_CREDENTIAL_KEY_ENCRYPTION_KEY"
 KEK_KEY: Final = "key-encryption-key"
@@ -219,29 +233,37 @@ DEFAULT_CREDENTIALS: Final[GatewayCredentials] = KekCredentials()
 def gateway_keys(credentials: GatewayCredentials) -> dict[str, Any]:
     """The keys of ``[openshell.gateway]`` for the driver: the KEK's ``credential_storage``
     table, or the ``credential_drivers`` list (never both: upstream's credentials spec)."""
-    if isinstance(credentials, KekCredentials):
-        return {"credential_storage": {"key_encryption_key_env": KEK_ENV}}
-    return {"credential_drivers": [credentials.driver]}
+    match credentials:
+        case KekCredentials():
+            return {"credential_storage": {"key_encryption_key_env": KEK_ENV}}
+        case KubernetesSecretsCredentials() | VaultCredentials():
+            return {"credential_drivers": [credentials.driver]}
+        case _:
+            assert_never(credentials)
 
 
 def driver_tables(credentials: GatewayCredentials) -> dict[str, Any]:
     """The keys of ``[openshell]`` for the driver: ``credential_drivers.<driver>``, keys and
     order as upstream writes them (applyCredentialDriverToml)."""
-    if isinstance(credentials, KekCredentials):
-        return {}
-    if isinstance(credentials, KubernetesSecretsCredentials):
-        table: dict[str, Any] = {"namespace": credentials.namespace}
-    else:
-        table = {
-            "address": credentials.address,
-            "mount": credentials.mount,
-            "auth_method": credentials.auth_method,
-            "role": credentials.role,
-            "kubernetes_auth_mount": credentials.kubernetes_auth_mount,
-            "timeout_secs": credentials.timeout_seconds,
-        }
-        if credentials.projected_token:
-            table["service_account_token_path"] = VAULT_TOKEN_PATH
+    table: dict[str, Any]
+    match credentials:
+        case KekCredentials():
+            return {}
+        case KubernetesSecretsCredentials():
+            table = {"namespace": credentials.namespace}
+        case VaultCredentials():
+            table = {
+                "address": credentials.address,
+                "mount": credentials.mount,
+                "auth_method": credentials.auth_method,
+                "role": credentials.role,
+                "kubernetes_auth_mount": credentials.kubernetes_auth_mount,
+                "timeout_secs": credentials.timeout_seconds,
+            }
+            if credentials.projected_token:
+                table["service_account_token_path"] = VAULT_TOKEN_PATH
+        case _:
+            assert_never(credentials)
     return {"credential_drivers": {credentials.driver: table}}
 
 

@@ -14,7 +14,7 @@ declaration is exposed, its host) and matched here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import pulumi
 from pulumi_kubernetes.apiextensions import CustomResource
@@ -65,6 +65,8 @@ class Exposure(pulumi.ComponentResource):
                 self._grpc_route(grpc_route)
             case NoExposure():
                 pass
+            case _:
+                assert_never(args.exposure)
         self.register_outputs({})
 
     def _meta(self, object_name: str, annotations: dict[str, str] | None = None) -> Any:
@@ -75,11 +77,11 @@ class Exposure(pulumi.ComponentResource):
             annotations=annotations,
         )
 
-    def _allow_from(self, source_namespace: str, *, openshift_router: bool) -> None:
+    def _allow_from(self, exposure: GatewayExposure) -> None:
         NetworkPolicy(
             f"{self._name}-netpol-allow-ingress",
             metadata=self._meta(network.ALLOW_ROUTER),
-            spec=wire(network.ingress_policy(source_namespace, openshift_router=openshift_router)),
+            spec=wire(network.ingress_policy(exposure)),
             opts=self._child,
         )
 
@@ -98,7 +100,7 @@ class Exposure(pulumi.ComponentResource):
             },
             opts=self._child,
         )
-        self._allow_from(route.router_namespace, openshift_router=True)
+        self._allow_from(route)
 
     def _grpc_route(self, grpc_route: GrpcRouteExposure) -> None:
         shared = grpc_route.gateway
@@ -142,4 +144,4 @@ class Exposure(pulumi.ComponentResource):
             },
             opts=self._child,
         )
-        self._allow_from(shared.namespace, openshift_router=False)
+        self._allow_from(grpc_route)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from components import naming
+from components.exposure_types import GatewayExposure, ingress_peers
 
 DEFAULT_DENY = "openshell-default-deny-ingress"
 SANDBOX_SSH = "openshell-gateway-sandbox-ssh"
@@ -23,9 +24,6 @@ SANDBOX_SSH_V2 = "openshell-gateway-sandbox-ssh-v2"
 ALLOW_SANDBOX = "openshell-gateway-allow-sandbox-v2"
 ALLOW_METRICS = "openshell-gateway-allow-metrics"
 ALLOW_ROUTER = "openshell-gateway-allow-router"
-
-# OpenShift labels the namespaces of host-network routers with this policy group.
-OPENSHIFT_INGRESS_POLICY_GROUP = "policy-group.network.openshift.io/ingress"
 
 _SANDBOX_V2 = {
     "matchExpressions": [{"key": "agents.x-k8s.io/sandbox-name-hash", "operator": "Exists"}]
@@ -74,13 +72,7 @@ def tenant_policies(namespace: str, metrics_namespace: str | None) -> dict[str, 
     return policies
 
 
-def ingress_policy(source_namespace: str, *, openshift_router: bool) -> dict[str, Any]:
-    """Allow the router (Route mode) or the shared Gateway's namespace to reach gRPC.
-
-    On OpenShift, routers on the host network are matched by the ingress policy group label,
-    not by their namespace name, so Route mode allows both peers.
-    """
-    peers = [_namespace(source_namespace)]
-    if openshift_router:
-        peers.append({"namespaceSelector": {"matchLabels": {OPENSHIFT_INGRESS_POLICY_GROUP: ""}}})
+def ingress_policy(exposure: GatewayExposure) -> dict[str, Any]:
+    """Allow what reaches the gateway from outside (:func:`ingress_peers`) to its gRPC port."""
+    peers = ingress_peers(exposure)
     return _ingress({"matchLabels": naming.selector_labels()}, peers, _tcp(naming.GRPC_PORT))

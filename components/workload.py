@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import pulumi
 import pulumi_random as random
@@ -261,58 +261,79 @@ class Workload(pulumi.ComponentResource):
         driver's Role and RoleBinding in the credential namespace; the Vault driver needs
         neither."""
         driver = args.credentials
-        if isinstance(driver, KekCredentials):
-            kek = random.RandomBytes(
-                f"{name}-kek-bytes",
-                length=32,
-                keepers=rotation.keepers(args.kek_rotation),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            secret = Secret(
-                f"{name}-kek",
-                metadata=meta(naming.KEK_SECRET),
-                type="Opaque",
-                string_data={credentials.KEK_KEY: kek.base64},
-                # Create-only, never updated (upstream's rule): the gateway encrypts stored
-                # credentials with this key, so an adopted namespace's key must survive `up`.
-                # Rotated by replacing it with its bytes (docs/running.md, "Rotating keys"):
-                # deleted first, since a forced replace gets no replace reason from the provider
-                # and the engine would otherwise create "the replacement" onto the same object
-                # and then delete it (e2e/divergences.py, create-takes-over). A raised
-                # ``spec.rotation.kek`` replaces it with its bytes: ``replace_with`` from 1 up
-                # (components.rotation; none at 0, so no deployed stack changes).
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    ignore_changes=["data", "stringData"],
-                    delete_before_replace=True,
-                    replace_with=[kek] if args.kek_rotation > 0 else None,
-                ),
-            )
-            return secret, kek.base64
-        if isinstance(driver, credentials.KubernetesSecretsCredentials):
-            external = credentials.external_namespace(driver, args.namespace)
-            where = args.namespace_ref if external is None else external
-            child = pulumi.ResourceOptions(parent=self)
-            role = Role(
-                f"{name}-credential-secrets-role",
-                metadata=wire(
-                    metadata(credentials.CREDENTIAL_SECRETS_ROLE, args.labels, namespace=where)
-                ),
-                rules=wire(credentials.CREDENTIAL_SECRETS_RULES),
-                opts=child,
-            )
-            RoleBinding(
-                f"{name}-credential-secrets-rb",
-                metadata=wire(
-                    metadata(
-                        credentials.CREDENTIAL_SECRETS_ROLE,
-                        args.labels,
-                        namespace=where,
-                        annotations=credentials.SCAN_SUPPRESSION,
-                    )
-                ),
-                role_ref=wire(rbac.role_ref("Role", role.metadata.name)),
-                subjects=wire(gateway_subject),
-                opts=child,
-            )
-        return None, None
+        match driver:
+            case KekCredentials():
+                return self._kek(name, args, meta)
+            case credentials.KubernetesSecretsCredentials():
+                self._secrets_role(name, args, driver, gateway_subject)
+                return None, None
+            case credentials.VaultCredentials():
+                return None, None
+            case _:
+                assert_never(driver)
+
+    def _kek(
+        self, name: str, args: WorkloadArgs, meta: Callable[[str], Any]
+    ) -> tuple[Secret, pulumi.Output[str]]:
+        """The KEK Secret of the default driver and its key."""
+        kek = random.RandomBytes(
+            f"{name}-kek-bytes",
+            length=32,
+            keepers=rotation.keepers(args.kek_rotation),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        secret = Secret(
+            f"{name}-kek",
+            metadata=meta(naming.KEK_SECRET),
+            type="Opaque",
+            string_data={credentials.KEK_KEY: kek.base64},
+            # Create-only, never updated (upstream's rule): the gateway encrypts stored
+            # credentials with this key, so an adopted namespace's key must survive `up`.
+            # Rotated by replacing it with its bytes (docs/running.md, "Rotating keys"):
+            # deleted first, since a forced replace gets no replace reason from the provider
+            # and the engine would otherwise create "the replacement" onto the same object
+            # and then delete it (e2e/divergences.py, create-takes-over). A raised
+            # ``spec.rotation.kek`` replaces it with its bytes: ``replace_with`` from 1 up
+            # (components.rotation; none at 0, so no deployed stack changes).
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                ignore_changes=["data", "stringData"],
+                delete_before_replace=True,
+                replace_with=[kek] if args.kek_rotation > 0 else None,
+            ),
+        )
+        return secret, kek.base64
+
+    def _secrets_role(
+        self,
+        name: str,
+        args: WorkloadArgs,
+        driver: credentials.KubernetesSecretsCredentials,
+        gateway_subject: list[dict[str, Any]],
+    ) -> None:
+        """The kubernetes-secrets driver's Role and RoleBinding in the credential namespace."""
+        external = credentials.external_namespace(driver, args.namespace)
+        where = args.namespace_ref if external is None else external
+        child = pulumi.ResourceOptions(parent=self)
+        role = Role(
+            f"{name}-credential-secrets-role",
+            metadata=wire(
+                metadata(credentials.CREDENTIAL_SECRETS_ROLE, args.labels, namespace=where)
+            ),
+            rules=wire(credentials.CREDENTIAL_SECRETS_RULES),
+            opts=child,
+        )
+        RoleBinding(
+            f"{name}-credential-secrets-rb",
+            metadata=wire(
+                metadata(
+                    credentials.CREDENTIAL_SECRETS_ROLE,
+                    args.labels,
+                    namespace=where,
+                    annotations=credentials.SCAN_SUPPRESSION,
+                )
+            ),
+            role_ref=wire(rbac.role_ref("Role", role.metadata.name)),
+            subjects=wire(gateway_subject),
+            opts=child,
+        )

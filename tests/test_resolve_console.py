@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.console_types import ConsoleHttpRoute, ConsolePortForward, ConsoleRoute
+from components.exposure_types import ConsoleHttpRoute, ConsolePortForward, ConsoleRoute
 from gatewayctl.resolve.console_plan import DEFAULT_DASHBOARD_IMAGE, DEFAULT_OAUTH2_PROXY_IMAGE
 from tests.builders import (
     BASE_DOMAIN,

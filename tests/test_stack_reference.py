@@ -16,6 +16,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
+from components.ingress import AUTO, IngressMode
 from gatewayctl.cli import main as cli
 from gatewayctl.inputs import reference, stackschema
 from gatewayctl.inputs.schema import Node
@@ -135,9 +136,11 @@ def test_the_issues_keys_have_their_rows() -> None:
         " its keys' defaults |  | What the cluster serves, as said here: the tool does not probe"
         " the cluster. |"
     ) in rows
+    modes = ", ".join(f'"{mode}"' for mode in [*IngressMode, AUTO])
+    assert {"route", "gateway-api", "none"} <= set(IngressMode)
     assert (
-        '| `clusters.<cluster>.ingress.mode` | one of "route", "gateway-api", "none", "auto" |'
-        ' `"auto"` |  | `route`: an OpenShift Route'
+        f'| `clusters.<cluster>.ingress.mode` | one of {modes} | `"auto"` |  | `route`: an'
+        " OpenShift Route"
     ) in "\n".join(rows)
     assert (
         "| `clusters.<cluster>.database.adminPort` | integer | `5432` | 1 to 65535 |"
@@ -205,7 +208,7 @@ def test_the_schema_refuses_what_the_models_refuse() -> None:
         {**settings, "production": "yes"},
         {**settings, "clusters": {}},
         {**settings, "clusters": {"ROKS": cluster}},
-        {**settings, "clusters": {"roks-us-east": {**cluster, "ingress": {"mode": "ingress"}}}},
+        {**settings, "clusters": {"roks-us-east": {**cluster, "ingress": {"mode": "gateway_api"}}}},
         {**settings, "clusters": {"roks-us-east": {**cluster, "registryMirror": {}}}},
     ]
     assert [validator.is_valid(document) for document in broken] == [False] * len(broken)

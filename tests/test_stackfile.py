@@ -31,6 +31,7 @@ from tests.builders import (
 )
 from tests.helpers import load, load_problems, only_gateway, where
 from tests.support import ROOT
+from tests.test_ingress import ALLOWED
 
 PACKAGE = ROOT / "gatewayctl"
 
@@ -160,8 +161,7 @@ def test_unknown_ingress_mode_is_a_problem_not_a_fallback(tmp_path: Path) -> Non
         (
             CONFIG_FILE,
             f"{PREFIX}clusters.c1.ingress.mode",
-            "unknown ingress mode 'foo'; expected one of: auto, disabled, gateway-api,"
-            " gatewayapi, none, off, route, routes",
+            f"unknown ingress mode 'foo'; expected one of: {ALLOWED}",
         )
     ]
 

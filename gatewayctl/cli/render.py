@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from gatewayctl import interrupts, lazy
 from gatewayctl.cli import arguments
@@ -19,16 +19,25 @@ if TYPE_CHECKING:
 
     from gatewayctl.engine import parallel
     from gatewayctl.resolve import preparation
+    from gatewayctl.resolve.resolved import SignIn
 
 DEFAULT_OUT = Path("build/rendered")
-SIGN_IN_SHOWN = {
-    "keycloak": "keycloak",
-    "oidc": "own issuer",
-    "none": "none (declared)",
-    "unset": "NOT CONFIGURED",
-}
-"""The summary's sign-in column: whether, and how, people sign in to each gateway."""
 PROGRESS_MIN_GATEWAYS = 25
+
+
+def sign_in_shown(sign_in: SignIn) -> str:
+    """The summary's sign-in column: whether, and how, people sign in to each gateway."""
+    match sign_in:
+        case "keycloak":
+            return "keycloak"
+        case "oidc":
+            return "own issuer"
+        case "none":
+            return "none (declared)"
+        case "unset":
+            return "NOT CONFIGURED"
+        case _:
+            assert_never(sign_in)
 
 
 def add(commands: arguments.Commands) -> None:
@@ -140,7 +149,7 @@ def _summary(
             gw.name,
             gw.cluster,
             gw.mode,
-            SIGN_IN_SHOWN.get(gw.sign_in, gw.sign_in),
+            sign_in_shown(gw.sign_in),
             overrides,
             str(gw.resources),
         ]

@@ -20,9 +20,10 @@ managed or read):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, assert_never
 
 from components import naming
+from components.credentials import known_driver
 from gatewayctl.diff import removals
 from gatewayctl.diff.plan import index, owning_gateway
 from gatewayctl.diff.removals import stores
@@ -40,9 +41,15 @@ def _who(gateway: str | None, name: str) -> str:
 
 
 def _store(driver: str, table: Mapping[str, Any]) -> str:
-    if driver == "vault":
-        return f"Vault `{table.get('address')}` (KV mount `{table.get('mount')}`)"
-    return f"Secrets in namespace `{table.get('namespace')}`"
+    known = known_driver(driver)
+    match known:
+        case "vault":
+            return f"Vault `{table.get('address')}` (KV mount `{table.get('mount')}`)"
+        # kek keeps no table; a driver this program does not know is read as Secrets'.
+        case "kubernetes-secrets" | "kek" | None:
+            return f"Secrets in namespace `{table.get('namespace')}`"
+        case _:
+            assert_never(known)
 
 
 def tenant_data(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[list[str], list[str]]:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 import yaml
 
 from components import naming
-from components.credentials import KEK, KUBERNETES_SECRETS, VAULT
+from components.credentials import KEK, known_driver
 from components.gateway_config import CONFIG_FILE
 from gatewayctl.diff.compare import ObjectChange, StackDiff
 
@@ -65,11 +65,16 @@ def store_of(config: Mapping[str, Any]) -> Store:
         return Store(KEK, "(database, KEK Secret)")
     driver = str(drivers[0])
     table = _table(config, "openshell", "credential_drivers", driver)
-    if driver == KUBERNETES_SECRETS:
-        return Store(driver, f"namespace `{table.get('namespace')}`")
-    if driver == VAULT:
-        return Store(driver, f"`{table.get('address')}` mount `{table.get('mount')}`")
-    return Store(driver)
+    known = known_driver(driver)
+    match known:
+        case "kubernetes-secrets":
+            return Store(driver, f"namespace `{table.get('namespace')}`")
+        case "vault":
+            return Store(driver, f"`{table.get('address')}` mount `{table.get('mount')}`")
+        case "kek" | None:  # kek is never listed; a driver this program does not know
+            return Store(driver)
+        case _:
+            assert_never(known)
 
 
 def _parsed(text: str) -> tuple[str, str, Store] | None:

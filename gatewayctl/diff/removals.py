@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, assert_never
 
 from components import naming
 from components.console_types import SECRET as CONSOLE_SECRET
+from components.credentials import known_driver
+from components.exposure_types import exposed_by, known_kind, routed_by
+from components.ingress import known_mode
 from gatewayctl.diff.plan import Key, index, owning_gateway
 from gatewayctl.inputs.decommissions import SETTINGS as RECORDS
 
@@ -44,9 +47,6 @@ HOLDS = {
 """What each Secret a gateway's namespace holds (``components/pki.py``, ``database.py``,
 ``workload.py``, ``console_client.py``)."""
 CONFIG_FILE = "gateway.toml"  # components.gateway_config.CONFIG_FILE
-ROUTES = {"route": "Route", "gateway-api": "GRPCRoute"}
-CONSOLE_ROUTES = {"route": "Route", "httproute": "HTTPRoute"}
-ENTRY = {"route": "the cluster's router", "gateway-api": "the cluster's shared Gateway"}
 
 
 def removed_gateways(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -183,19 +183,26 @@ def _gateway(
         )
     lost += _clients(who, gateway, owned)
     for driver, table in sorted(stores.items()):
-        if driver == "vault":
-            mount = table.get("mount")
-            left.append(
-                f"{who}: the credentials it stored in Vault `{table.get('address')}` (KV mount"
-                f" `{mount}`) stay there, and so does the mount: read or delete them by hand"
-                f" (`vault kv list -mount={mount}`)"
-            )
-        elif driver == "kubernetes-secrets" and table.get("namespace") != namespace:
-            left.append(
-                f"{who}: the credentials it stored as Secrets in namespace"
-                f" `{table.get('namespace')}` stay there, no longer read by it; its Role there"
-                " is deleted"
-            )
+        known = known_driver(driver)
+        match known:
+            case "vault":
+                mount = table.get("mount")
+                left.append(
+                    f"{who}: the credentials it stored in Vault `{table.get('address')}` (KV"
+                    f" mount `{mount}`) stay there, and so does the mount: read or delete them"
+                    f" by hand (`vault kv list -mount={mount}`)"
+                )
+            case "kubernetes-secrets":
+                if table.get("namespace") != namespace:
+                    left.append(
+                        f"{who}: the credentials it stored as Secrets in namespace"
+                        f" `{table.get('namespace')}` stay there, no longer read by it; its"
+                        " Role there is deleted"
+                    )
+            case "kek" | None:  # kek keeps no table; a driver this program does not know
+                pass
+            case _:
+                assert_never(known)
     left += _hosts(who, gateway)
     return lost, left
 
@@ -258,25 +265,27 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _hosts(who: str, gateway: Mapping[str, Any]) -> list[str]:
-    mode = str(gateway.get("ingressMode"))
+    routed = routed_by(known_mode(gateway.get("ingressMode")))
     namespace = str(gateway.get("namespace"))
     lines = []
     host = gateway.get("hostname")
-    if isinstance(host, str) and host and mode in ROUTES:
+    if isinstance(host, str) and host and routed is not None:
+        route, entry = routed
         own = not host.startswith(f"{naming.host_label(namespace)}.")
         dns = (
             "its DNS record, the tenant's own and outside this program, still points at"
-            f" {ENTRY[mode]}: delete it"
+            f" {entry}: delete it"
             if own
             else "the base domain's wildcard DNS record still resolves it, to"
-            f" {ENTRY[mode]}, which routes it nowhere"
+            f" {entry}, which routes it nowhere"
         )
-        lines.append(f"{who}: host `{host}` stops routing (its {ROUTES[mode]} is deleted); {dns}")
+        lines.append(f"{who}: host `{host}` stops routing (its {route} is deleted); {dns}")
     console = _mapping(gateway.get("console"))
     address = console.get("address")
     if isinstance(address, str) and address:
         host = address.removeprefix("https://").split("/", 1)[0]
-        route = CONSOLE_ROUTES.get(str(console.get("exposure")), "route")
+        exposed = exposed_by(known_kind(console.get("exposure")) or "none")
+        route = exposed[1] if exposed is not None else "route"
         lines.append(
             f"{who}: console host `{host}` stops routing (its {route} is deleted); the base"
             " domain's wildcard DNS record still resolves it"

@@ -35,7 +35,7 @@ from gatewayctl.inputs.yamlfile import SECRETS_KEY
 from gatewayctl.inputs.yamlwrite import dump_yaml
 from gatewayctl.resolve.console_plan import console_cell, console_entry
 from gatewayctl.resolve.preparation import Prepared
-from gatewayctl.resolve.resolved import LoadedStack
+from gatewayctl.resolve.resolved import LoadedStack, SignIn
 from gatewayctl.resolve.signin_plan import access_entry
 
 CLUSTER_SCOPED = "_cluster"
@@ -52,7 +52,7 @@ class GatewaySummary:
     release: str | None = None
     release_pinned: bool = False
     image_overrides: tuple[str, ...] = ()
-    sign_in: str = "unset"
+    sign_in: SignIn = "unset"
     """How people sign in: keycloak, oidc, none (declared) or unset
     (``gatewayctl.resolve.signin_plan``)."""
     console: str | None = None

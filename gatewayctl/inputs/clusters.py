@@ -5,13 +5,19 @@ selector of a shared inventory and the stack's switches.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, assert_never
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from components.hostnames import check_dns_name, check_host
 from components.images import parse_image
-from components.ingress import IngressMode, parse_ingress_mode, resolve_ingress_mode
+from components.ingress import (
+    AUTO,
+    IngressMode,
+    IngressSetting,
+    parse_ingress_mode,
+    resolve_ingress_mode,
+)
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.model import (
     DnsLabel,
@@ -87,7 +93,11 @@ class IngressConfig(Model):
     """How the cluster's gateways are reached from outside it (docs/upstream-differences.md,
     "5. Ingress modes are chosen per cluster")."""
 
-    mode: Annotated[IngressMode, BeforeValidator(_ingress_mode)] = IngressMode.AUTO
+    mode: Annotated[
+        IngressSetting,
+        BeforeValidator(_ingress_mode),
+        WithJsonSchema({"enum": [*IngressMode, AUTO], "type": "string"}),
+    ] = AUTO
     """``route``: an OpenShift Route with TLS passthrough per gateway (needs
     ``capabilities.openshift``); ``gateway-api``: a GRPCRoute on the shared Gateway
     ``ingress.gateway`` (needs ``capabilities.gatewayApi``); ``none``: no external access;
@@ -196,16 +206,29 @@ class ClusterConfig(Model):
         return value
 
     @model_validator(mode="after")
-    def _gateway_api_needs_gateway(self) -> ClusterConfig:
-        if self.ingress_mode is IngressMode.GATEWAY_API and self.ingress.gateway is None:
-            raise ValueError(
-                "ingress resolves to gateway-api but ingress.gateway (the shared Gateway's"
-                " name, namespace, sectionName) is not set"
-            )
-        if self.ingress.mode is IngressMode.ROUTE and not self.capabilities.openshift:
-            raise ValueError("ingress.mode is route but capabilities.openshift is false")
-        if self.ingress.mode is IngressMode.GATEWAY_API and not self.capabilities.gateway_api:
-            raise ValueError("ingress.mode is gateway-api but capabilities.gatewayApi is false")
+    def _mode_needs(self) -> ClusterConfig:
+        """What the mode needs of the cluster: its capability when the mode is explicit (``auto``
+        chooses by them), and the shared Gateway for gateway-api."""
+        explicit = self.ingress.mode != AUTO
+        mode = self.ingress_mode
+        match mode:
+            case IngressMode.ROUTE:
+                if explicit and not self.capabilities.openshift:
+                    raise ValueError("ingress.mode is route but capabilities.openshift is false")
+            case IngressMode.GATEWAY_API:
+                if self.ingress.gateway is None:
+                    raise ValueError(
+                        "ingress resolves to gateway-api but ingress.gateway (the shared"
+                        " Gateway's name, namespace, sectionName) is not set"
+                    )
+                if explicit and not self.capabilities.gateway_api:
+                    raise ValueError(
+                        "ingress.mode is gateway-api but capabilities.gatewayApi is false"
+                    )
+            case IngressMode.NONE:
+                pass
+            case _:
+                assert_never(mode)
         return self
 
     @property
@@ -225,15 +248,22 @@ class ClusterConfig(Model):
         """
         found: dict[str, tuple[str, str]] = {}
         mode = self.ingress_mode
-        if mode is IngressMode.GATEWAY_API and self.ingress.gateway is not None:
-            found.setdefault(
-                self.ingress.gateway.namespace,
-                ("the shared Gateway's namespace", "ingress.gateway.namespace"),
-            )
-        if mode is IngressMode.ROUTE:
-            found.setdefault(
-                self.ingress.router_namespace, ("the router's namespace", "ingress.routerNamespace")
-            )
+        match mode:
+            case IngressMode.ROUTE:
+                found.setdefault(
+                    self.ingress.router_namespace,
+                    ("the router's namespace", "ingress.routerNamespace"),
+                )
+            case IngressMode.GATEWAY_API:
+                if self.ingress.gateway is not None:
+                    found.setdefault(
+                        self.ingress.gateway.namespace,
+                        ("the shared Gateway's namespace", "ingress.gateway.namespace"),
+                    )
+            case IngressMode.NONE:
+                pass
+            case _:
+                assert_never(mode)
         if self.metrics_namespace is not None:
             found.setdefault(self.metrics_namespace, ("the metrics namespace", "metricsNamespace"))
         for field, host in (("host", self.database.host), ("adminHost", self.database.admin_host)):

@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from components import credentials, naming
+from components.credentials import CredentialDriver
 from gatewayctl.inputs import reserved
 from gatewayctl.inputs.counters import RotationSpec
 from gatewayctl.inputs.model import (
@@ -227,7 +228,7 @@ class CredentialsSpec(Model):
             ]
         }
     )
-    driver: Literal["kek", "kubernetes-secrets", "vault"] = "kek"
+    driver: CredentialDriver = "kek"
     """``kek``: encrypted in the database with a key in a Secret; ``kubernetes-secrets``: in
     Secrets; ``vault``: in a HashiCorp Vault KV mount."""
     kubernetes_secrets: KubernetesSecretsSpec | None = Field(

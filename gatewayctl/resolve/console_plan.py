@@ -5,11 +5,11 @@ which images it runs.
   confidential client next to the gateway's; a gateway with its own issuer or ``signIn: none``
   has no such client) and a gateway that is not deliberately hidden (``spec.exposure.enabled:
   false`` refuses a console: the operator said the gateway is not reached from outside).
-- The cluster's ingress mode decides the exposure: ``route`` an edge Route, ``gateway-api`` an
-  HTTPRoute on the shared Gateway's HTTPS listener, both at ``console-<namespace>.<baseDomain>``
-  (a base domain is required); ``none`` deploys the console unexposed, reached with ``kubectl
-  port-forward`` at ``http://localhost:4180`` (what a cluster without ingress offers for the
-  gateway too; docs/design-notes.md, "The web console").
+- The cluster's ingress mode decides the exposure (``gatewayctl.resolve.exposure_plan``): ``route``
+  an edge Route, ``gateway-api`` an HTTPRoute on the shared Gateway's HTTPS listener, both at
+  ``console-<namespace>.<baseDomain>`` (a base domain is required); ``none`` deploys the console
+  unexposed, reached with ``kubectl port-forward`` at ``http://localhost:4180`` (what a cluster
+  without ingress offers for the gateway too; docs/design-notes.md, "The web console").
 - Images: ``spec.console.images`` > the gateway's release (``console``, ``oauth2Proxy``,
   optional) > upstream's defaults; then the cluster's registry mirrors. A production stack
   runs them by digest like every other image.
@@ -18,26 +18,20 @@ which images it runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import assert_never
 
 from components import images
-from components.console_types import (
-    ConsoleExposure,
-    ConsoleHttpRoute,
-    ConsolePortForward,
-    ConsoleRoute,
-    ConsoleSettings,
-    console_client_id,
-    console_host,
-)
-from components.exposure_types import SharedGateway
+from components.console_types import ConsoleSettings, console_client_id, console_host
+from components.exposure_types import ConsoleExposure, kind_of
 from components.hostnames import HostnameError, check_dns_name
 from components.images import ImageReferenceError
-from components.ingress import IngressMode
+from components.ingress import reaches_outside
 from gatewayctl.errors import Problem
 from gatewayctl.inputs.clusters import ClusterConfig
 from gatewayctl.inputs.gateway_declaration import GatewaySpec
 from gatewayctl.inputs.release_files import ReleaseFile
-from gatewayctl.resolve.resolved import ResolvedGateway
+from gatewayctl.resolve.exposure_plan import console_exposure
+from gatewayctl.resolve.resolved import ResolvedGateway, SignIn
 
 DEFAULT_DASHBOARD_IMAGE = (
     "quay.io/gkrumbach07/openshell-dashboard"
@@ -57,7 +51,7 @@ def resolve_console(
     namespace: str,
     cluster_name: str,
     cluster: ClusterConfig,
-    keycloak: bool,
+    sign_in: SignIn,
     release: ReleaseFile | None,
     production: bool,
 ) -> tuple[ConsoleSettings | None, list[Problem]]:
@@ -66,14 +60,8 @@ def resolve_console(
     if not console.enabled:
         return None, []
     problems: list[Problem] = []
-    if not keycloak:
-        why = (
-            "the gateway brings its own issuer (spec.oidc)"
-            if spec.oidc is not None
-            else "the gateway declares signIn: none"
-            if spec.sign_in == "none"
-            else f"cluster {cluster_name!r} has no identity.keycloak"
-        )
+    why = _no_keycloak(sign_in, cluster_name)
+    if why is not None:
         problems.append(
             Problem(
                 display, FIELD, f"the console signs people in with the cluster's Keycloak: {why}"
@@ -137,6 +125,22 @@ def resolve_console(
     )
 
 
+def _no_keycloak(sign_in: SignIn, cluster_name: str) -> str | None:
+    """Why a gateway signing people in as ``sign_in`` has no client of the cluster's Keycloak
+    for its console; None when it has one."""
+    match sign_in:
+        case "keycloak":
+            return None
+        case "oidc":
+            return "the gateway brings its own issuer (spec.oidc)"
+        case "none":
+            return "the gateway declares signIn: none"
+        case "unset":
+            return f"cluster {cluster_name!r} has no identity.keycloak"
+        case _:
+            assert_never(sign_in)
+
+
 def _exposure(
     display: str,
     namespace: str,
@@ -144,9 +148,8 @@ def _exposure(
     cluster: ClusterConfig,
     problems: list[Problem],
 ) -> ConsoleExposure | None:
-    mode = cluster.ingress_mode
-    if mode is IngressMode.NONE:
-        return ConsolePortForward()
+    if not reaches_outside(cluster.ingress_mode):
+        return console_exposure(None, cluster)
     if cluster.base_domain is None:
         problems.append(
             Problem(
@@ -162,16 +165,7 @@ def _exposure(
     except HostnameError as error:
         problems.append(Problem(display, FIELD, str(error)))
         return None
-    if mode is IngressMode.ROUTE:
-        return ConsoleRoute(host=host, router_namespace=cluster.ingress.router_namespace)
-    shared = cluster.ingress.gateway
-    assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
-    return ConsoleHttpRoute(
-        host=host,
-        gateway=SharedGateway(
-            name=shared.name, namespace=shared.namespace, section_name=shared.https_section_name
-        ),
-    )
+    return console_exposure(host, cluster)
 
 
 def console_entry(gateway: ResolvedGateway, address: str | None) -> Mapping[str, object] | None:
@@ -180,14 +174,9 @@ def console_entry(gateway: ResolvedGateway, address: str | None) -> Mapping[str,
     settings, identity = gateway.args.console, gateway.args.identity
     if settings is None or identity is None:
         return None
-    reached = {
-        ConsoleRoute: "route",
-        ConsoleHttpRoute: "httproute",
-        ConsolePortForward: "port-forward",
-    }[type(settings.exposure)]
     return {
         "address": address,
-        "exposure": reached,
+        "exposure": kind_of(settings.exposure),
         "clientId": console_client_id(identity.client_id),
         "images": {"dashboard": settings.dashboard_image, "oauth2Proxy": settings.proxy_image},
     }

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, assert_never
 
 from components.credentials import (
     DEFAULT_CREDENTIALS,
@@ -38,13 +38,17 @@ FIELD = "spec.credentials.kubernetesSecrets.namespace"
 
 def resolve(spec: CredentialsSpec, namespace: str) -> GatewayCredentials:
     """The component's credentials for a declaration whose tenant namespace is ``namespace``."""
-    if spec.driver == "kubernetes-secrets":
-        chosen = spec.kubernetes_secrets.namespace if spec.kubernetes_secrets else None
-        return KubernetesSecretsCredentials(namespace=chosen or namespace)
-    if spec.driver == "vault":
-        assert spec.vault is not None  # CredentialsSpec requires the block with this driver
-        return from_fields(VaultCredentials, spec.vault)
-    return DEFAULT_CREDENTIALS
+    match spec.driver:
+        case "kek":
+            return DEFAULT_CREDENTIALS
+        case "kubernetes-secrets":
+            chosen = spec.kubernetes_secrets.namespace if spec.kubernetes_secrets else None
+            return KubernetesSecretsCredentials(namespace=chosen or namespace)
+        case "vault":
+            assert spec.vault is not None  # CredentialsSpec requires the block with this driver
+            return from_fields(VaultCredentials, spec.vault)
+        case _:
+            assert_never(spec.driver)
 
 
 def reserved(

@@ -12,17 +12,10 @@ from collections.abc import Iterable, Mapping
 from components import images, naming
 from components.database_types import DatabaseEndpoint
 from components.deployment import WorkloadSettings
-from components.exposure_types import (
-    GatewayExposure,
-    GrpcRouteExposure,
-    NoExposure,
-    RouteExposure,
-    SharedGateway,
-)
 from components.gateway_types import GatewayArgs, GatewayImages
 from components.hostnames import HostnameError, gateway_hostname
 from components.images import ImageReferenceError
-from components.ingress import IngressMode
+from components.ingress import reaches_outside
 from components.rotation import Rotation
 from components.settings import from_fields
 from gatewayctl.errors import Problem
@@ -33,6 +26,7 @@ from gatewayctl.inputs.release_files import ReleaseFile, known
 from gatewayctl.inputs.stackfile import PROJECT
 from gatewayctl.resolve import credential_drivers
 from gatewayctl.resolve.console_plan import resolve_console
+from gatewayctl.resolve.exposure_plan import gateway_exposure, outside_listener
 from gatewayctl.resolve.release_bindings import override_problems
 from gatewayctl.resolve.resolved import ClusterBundles, ResolvedGateway
 from gatewayctl.resolve.signin_plan import (
@@ -95,7 +89,7 @@ def resolve_gateway(
         namespace=namespace,
         cluster_name=cluster_name,
         cluster=cluster,
-        keycloak=sign_in.identity is not None,
+        sign_in=sign_in.mode,
         release=release,
         production=config.production,
     )
@@ -107,7 +101,7 @@ def resolve_gateway(
 
     # An explicit host is checked whenever it is written, even if unused (exposure disabled or
     # mode none), so a declaration stays valid when it moves to another cluster.
-    exposed = spec.exposure.enabled and mode is not IngressMode.NONE
+    exposed = spec.exposure.enabled and reaches_outside(mode)
     hostname: str | None = None
     if exposed or spec.exposure.host is not None:
         try:
@@ -116,7 +110,7 @@ def resolve_gateway(
             )
             problems += _foreign_domain(display, host, cluster_name, config)
             if exposed:
-                problems += _outside_listener(display, host, mode, cluster.base_domain)
+                problems += outside_listener(display, host, mode, cluster.base_domain)
             hostname = host if exposed else None
         except HostnameError as error:
             problems.append(Problem(display, "spec.exposure.host", str(error)))
@@ -178,7 +172,7 @@ def resolve_gateway(
             args=GatewayArgs(
                 cluster=cluster_name,
                 namespace=namespace,
-                exposure=_exposure(hostname, cluster),
+                exposure=gateway_exposure(hostname, cluster),
                 images=GatewayImages(**resolved),
                 settings=from_fields(WorkloadSettings, spec),
                 database_name=database_name,
@@ -201,22 +195,6 @@ def resolve_gateway(
             ),
         ),
         [],
-    )
-
-
-def _exposure(host: str | None, cluster: ClusterConfig) -> GatewayExposure:
-    """How the gateway is reached, decided once. ``host`` is None when it is not exposed."""
-    mode, shared = cluster.ingress_mode, cluster.ingress.gateway
-    if host is None or mode is IngressMode.NONE:
-        return NoExposure()
-    if mode is IngressMode.ROUTE:
-        return RouteExposure(host=host, router_namespace=cluster.ingress.router_namespace)
-    assert shared is not None  # ClusterConfig refuses gateway-api without ingress.gateway
-    return GrpcRouteExposure(
-        host=host,
-        gateway=SharedGateway(
-            name=shared.name, namespace=shared.namespace, section_name=shared.section_name
-        ),
     )
 
 
@@ -361,25 +339,4 @@ def _foreign_domain(display: str, host: str, own: str, config: StackConfig) -> l
         and other.base_domain is not None
         and other.base_domain != config.clusters[own].base_domain
         and (host == other.base_domain or host.endswith("." + other.base_domain))
-    ]
-
-
-def _outside_listener(
-    display: str, host: str, mode: IngressMode, base_domain: str | None
-) -> list[Problem]:
-    """In gateway-api mode TLS ends at the shared Gateway's listener, whose certificate is the
-    wildcard ``*.<baseDomain>``: a GRPCRoute for any other host is not accepted (or is served
-    the wrong certificate). Route mode passes TLS through to the tenant's own certificate."""
-    if mode is not IngressMode.GATEWAY_API or base_domain is None:
-        return []
-    if host.endswith("." + base_domain) and "." not in host.removesuffix("." + base_domain):
-        return []
-    return [
-        Problem(
-            display,
-            "spec.exposure.host",
-            f"host {host!r} is outside the base domain {base_domain!r}: in gateway-api mode the"
-            f" shared Gateway's listener serves only *.{base_domain}; leave the host unset or"
-            " use a cluster in route mode for a vanity host",
-        )
     ]

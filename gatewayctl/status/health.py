@@ -34,10 +34,11 @@ its API type's range is bad input (:class:`~gatewayctl.status.models.UnreadableE
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
+from components.exposure_types import EXPOSURE_KINDS, ExposureKind, exposed_by
 from gatewayctl.errors import printable
 from gatewayctl.status.models import UnreadableError
 
@@ -52,13 +53,9 @@ ORDER: dict[Health, int] = {
 """Worse is higher; a gateway is as healthy as its least healthy part (Argo CD's rule)."""
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-ROUTE = "kubernetes:route.openshift.io/v1:Route"
-GRPC_ROUTE = "kubernetes:gateway.networking.k8s.io/v1:GRPCRoute"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 PG_ROLE = "postgresql:index/role:Role"
 PG_DATABASE = "postgresql:index/database:Database"
-CHECKED = (DEPLOYMENT, ROUTE, GRPC_ROUTE, NAMESPACE, PG_ROLE, PG_DATABASE)
-"""The types whose health is read; every other resource is only synced or not."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,6 +181,23 @@ def grpc_route(live: Mapping[str, Any]) -> tuple[Health, str]:
     return _route_conditions(status.get("parents"), ("Accepted", "ResolvedRefs"), "parent Gateway")
 
 
+Reader = Callable[[Mapping[str, Any]], tuple[Health, str]]
+
+
+def exposure_reader(kind: ExposureKind) -> Reader | None:
+    """How the health of the object that exposes a gateway or console of ``kind`` is read; None
+    when only whether it is synced is (a console's HTTPRoute) or there is no such object."""
+    match kind:
+        case "route":
+            return route
+        case "grpcroute":
+            return grpc_route
+        case "httproute" | "none" | "port-forward":
+            return None
+        case _:
+            assert_never(kind)
+
+
 def namespace(live: Mapping[str, Any]) -> tuple[Health, str]:
     status = live.get("status") if isinstance(live.get("status"), Mapping) else {}
     assert isinstance(status, Mapping)
@@ -200,13 +214,22 @@ def part(type_: str, outputs: Mapping[str, Any] | None) -> tuple[Health, str]:
         return "Missing", "the live object is gone"
     if type_ == DEPLOYMENT:
         return deployment(outputs)
-    if type_ == ROUTE:
-        return route(outputs)
-    if type_ == GRPC_ROUTE:
-        return grpc_route(outputs)
+    if type_ in READERS:
+        return READERS[type_](outputs)
     if type_ == NAMESPACE:
         return namespace(outputs)
     return "Healthy", "present"
+
+
+READERS: dict[str, Reader] = {
+    f"kubernetes:{exposed[0]}:{exposed[1]}": reader
+    for kind in EXPOSURE_KINDS
+    if (exposed := exposed_by(kind)) is not None and (reader := exposure_reader(kind)) is not None
+}
+"""The exposing objects' readers, by Pulumi type."""
+
+CHECKED = (DEPLOYMENT, *READERS, NAMESPACE, PG_ROLE, PG_DATABASE)
+"""The types whose health is read; every other resource is only synced or not."""
 
 
 UNHEALTHY = "Refreshed resource is in an unhealthy state:"

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pulumi_policy import (
     PolicyConfigSchema,
@@ -25,63 +24,19 @@ from pulumi_policy import (
 )
 
 from ._props import describe, elements, get, kind_of
-from .network import ROUTE
+from .exposures import DEFAULT_HTTPS_LISTENERS, EXPOSING
 
-CONSOLE_SERVICE = "openshell-console"
-HTTP_ROUTE = ("gateway.networking.k8s.io", "HTTPRoute")
 KEYCLOAK_CLIENT = "keycloak:openid/client:Client"
-DEFAULT_HTTPS_LISTENERS = ("https",)
-CONSOLE_TERMINATIONS = ("edge", "reencrypt")
-CONSOLE_INSECURE = ("Redirect", "None")
 _CALLBACK = re.compile(
     r"(https://[a-z0-9.-]+(:[0-9]{1,5})?|http://(localhost|127\.0\.0\.1):[0-9]{1,5})"
     r"/oauth2/callback"
 )
 
 
-def is_console_route(props: Any) -> bool:
-    """A Route whose backend is the console's Service."""
-    backend: object = get(props, "spec", "to", "name")
-    return backend == CONSOLE_SERVICE
-
-
-def https_listeners(config: Any) -> tuple[str, ...]:
-    configured = get(config, "httpsListeners")
-    return tuple(str(n) for n in configured) if configured else DEFAULT_HTTPS_LISTENERS
-
-
 def validate_console_tls(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    kind = kind_of(args.resource_type)
-    what = describe(args.resource_type, args.props, args.name)
-    if kind == ROUTE and is_console_route(args.props):
-        tls = get(args.props, "spec", "tls")
-        termination = get(tls, "termination")
-        if termination not in CONSOLE_TERMINATIONS:
-            got = "not set" if termination is None else repr(termination)
-            report(
-                f"{what}: spec.tls.termination is {got}; the console's Route must be 'edge' or"
-                " 'reencrypt' (TLS at the router: the console serves plain HTTP in the pod)",
-                None,
-            )
-        insecure = get(tls, "insecureEdgeTerminationPolicy")
-        if insecure not in CONSOLE_INSECURE:
-            got = "not set" if insecure is None else repr(insecure)
-            report(
-                f"{what}: spec.tls.insecureEdgeTerminationPolicy is {got}; must be 'Redirect'"
-                " or 'None' (the console is never served over plain HTTP)",
-                None,
-            )
-    elif kind == HTTP_ROUTE:
-        allowed = https_listeners(args.get_config())
-        for index, parent in enumerate(elements(get(args.props, "spec", "parentRefs"))):
-            section = get(parent, "sectionName")
-            if section not in allowed:
-                got = "not set" if section is None else repr(section)
-                report(
-                    f"{what}: spec.parentRefs[{index}].sectionName is {got}; an HTTPRoute"
-                    f" attaches only to an HTTPS listener ({', '.join(allowed)})",
-                    None,
-                )
+    found = EXPOSING.get(kind_of(args.resource_type) or ("", ""))
+    if found is not None and found.console_rule is not None:
+        found.console_rule(args, describe(args.resource_type, args.props, args.name), report)
     elif args.resource_type == KEYCLOAK_CLIENT and get(args.props, "accessType") == "CONFIDENTIAL":
         name = f"Keycloak client {args.name}"
         for uri in [str(u) for u in elements(get(args.props, "validRedirectUris"))]:

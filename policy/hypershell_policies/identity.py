@@ -24,7 +24,8 @@ from pulumi_policy import (
 )
 
 from ._props import elements, get, kind_of
-from .network import GRPC_ROUTE, ROUTE, gateway_of
+from .exposures import GATEWAY_EXPOSURES
+from .network import gateway_of
 
 KEYCLOAK_CLIENT = "keycloak:openid/client:Client"
 CONFIG_MAP = ("core", "ConfigMap")
@@ -92,7 +93,7 @@ def validate_exposed_issuer(args: StackValidationArgs, report: ReportViolation) 
         and get(r.props, "metadata", "name") == GATEWAY_CONFIG_MAP
     }
     for route in args.resources:
-        if kind_of(route.resource_type) not in (ROUTE, GRPC_ROUTE):
+        if kind_of(route.resource_type) not in GATEWAY_EXPOSURES:
             continue
         gateway = gateway_of(route)
         if gateway is None:

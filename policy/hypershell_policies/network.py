@@ -16,12 +16,11 @@ from pulumi_policy import (
 )
 
 from ._props import GATEWAY_LABEL, MANAGED_LABEL, describe, elements, get, kind_of
+from .exposures import EXPOSING, GATEWAY_EXPOSURES, ROUTE, is_console_route, to_console
 
 GATEWAY_COMPONENT = "hypershell:gateway:Gateway"
 CERT_REQUEST = "tls:index/certRequest:CertRequest"
 SERVER_CSR_SUFFIX = "-pki-server-csr"
-ROUTE = ("route.openshift.io", "Route")
-GRPC_ROUTE = ("gateway.networking.k8s.io", "GRPCRoute")
 NAMESPACE = ("core", "Namespace")
 NETWORK_POLICY = ("networking.k8s.io", "NetworkPolicy")
 
@@ -29,17 +28,8 @@ NETWORK_POLICY = ("networking.k8s.io", "NetworkPolicy")
 # --- Routes ----------------------------------------------------------------------------------
 
 
-CONSOLE_SERVICE = "openshell-console"
-"""The web console's Service: its Route ends TLS at the router (``console.console_tls_only``)."""
-
-
-def _to_console(props: Any) -> bool:
-    backend: object = get(props, "spec", "to", "name")
-    return backend == CONSOLE_SERVICE
-
-
 def validate_route_tls(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if kind_of(args.resource_type) != ROUTE or _to_console(args.props):
+    if kind_of(args.resource_type) != ROUTE or is_console_route(args.props):
         return
     what = describe(args.resource_type, args.props, args.name)
     tls = get(args.props, "spec", "tls")
@@ -150,11 +140,9 @@ def gateway_of(resource: PolicyResource) -> str | None:
 
 
 def exposed_hosts(resource: PolicyResource) -> list[tuple[str, Any]]:
-    """``(field, host)`` a Route or GRPCRoute exposes; a Route's host may be missing (None)."""
-    if kind_of(resource.resource_type) == ROUTE:
-        return [("spec.host", get(resource.props, "spec", "host"))]
-    hostnames = elements(get(resource.props, "spec", "hostnames"))
-    return [(f"spec.hostnames[{i}]", host) for i, host in enumerate(hostnames)]
+    """``(field, host)`` an exposing object serves (``exposures.EXPOSING``)."""
+    found = EXPOSING.get(kind_of(resource.resource_type) or ("", ""))
+    return found.hosts(resource.props) if found is not None else []
 
 
 def covers(san: str, host: str) -> bool:
@@ -176,7 +164,8 @@ def validate_server_sans(args: StackValidationArgs, report: ReportViolation) -> 
     routes = [
         r
         for r in args.resources
-        if kind_of(r.resource_type) in (ROUTE, GRPC_ROUTE) and not _to_console(r.props)
+        if kind_of(r.resource_type) in GATEWAY_EXPOSURES
+        and not to_console(kind_of(r.resource_type), r.props)
     ]
     for route in routes:
         if _cell(route, get(route.props, "metadata", "namespace")) not in tenants:
