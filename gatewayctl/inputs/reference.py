@@ -13,7 +13,7 @@ import json
 import re
 
 # The schema's own readers, which ``explain`` uses: one wording for both.
-from gatewayctl.inputs.schema import SCHEMA_FILE, Node, _object, _one_line, fields, type_name
+from gatewayctl.inputs.schema import SCHEMA_FILE, Node, fields, object_node, one_line, type_name
 
 REFERENCE_FILE = "docs/reference.md"
 """Where the generated reference is committed, relative to the project root."""
@@ -49,17 +49,18 @@ def anchor(path: str) -> str:
     return re.sub(r"[^a-z0-9_-]", "", path.lower())
 
 
-def _default(node: Node, required: bool, is_object: bool) -> str:
+def default_text(node: Node, required: bool, is_object: bool, parts: str = "fields") -> str:
+    """A field's default as the reference shows it; an object's default is its ``parts``'s."""
     if required:
         return "required"
     if "default" not in node:
         return "none"
     if is_object and isinstance(node["default"], dict) and node["default"]:
-        return "its fields' defaults"  # the whole object's, spelt out, is no help
+        return f"its {parts}' defaults"  # the whole object's, spelt out, is no help
     return "`" + json.dumps(node["default"], separators=(", ", ": ")) + "`"
 
 
-def _model_description(schema: Node, node: Node) -> str | None:
+def model_description(schema: Node, node: Node) -> str | None:
     """The description of the model a field holds (its ``$defs`` entry), which the field's own
     description hides when both are on one node."""
     for option in [node, *node.get("anyOf", [])]:
@@ -75,23 +76,23 @@ def _section(schema: Node, path: str, node: Node) -> list[str]:
     lines = [f"## {heading}", ""]
     own = node.get("description")
     if path and isinstance(own, str) and own:
-        lines += [cell(_one_line(own)), ""]
-    model = _object(schema, node) if path else schema
+        lines += [cell(one_line(own)), ""]
+    model = object_node(schema, node) if path else schema
     assert model is not None  # only objects have a section
-    described = _model_description(schema, node) if path else None
+    described = model_description(schema, node) if path else None
     if isinstance(described, str) and described and described != own:
-        lines += [cell(_one_line(described)), ""]
+        lines += [cell(one_line(described)), ""]
     lines += ["| Field | Type | Default | Description |", "|---|---|---|---|"]
     required = set(model.get("required", []))
     for name, field in model["properties"].items():
         full = f"{path}.{name}" if path else name
-        is_object = _object(schema, field) is not None
+        is_object = object_node(schema, field) is not None
         shown = f"[`{name}`](#{anchor(full)})" if is_object else f"`{name}`"
         row = [
             shown,
             cell(type_name(schema, field)),
-            _default(field, name in required, is_object),
-            cell(_one_line(field.get("description", ""))),
+            default_text(field, name in required, is_object),
+            cell(one_line(field.get("description", ""))),
         ]
         lines.append("| " + " | ".join(row) + " |")
     return [*lines, ""]
@@ -115,6 +116,6 @@ def markdown(schema: Node) -> str:
         *_section(schema, "", schema),
     ]
     for path, node, _ in fields(schema):
-        if _object(schema, node) is not None:
+        if object_node(schema, node) is not None:
             lines += _section(schema, path, node)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -41,17 +41,17 @@ def schema_text() -> str:
     return json.dumps(declaration_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def _resolve(schema: Node, node: Node) -> Node:
+def resolved_node(schema: Node, node: Node) -> Node:
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         return {**schema["$defs"][ref.removeprefix("#/$defs/")], **node}
     return node
 
 
-def _object(schema: Node, node: Node) -> Node | None:
+def object_node(schema: Node, node: Node) -> Node | None:
     """The object schema a field holds (its model), through ``$ref`` and ``X | None``."""
     for option in [node, *node.get("anyOf", [])]:
-        resolved = _resolve(schema, option)
+        resolved = resolved_node(schema, option)
         if "properties" in resolved:
             return resolved
     return None
@@ -66,7 +66,7 @@ def fields(schema: Node) -> Iterator[tuple[str, Node, bool]]:
         for name, field in node["properties"].items():
             path = f"{prefix}{name}"
             yield path, field, name in required
-            inner = _object(schema, field)
+            inner = object_node(schema, field)
             if inner is not None:
                 yield from walk(f"{path}.", inner)
 
@@ -83,7 +83,7 @@ def type_name(schema: Node, node: Node) -> str:
     string``, ``array of string``, ``one of "a", "b"``, alternatives joined with ``or``."""
     if "anyOf" in node:
         return " or ".join(type_name(schema, option) for option in node["anyOf"])
-    node = _resolve(schema, node)
+    node = resolved_node(schema, node)
     if "const" in node:
         return f"the constant {json.dumps(node['const'])}"
     if "enum" in node:
@@ -101,7 +101,7 @@ def type_name(schema: Node, node: Node) -> str:
     return str(kind)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
@@ -133,19 +133,19 @@ def explain(path: str) -> str:
         f"FIELD:       {path}",
         f"TYPE:        {type_name(schema, node)}",
         f"DEFAULT:     {_default(node, required)}",
-        f"DESCRIPTION: {_one_line(node['description'])}",
+        f"DESCRIPTION: {one_line(node['description'])}",
     ]
-    inner = _object(schema, node)
+    inner = object_node(schema, node)
     if inner is not None:
         lines += ["", "FIELDS:"]
         needed = set(inner.get("required", []))
         for name, field in inner["properties"].items():
             if name in needed:
                 mark = ", required"
-            elif "default" in field and _object(schema, field) is None:
+            elif "default" in field and object_node(schema, field) is None:
                 mark = f", default {_default(field, required=False)}"
             else:
                 mark = ""
             lines.append(f"  {name} ({type_name(schema, field)}{mark})")
-            lines.append(f"      {_one_line(field['description'])}")
+            lines.append(f"      {one_line(field['description'])}")
     return "\n".join(lines) + "\n"

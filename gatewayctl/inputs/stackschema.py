@@ -20,8 +20,8 @@ from pydantic_core import core_schema
 from gatewayctl.inputs.clusters import StackConfig
 from gatewayctl.inputs.environment import DIRECTORY, SHARED_KEYS
 from gatewayctl.inputs.model import DnsLabel, KeysByPattern
-from gatewayctl.inputs.reference import _model_description, anchor, cell
-from gatewayctl.inputs.schema import DIALECT, Node, _object, _one_line, _resolve, type_name
+from gatewayctl.inputs.reference import anchor, cell, default_text, model_description
+from gatewayctl.inputs.schema import DIALECT, Node, object_node, one_line, resolved_node, type_name
 from gatewayctl.inputs.secrets import ClusterSecrets
 from gatewayctl.inputs.stackfile import PROJECT, stack_file
 
@@ -88,7 +88,7 @@ def _entries(schema: Node, node: Node) -> tuple[str, Node] | None:
     values = node.get("additionalProperties")
     if not isinstance(values, dict):
         return None
-    model = _object(schema, values)
+    model = object_node(schema, values)
     return None if model is None else (f"<{keys.get('title', 'name')}>", model)
 
 
@@ -100,7 +100,7 @@ def keys(schema: Node) -> Iterator[tuple[str, Node, bool, Node | None]]:
         required = set(model.get("required", []))
         for name, node in model["properties"].items():
             path = f"{prefix}{name}"
-            inner = _object(schema, node)
+            inner = object_node(schema, node)
             entries = _entries(schema, node)
             if inner is not None:
                 yield path, node, name in required, inner
@@ -114,21 +114,11 @@ def keys(schema: Node) -> Iterator[tuple[str, Node, bool, Node | None]]:
     return walk("", schema)
 
 
-def _default(node: Node, required: bool, is_object: bool) -> str:
-    if required:
-        return "required"
-    if "default" not in node:
-        return "none"
-    if is_object and isinstance(node["default"], dict) and node["default"]:
-        return "its keys' defaults"  # the whole object's, spelt out, is no help
-    return "`" + json.dumps(node["default"], separators=(", ", ": ")) + "`"
-
-
 def allowed(schema: Node, node: Node) -> str:
     """A value's limits in words, from the schema: range, lengths, pattern, entries, keys."""
     words: list[str] = []
     for option in node.get("anyOf", [node]):
-        option = _resolve(schema, option)
+        option = resolved_node(schema, option)
         if "minimum" in option and "maximum" in option:
             words.append(f"{option['minimum']} to {option['maximum']}")
         if option.get("minLength") == 1:
@@ -148,7 +138,7 @@ def allowed(schema: Node, node: Node) -> str:
             words.append(f"keys {said}")
         values = option.get("additionalProperties")
         # A map's values, unless they are objects (their keys have their own section).
-        if not isinstance(values, dict) or not values or _object(schema, values) is not None:
+        if not isinstance(values, dict) or not values or object_node(schema, values) is not None:
             values = None
         if values is not None and (said := allowed(schema, values)):
             words.append(f"values {said}")
@@ -166,7 +156,7 @@ def _section(schema: Node, path: str, node: Node) -> list[str]:
     if path:
         values = node.get("additionalProperties")
         held = values if isinstance(values, dict) else node
-        texts = [node.get("description"), _model_description(schema, held)]
+        texts = [node.get("description"), model_description(schema, held)]
     else:
         shared = " and ".join(f"`{key}`" for key in SHARED_KEYS)
         texts = [
@@ -175,7 +165,7 @@ def _section(schema: Node, path: str, node: Node) -> list[str]:
         ]
     for text in dict.fromkeys(texts):  # once each, in order
         if isinstance(text, str) and text:
-            lines += [cell(_one_line(text)), ""]
+            lines += [cell(one_line(text)), ""]
     lines += ["| Key | Type | Default | Allowed values | Description |", "|---|---|---|---|---|"]
     for full, field, required, inner in keys(schema):
         parent = full.rsplit(".", 1)[0] if "." in full else ""
@@ -187,9 +177,9 @@ def _section(schema: Node, path: str, node: Node) -> list[str]:
         row = [
             shown,
             cell(type_name(schema, field)),
-            _default(field, required, inner is not None),
+            default_text(field, required, inner is not None, "keys"),
             cell(allowed(schema, field)),
-            cell(_one_line(field.get("description", ""))),
+            cell(one_line(field.get("description", ""))),
         ]
         lines.append("| " + " | ".join(row) + " |")
     return [*lines, ""]
