@@ -43,8 +43,7 @@ from typing import Any
 import pulumi.runtime.stack as sdk_stack
 from pulumi.runtime import settings
 
-READ_FROM = "3.272.0"
-"""The pulumi SDK version whose ``pulumi/runtime/stack.py`` this module was read from."""
+from gatewayctl.engine.shortcuts import CHECKED_AGAINST
 
 _sdk_wait_for_rpcs = sdk_stack.wait_for_rpcs
 
@@ -86,11 +85,11 @@ def install(version: str | None = None) -> str | None:
     """Put :func:`wait_for_rpcs` in the SDK's place; ``None`` when done (or already), else the
     reason it was not (another SDK version: ``version``, default the installed one)."""
     running = importlib.metadata.version("pulumi") if version is None else version
-    if running != READ_FROM:
+    if running not in CHECKED_AGAINST:
         return (
-            f"pulumi SDK {running}: the linear output drain was read from {READ_FROM} and is "
-            "not used (pulumi up may take time quadratic in the stack's outputs; "
-            "gatewayctl/engine/drain.py)"
+            f"pulumi SDK {running}: the linear output drain was read from"
+            f" {', '.join(CHECKED_AGAINST)} and is not used (pulumi up may take time quadratic"
+            " in the stack's outputs; gatewayctl/engine/drain.py)"
         )
     sdk_stack.wait_for_rpcs = wait_for_rpcs
     return None

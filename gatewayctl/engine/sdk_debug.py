@@ -33,8 +33,7 @@ from typing import Any
 
 import pulumi.log
 
-READ_FROM = "3.272.0"
-"""The pulumi SDK version whose ``log.py`` and ``runtime/resource.py`` this was read from."""
+from gatewayctl.engine.shortcuts import CHECKED_AGAINST
 
 KEEP = "HYPERSHELL_SDK_DEBUG"
 """Set to ``1`` to keep the SDK's debug messages (for ``pulumi up --debug``)."""
@@ -60,10 +59,10 @@ def install(version: str | None = None) -> str | None:
     if os.environ.get(KEEP) == "1":
         return None
     running = importlib.metadata.version("pulumi") if version is None else version
-    if running != READ_FROM:
+    if running not in CHECKED_AGAINST:
         return (
             f"pulumi SDK {running}: dropping its per-resource debug messages was read from "
-            f"{READ_FROM} and is not done (each is a blocking call to the CLI; "
+            f"{', '.join(CHECKED_AGAINST)} and is not done (each is a blocking call to the CLI; "
             "gatewayctl/engine/sdk_debug.py)"
         )
     pulumi.log.debug = debug

@@ -65,7 +65,9 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import source_pb2
 
 CHECKED_AGAINST: tuple[str, ...] = ("3.272.0",)
-"""The pulumi SDK versions these replacements were read from and checked against."""
+"""The pulumi SDK versions these replacements were read from and checked against; the real
+engine's two (:mod:`gatewayctl.engine.drain`, :mod:`gatewayctl.engine.sdk_debug`) are guarded
+by the same tuple, so an SDK upgrade is one list to read again and one place to record it."""
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
