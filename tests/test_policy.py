@@ -4,6 +4,7 @@ deliberately broken copy of real recorded resources fails each one with its exac
 from __future__ import annotations
 
 import copy
+import re
 import runpy
 import sys
 from collections.abc import Iterator
@@ -765,3 +766,13 @@ def test_an_unexposed_gateway_needs_no_issuer() -> None:
     toml = named(recording, "offline-workload-config").inputs["data"]["gateway.toml"]
     assert "[openshell.gateway.oidc]" not in toml
     assert messages("exposed-gateway-has-issuer", recording, "local") == []
+
+
+def test_the_packs_readme_lists_every_policy_once() -> None:
+    """policy/README.md's table has one row per policy of the pack, of its kind."""
+    text = (ROOT / "policy" / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z-]+)` \| (resource|stack) \|", text, re.M)
+    assert sorted(rows) == sorted(
+        (p.name, "resource" if isinstance(p, ResourceValidationPolicy) else "stack")
+        for p in POLICIES
+    )
