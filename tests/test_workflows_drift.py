@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -456,32 +457,42 @@ def _renewal_repository(tmp_path: Path) -> Path:
     return work
 
 
-@needs_bash
-@pytest.mark.skipif(shutil.which("git") is None or shutil.which("jq") is None, reason="git, jq")
-def test_the_renewal_raises_the_counters_on_a_branch_and_opens_a_pull_request(
-    tmp_path: Path,
-) -> None:
+def _renew(tmp_path: Path, pulls: list[dict[str, Any]], **extra: str) -> tuple[int, Path]:
+    """drift.yml's renewal step run in a fresh checkout with gh and the tool faked: its exit
+    code and the checkout (``gh-calls``, ``python-calls``, ``pr-body.md`` are written there)."""
     renew = step("drift.yml", "refresh", "Renew due certificates by pull request")
     work = _renewal_repository(tmp_path)
     fake(tmp_path / "bin", "gh", FAKE_RENEW_GH)
     fake(work / ".venv" / "bin", "python", FAKE_ROTATE)
     env = {
-        # Another stack's renewals, shard ibm-2's among them, do not hold this one's.
-        "FAKE_PULLS": json.dumps(
-            [
-                {"number": 7, "headRefName": "hypershell/renew-aws-1"},
-                {"number": 8, "headRefName": "hypershell/renew-ibm-2-4000"},
-            ]
-        ),
+        "FAKE_PULLS": json.dumps(pulls),
         "STACK": "ibm",
         "RUN_ID": "4242",
-        "GH_TOKEN": "t0ken",
         "GITHUB_REPOSITORY": "acme/gateways",
-        "GITHUB_REF_NAME": "main",
-        "RUN_URL": "https://example.invalid/run/9",
         "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        **extra,
     }
     code, _ = run_script(renew["run"], work, env)
+    return code, work
+
+
+@needs_bash
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("jq") is None, reason="git, jq")
+def test_the_renewal_raises_the_counters_on_a_branch_and_opens_a_pull_request(
+    tmp_path: Path,
+) -> None:
+    # Another stack's renewals, shard ibm-2's among them, do not hold this one's.
+    pulls = [
+        {"number": 7, "headRefName": "hypershell/renew-aws-1"},
+        {"number": 8, "headRefName": "hypershell/renew-ibm-2-4000"},
+    ]
+    code, work = _renew(
+        tmp_path,
+        pulls,
+        GH_TOKEN="t0ken",
+        GITHUB_REF_NAME="main",
+        RUN_URL="https://example.invalid/run/9",
+    )
     assert code == 0
     assert (work / "python-calls").read_text().splitlines() == [
         "-m gatewayctl rotate team-a server-certificate client-certificate --stack ibm"
@@ -523,22 +534,14 @@ def test_the_renewal_raises_the_counters_on_a_branch_and_opens_a_pull_request(
 @needs_bash
 @pytest.mark.skipif(shutil.which("git") is None or shutil.which("jq") is None, reason="git, jq")
 def test_a_renewal_whose_pull_request_cannot_be_opened_leaves_no_branch(tmp_path: Path) -> None:
-    renew = step("drift.yml", "refresh", "Renew due certificates by pull request")
-    work = _renewal_repository(tmp_path)
-    fake(tmp_path / "bin", "gh", FAKE_RENEW_GH)
-    fake(work / ".venv" / "bin", "python", FAKE_ROTATE)
-    env = {
-        "FAKE_PULLS": "[]",
-        "FAKE_CREATE": "1",
-        "STACK": "ibm",
-        "RUN_ID": "4242",
-        "GH_TOKEN": "t0ken",
-        "GITHUB_REPOSITORY": "acme/gateways",
-        "GITHUB_REF_NAME": "main",
-        "RUN_URL": "https://example.invalid/run/9",
-        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
-    }
-    code, _ = run_script(renew["run"], work, env)
+    code, work = _renew(
+        tmp_path,
+        [],
+        FAKE_CREATE="1",
+        GH_TOKEN="t0ken",
+        GITHUB_REF_NAME="main",
+        RUN_URL="https://example.invalid/run/9",
+    )
     assert code == 1
     assert [c.split(" --")[0] for c in (work / "gh-calls").read_text().splitlines()] == [
         "pr list",
@@ -551,20 +554,8 @@ def test_a_renewal_whose_pull_request_cannot_be_opened_leaves_no_branch(tmp_path
 @needs_bash
 @pytest.mark.skipif(shutil.which("git") is None or shutil.which("jq") is None, reason="git, jq")
 def test_while_a_renewal_pull_request_is_open_a_run_only_points_at_it(tmp_path: Path) -> None:
-    renew = step("drift.yml", "refresh", "Renew due certificates by pull request")
-    work = _renewal_repository(tmp_path)
-    fake(tmp_path / "bin", "gh", FAKE_RENEW_GH)
-    fake(work / ".venv" / "bin", "python", FAKE_ROTATE)
     pulls = [{"number": 7, "headRefName": "hypershell/renew-ibm-4000"}]
-    env = {
-        "FAKE_PULLS": json.dumps(pulls),
-        "STACK": "ibm",
-        "RUN_ID": "4242",
-        "GITHUB_REPOSITORY": "acme/gateways",
-        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
-    }
-    code, _ = run_script(renew["run"], work, env)
+    code, work = _renew(tmp_path, pulls, GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"))
     assert code == 0
     assert (work / "gh-calls").read_text().splitlines() == [
         "pr list --repo acme/gateways --state open --limit 1000 --json number,headRefName"
